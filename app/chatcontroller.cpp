@@ -1,0 +1,253 @@
+#include "chatcontroller.h"
+
+#include <QClipboard>
+#include <QFileInfo>
+#include <QGuiApplication>
+
+ChatController::ChatController(ConversationStore* store, InferenceController* inference,
+                               Settings* settings, QObject* parent)
+    : QObject(parent),
+      m_store(store),
+      m_inference(inference),
+      m_settings(settings),
+      m_conversations(store) {
+    connect(m_inference, &InferenceController::generatingChanged, this,
+            &ChatController::generatingChanged);
+    connect(m_inference, &InferenceController::textReady, this, &ChatController::onTextReady);
+    connect(m_inference, &InferenceController::generationFinished, this,
+            &ChatController::onFinished);
+    connect(m_inference, &InferenceController::generationFailed, this, &ChatController::onFailed);
+    connect(m_inference, &InferenceController::modelChanged, this, &ChatController::onModelChanged);
+    connect(m_inference, &InferenceController::loadFailed, this,
+            [this](const QString& message) { setError(tr("Could not load the model: %1").arg(message)); });
+    refreshList();
+}
+
+ChatController::~ChatController() { saveInterrupted(); }
+
+void ChatController::refreshList() { m_conversations.refresh(m_search); }
+
+void ChatController::setSearchText(const QString& text) {
+    if (text == m_search) return;
+    m_search = text;
+    refreshList();
+    emit searchTextChanged();
+}
+
+void ChatController::newConversation() {
+    // The conversation is created in the store with its first message.
+    m_conversationId = 0;
+    m_title.clear();
+    m_messages.reset({});
+    emit currentConversationChanged();
+}
+
+void ChatController::selectConversation(qint64 id) {
+    if (id == m_conversationId) return;
+    const ConversationSummary c = m_store->conversation(id);
+    if (c.id == 0) return setError(tr("Conversation %1 no longer exists").arg(id));
+    m_conversationId = c.id;
+    m_title = c.title;
+    m_messages.reset(m_store->messages(id));
+    // A response still running for another conversation keeps going into the store.
+    if (m_responding && m_responseConversation == id) {
+        m_messages.append({0, "assistant", m_partial, false, QDateTime::currentDateTime()}, true);
+    }
+    emit currentConversationChanged();
+}
+
+void ChatController::renameConversation(qint64 id, const QString& title) {
+    const QString t = title.trimmed();
+    if (t.isEmpty()) return;
+    if (!m_store->renameConversation(id, t)) return setError(m_store->lastError());
+    if (id == m_conversationId) {
+        m_title = t;
+        emit currentConversationChanged();
+    }
+    refreshList();
+}
+
+void ChatController::deleteConversation(qint64 id) {
+    if (m_responding && m_responseConversation == id) {
+        m_responseConversation = 0;
+        m_inference->stop();
+    }
+    if (!m_store->deleteConversation(id)) return setError(m_store->lastError());
+    if (id == m_conversationId) newConversation();
+    refreshList();
+}
+
+void ChatController::send(const QString& text) {
+    const QString content = text.trimmed();
+    if (content.isEmpty() || m_responding) return;
+    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    if (m_conversationId == 0) {
+        QString title = content.simplified().left(48);
+        if (content.simplified().size() > 48) title += QStringLiteral("…");
+        m_conversationId = m_store->createConversation(title);
+        if (m_conversationId == 0) return setError(m_store->lastError());
+        m_title = title;
+        emit currentConversationChanged();
+    }
+    const qint64 id = m_store->appendMessage(m_conversationId, "user", content);
+    if (id == 0) return setError(m_store->lastError());
+    m_messages.append({id, "user", content, true, QDateTime::currentDateTime()});
+    refreshList();
+    startResponse();
+}
+
+void ChatController::startResponse() {
+    QList<ChatTurn> turns;
+    const QString system = m_settings->systemPrompt().trimmed();
+    if (!system.isEmpty()) turns.append({"system", system});
+    for (int i = 0; i < m_messages.count(); ++i)
+        turns.append({m_messages.at(i).role, m_messages.at(i).content});
+    m_messages.append({0, "assistant", {}, false, QDateTime::currentDateTime()}, true);
+    if (m_inference->generate(turns, m_settings->sampling()) == 0) {
+        m_messages.removeFrom(m_messages.count() - 1);
+        return setError(tr("The model is busy or not loaded."));
+    }
+    m_responding = true;
+    m_responseConversation = m_conversationId;
+    m_partial.clear();
+}
+
+void ChatController::onTextReady(const QString& text) {
+    if (m_responding) m_partial += text;
+    if (m_responding && m_responseConversation == m_conversationId && m_messages.lastIsStreaming())
+        m_messages.appendText(text);
+}
+
+void ChatController::onFinished(const QString& text, const QVariantMap& stats) {
+    if (!m_responding) return;  // already saved by saveInterrupted()
+    m_responding = false;
+    const qint64 conv = m_responseConversation;
+    m_responseConversation = 0;
+    if (conv == 0) return;  // its conversation was deleted
+    const qint64 id = m_store->appendMessage(conv, "assistant", text);
+    if (id == 0) setError(m_store->lastError());
+    if (conv == m_conversationId && m_messages.lastIsStreaming()) m_messages.finishLast(id, text, true);
+    refreshList();
+    if (stats.value("templateFallback").toBool() && !m_templateNoticeShown) {
+        m_templateNoticeShown = true;
+        addInfo(tr("This model has no usable chat template; using ChatML."));
+    }
+    if (const int dropped = stats.value("droppedMessages").toInt(); dropped > 0)
+        addInfo(tr("%n older message(s) were left out to fit the context.", nullptr, dropped));
+    if (stats.value("stopReason").toString() == "context_full")
+        addInfo(tr("The context is full; start a new conversation or raise the context length."));
+    emit responseFinished(text);
+}
+
+void ChatController::onFailed(const QString& message, const QString& partial) {
+    if (!m_responding) return;
+    m_responding = false;
+    const qint64 conv = m_responseConversation;
+    m_responseConversation = 0;
+    const bool current = conv == m_conversationId && m_messages.lastIsStreaming();
+    if (conv != 0 && !partial.isEmpty()) {
+        const qint64 id = m_store->appendMessage(conv, "assistant", partial, false);
+        if (current) m_messages.finishLast(id, partial, false);
+    } else if (current) {
+        m_messages.removeFrom(m_messages.count() - 1);
+    }
+    setError(tr("Generation failed: %1").arg(message));
+    emit responseFailed(message);
+}
+
+void ChatController::stop() { m_inference->stop(); }
+
+void ChatController::regenerate() {
+    if (m_responding || m_messages.count() == 0) return;
+    const int last = m_messages.count() - 1;
+    if (m_messages.at(last).role == "assistant") {
+        if (!m_store->deleteMessagesFrom(m_conversationId, m_messages.at(last).id))
+            return setError(m_store->lastError());
+        m_messages.removeFrom(last);
+    }
+    if (m_messages.count() == 0 || m_messages.at(m_messages.count() - 1).role != "user") return;
+    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    startResponse();
+}
+
+void ChatController::editAndResend(int row, const QString& text) {
+    if (m_responding || row < 0 || row >= m_messages.count()) return;
+    if (m_messages.at(row).role != "user" || text.trimmed().isEmpty()) return;
+    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    if (!m_store->deleteMessagesFrom(m_conversationId, m_messages.at(row).id))
+        return setError(m_store->lastError());
+    m_messages.removeFrom(row);
+    send(text);
+}
+
+void ChatController::copyText(const QString& text) {
+    if (auto* clipboard = QGuiApplication::clipboard()) clipboard->setText(text);
+}
+
+bool ChatController::exportConversation(const QUrl& file, const QString& format) {
+    if (m_conversationId == 0) {
+        setError(tr("Nothing to export yet."));
+        return false;
+    }
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    if (!m_store->exportToFile(m_conversationId, path, format)) {
+        setError(m_store->lastError());
+        return false;
+    }
+    addInfo(tr("Exported to %1").arg(path));
+    return true;
+}
+
+void ChatController::loadModel(const QUrl& file) {
+    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    if (!QFileInfo::exists(path)) return setError(tr("Model file not found: %1").arg(path));
+    dismissError();
+    m_inference->loadModel(m_settings->loadOptions(path));
+}
+
+void ChatController::reloadModel() {
+    if (m_inference->modelLoaded()) loadModel(QUrl::fromLocalFile(m_inference->modelPath()));
+}
+
+void ChatController::onModelChanged() {
+    if (!m_inference->modelLoaded()) return;
+    m_settings->setLastModelPath(m_inference->modelPath());
+    m_templateNoticeShown = false;
+    if (!m_inference->fallbackReason().isEmpty())
+        addInfo(tr("Running on %1: %2").arg(m_inference->backend(), m_inference->fallbackReason()));
+}
+
+void ChatController::saveInterrupted() {
+    if (!m_responding) return;
+    m_responding = false;
+    m_inference->stop();
+    const qint64 conv = m_responseConversation;
+    m_responseConversation = 0;
+    // Text generated after the last batch reached this thread is lost; everything shown is kept.
+    if (conv == 0 || m_partial.isEmpty()) return;
+    const qint64 id = m_store->appendMessage(conv, "assistant", m_partial, false);
+    if (conv == m_conversationId && m_messages.lastIsStreaming())
+        m_messages.finishLast(id, m_partial, false);
+}
+
+void ChatController::setError(const QString& message) {
+    m_error = message;
+    emit errorMessageChanged();
+}
+
+void ChatController::addInfo(const QString& message) {
+    m_info = m_info.isEmpty() ? message : m_info + "\n" + message;
+    emit infoMessageChanged();
+}
+
+void ChatController::dismissError() {
+    if (m_error.isEmpty()) return;
+    m_error.clear();
+    emit errorMessageChanged();
+}
+
+void ChatController::dismissInfo() {
+    if (m_info.isEmpty()) return;
+    m_info.clear();
+    emit infoMessageChanged();
+}

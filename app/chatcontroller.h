@@ -1,0 +1,92 @@
+// What the chat UI calls: conversations, sending, stopping, regenerating, editing, exporting.
+// Ties the conversation store, the message models, the settings and the inference controller.
+#pragma once
+
+#include <QObject>
+#include <QUrl>
+
+#include "conversationlistmodel.h"
+#include "conversationstore.h"
+#include "inferencecontroller.h"
+#include "messagemodel.h"
+#include "settings.h"
+
+class ChatController : public QObject {
+    Q_OBJECT
+    Q_PROPERTY(MessageModel* messages READ messages NOTIFY messagesChanged)
+    Q_PROPERTY(ConversationListModel* conversations READ conversations NOTIFY conversationsChanged)
+    Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
+    Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
+    Q_PROPERTY(QString infoMessage READ infoMessage NOTIFY infoMessageChanged)
+
+public:
+    ChatController(ConversationStore* store, InferenceController* inference, Settings* settings,
+                   QObject* parent = nullptr);
+    ~ChatController() override;
+
+    MessageModel* messages() { return &m_messages; }
+    ConversationListModel* conversations() { return &m_conversations; }
+    qint64 currentConversationId() const { return m_conversationId; }
+    QString currentTitle() const { return m_title; }
+    QString searchText() const { return m_search; }
+    void setSearchText(const QString& text);
+    bool generating() const { return m_inference->generating(); }
+    QString errorMessage() const { return m_error; }
+    QString infoMessage() const { return m_info; }
+
+    Q_INVOKABLE void newConversation();
+    Q_INVOKABLE void selectConversation(qint64 id);
+    Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
+    Q_INVOKABLE void deleteConversation(qint64 id);
+    Q_INVOKABLE void send(const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void regenerate();
+    Q_INVOKABLE void editAndResend(int row, const QString& text);
+    Q_INVOKABLE void copyText(const QString& text);
+    Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    Q_INVOKABLE void loadModel(const QUrl& file);
+    Q_INVOKABLE void reloadModel();
+    Q_INVOKABLE void dismissError();
+    Q_INVOKABLE void dismissInfo();
+
+    // Saves a response still being generated with what it has (on quit).
+    void saveInterrupted();
+    // Shows a message in the error banner.
+    void setError(const QString& message);
+
+signals:
+    void messagesChanged();
+    void conversationsChanged();
+    void currentConversationChanged();
+    void searchTextChanged();
+    void generatingChanged();
+    void errorMessageChanged();
+    void infoMessageChanged();
+    // A response was completed and saved (also when stopped).
+    void responseFinished(const QString& text);
+    void responseFailed(const QString& message);
+
+private:
+    void startResponse();
+    void onTextReady(const QString& text);
+    void onFinished(const QString& text, const QVariantMap& stats);
+    void onFailed(const QString& message, const QString& partial);
+    void onModelChanged();
+    void addInfo(const QString& message);
+    void refreshList();
+
+    ConversationStore* m_store;
+    InferenceController* m_inference;
+    Settings* m_settings;
+    MessageModel m_messages;
+    ConversationListModel m_conversations;
+    qint64 m_conversationId = 0;
+    qint64 m_responseConversation = 0;  // where the running response goes; 0 = discard
+    bool m_responding = false;
+    bool m_templateNoticeShown = false;
+    QString m_partial;  // text of the running response so far
+    QString m_title, m_search, m_error, m_info;
+};

@@ -1,0 +1,76 @@
+// The engine as the app sees it: a small interface so that the worker can be tested with a
+// fake and the real engine (ember.h) stays free of Qt.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/result.h"
+
+struct EngineLoadOptions {
+    std::string path;
+    std::string device = "auto";  // "auto", "cpu", or a GPU index ("0", "1", ...)
+    int threads = 0;              // 0 = the engine's default
+    int contextLength = 2048;
+};
+
+// What was loaded and what actually runs it.
+struct EngineLoadResult {
+    std::string modelName;
+    std::string backend;         // "cpu", "vulkan"
+    std::string device;          // adapter or CPU name
+    std::string fallbackReason;  // empty unless the requested backend could not be used
+    int contextLength = 0;
+    int threads = 0;
+};
+
+struct EngineMessage {
+    std::string role;  // "system", "user", "assistant"
+    std::string content;
+};
+
+struct EngineSampling {
+    float temperature = 0.8f;
+    int topK = 40;
+    float topP = 0.95f;
+    float minP = 0.05f;
+    float repeatPenalty = 1.1f;
+    int maxTokens = 512;
+};
+
+struct EngineStats {
+    int promptTokens = 0;       // tokens of the whole rendered prompt
+    int evaluatedTokens = 0;    // of which were evaluated (the rest reused from the cache)
+    int generatedTokens = 0;
+    int droppedMessages = 0;    // oldest turns left out to fit the context
+    double tokensPerSecond = 0;
+    double timeToFirstTokenMs = 0;
+    std::string stopReason;     // "eog", "max_tokens", "cancelled", "context_full", "callback"
+    bool templateFallback = false;  // the model has no usable template: ChatML was used
+};
+
+// Called with each piece of complete UTF-8 text; return false to stop.
+using EngineTextCallback = std::function<bool(std::string_view text)>;
+// Progress in [0,1]; return false to cancel.
+using EngineProgressCallback = std::function<bool(float progress)>;
+
+class ChatEngine {
+public:
+    virtual ~ChatEngine() = default;
+    // Names of the GPUs that can be chosen as devices (index order); empty if none.
+    virtual std::vector<std::string> listDevices() = 0;
+    virtual ember::Result<EngineLoadResult> load(const EngineLoadOptions& options,
+                                                 const EngineProgressCallback& progress,
+                                                 const std::atomic<bool>* cancel) = 0;
+    virtual void unload() = 0;
+    virtual bool isLoaded() const = 0;
+    // Renders the conversation with the model's chat template (dropping the oldest turns,
+    // never the system prompt, when it does not fit) and generates the reply.
+    virtual ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
+                                                const EngineSampling& sampling,
+                                                const std::atomic<bool>* cancel,
+                                                const EngineTextCallback& onText) = 0;
+};

@@ -1,0 +1,246 @@
+#include "conversationstore.h"
+
+#include <QAtomicInt>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace {
+
+QAtomicInt g_connectionCounter;
+
+const char* kSchema[] = {
+    "CREATE TABLE IF NOT EXISTS conversations ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL,"
+    " created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS messages ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+    " role TEXT NOT NULL, content TEXT NOT NULL, complete INTEGER NOT NULL DEFAULT 1,"
+    " created_at INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id)",
+};
+
+qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+
+}  // namespace
+
+ConversationStore::ConversationStore()
+    : m_connection(QString("ember-store-%1").arg(g_connectionCounter.fetchAndAddRelaxed(1))) {}
+
+ConversationStore::~ConversationStore() { close(); }
+
+bool ConversationStore::fail(const QString& what, const QString& detail) const {
+    m_error = what + ": " + detail;
+    return false;
+}
+
+bool ConversationStore::open(const QString& path) {
+    close();
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", m_connection);
+    db.setDatabaseName(path);
+    if (!db.open()) return fail("cannot open the conversation database " + path, db.lastError().text());
+    QSqlQuery q(db);
+    // WAL: a crash keeps every committed transaction; FULL syncs each commit to disk.
+    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                               "PRAGMA foreign_keys=ON"}) {
+        if (!q.exec(pragma)) return fail(QString("cannot set ") + pragma, q.lastError().text());
+    }
+    for (const char* stmt : kSchema) {
+        if (!q.exec(stmt)) return fail("cannot create the database schema", q.lastError().text());
+    }
+    return true;
+}
+
+void ConversationStore::close() {
+    if (!QSqlDatabase::contains(m_connection)) return;
+    QSqlDatabase::database(m_connection, false).close();
+    QSqlDatabase::removeDatabase(m_connection);
+}
+
+bool ConversationStore::isOpen() const {
+    return QSqlDatabase::contains(m_connection) &&
+           QSqlDatabase::database(m_connection, false).isOpen();
+}
+
+qint64 ConversationStore::createConversation(const QString& title) {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("INSERT INTO conversations(title, created_at, updated_at) VALUES(?, ?, ?)");
+    const qint64 now = nowMs();
+    q.addBindValue(title);
+    q.addBindValue(now);
+    q.addBindValue(now);
+    if (!q.exec()) {
+        fail("cannot create a conversation", q.lastError().text());
+        return 0;
+    }
+    return q.lastInsertId().toLongLong();
+}
+
+bool ConversationStore::renameConversation(qint64 id, const QString& title) {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("UPDATE conversations SET title = ? WHERE id = ?");
+    q.addBindValue(title);
+    q.addBindValue(id);
+    if (!q.exec()) return fail("cannot rename conversation " + QString::number(id), q.lastError().text());
+    return q.numRowsAffected() == 1 ||
+           fail("cannot rename conversation " + QString::number(id), "no such conversation");
+}
+
+bool ConversationStore::deleteConversation(qint64 id) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection);
+    QSqlQuery q(db);
+    q.prepare("DELETE FROM conversations WHERE id = ?");  // messages follow (ON DELETE CASCADE)
+    q.addBindValue(id);
+    if (!q.exec()) return fail("cannot delete conversation " + QString::number(id), q.lastError().text());
+    return true;
+}
+
+QList<ConversationSummary> ConversationStore::conversations(const QString& search) const {
+    QList<ConversationSummary> out;
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    if (search.trimmed().isEmpty()) {
+        q.prepare("SELECT id, title, updated_at FROM conversations ORDER BY updated_at DESC, id DESC");
+    } else {
+        q.prepare(
+            "SELECT id, title, updated_at FROM conversations c WHERE title LIKE ?1 ESCAPE '\\'"
+            " OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
+            " AND m.content LIKE ?1 ESCAPE '\\') ORDER BY updated_at DESC, id DESC");
+        QString pattern = search.trimmed();
+        pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+        q.addBindValue("%" + pattern + "%");
+    }
+    if (!q.exec()) {
+        fail("cannot list conversations", q.lastError().text());
+        return out;
+    }
+    while (q.next()) {
+        out.append({q.value(0).toLongLong(), q.value(1).toString(),
+                    QDateTime::fromMSecsSinceEpoch(q.value(2).toLongLong())});
+    }
+    return out;
+}
+
+ConversationSummary ConversationStore::conversation(qint64 id) const {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("SELECT id, title, updated_at FROM conversations WHERE id = ?");
+    q.addBindValue(id);
+    if (!q.exec() || !q.next()) return {};
+    return {q.value(0).toLongLong(), q.value(1).toString(),
+            QDateTime::fromMSecsSinceEpoch(q.value(2).toLongLong())};
+}
+
+QList<StoredMessage> ConversationStore::messages(qint64 conversationId) const {
+    QList<StoredMessage> out;
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("SELECT id, role, content, complete, created_at FROM messages"
+              " WHERE conversation_id = ? ORDER BY id");
+    q.addBindValue(conversationId);
+    if (!q.exec()) {
+        fail("cannot read messages", q.lastError().text());
+        return out;
+    }
+    while (q.next()) {
+        out.append({q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
+                    q.value(3).toBool(), QDateTime::fromMSecsSinceEpoch(q.value(4).toLongLong())});
+    }
+    return out;
+}
+
+qint64 ConversationStore::appendMessage(qint64 conversationId, const QString& role,
+                                        const QString& content, bool complete) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection);
+    if (!db.transaction()) {
+        fail("cannot begin a transaction", db.lastError().text());
+        return 0;
+    }
+    const qint64 now = nowMs();
+    QSqlQuery q(db);
+    q.prepare("INSERT INTO messages(conversation_id, role, content, complete, created_at)"
+              " VALUES(?, ?, ?, ?, ?)");
+    q.addBindValue(conversationId);
+    q.addBindValue(role);
+    q.addBindValue(content);
+    q.addBindValue(complete ? 1 : 0);
+    q.addBindValue(now);
+    bool ok = q.exec();
+    const qint64 id = q.lastInsertId().toLongLong();
+    QString error = q.lastError().text();
+    if (ok) {
+        QSqlQuery touch(db);
+        touch.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?");
+        touch.addBindValue(now);
+        touch.addBindValue(conversationId);
+        ok = touch.exec();
+        if (!ok) error = touch.lastError().text();
+    }
+    if (!ok || !db.commit()) {
+        if (ok) error = db.lastError().text();
+        db.rollback();
+        fail("cannot save a message of conversation " + QString::number(conversationId), error);
+        return 0;
+    }
+    return id;
+}
+
+bool ConversationStore::deleteMessagesFrom(qint64 conversationId, qint64 messageId) {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("DELETE FROM messages WHERE conversation_id = ? AND id >= ?");
+    q.addBindValue(conversationId);
+    q.addBindValue(messageId);
+    if (!q.exec()) return fail("cannot delete messages", q.lastError().text());
+    return true;
+}
+
+QString ConversationStore::exportMarkdown(qint64 conversationId) const {
+    const ConversationSummary c = conversation(conversationId);
+    QString md = "# " + c.title + "\n";
+    for (const StoredMessage& m : messages(conversationId)) {
+        if (m.role == "system") continue;
+        const QString who = m.role == "user" ? "User" : "Assistant";
+        md += "\n## " + who + "\n\n" + m.content.trimmed() + "\n";
+    }
+    return md;
+}
+
+QByteArray ConversationStore::exportJson(qint64 conversationId) const {
+    const ConversationSummary c = conversation(conversationId);
+    QJsonArray list;
+    for (const StoredMessage& m : messages(conversationId)) {
+        list.append(QJsonObject{{"role", m.role},
+                                {"content", m.content},
+                                {"complete", m.complete},
+                                {"created", m.created.toUTC().toString(Qt::ISODateWithMs)}});
+    }
+    QJsonObject root{{"title", c.title},
+                     {"updated", c.updated.toUTC().toString(Qt::ISODateWithMs)},
+                     {"messages", list}};
+    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+bool ConversationStore::exportToFile(qint64 conversationId, const QString& path,
+                                     const QString& format) {
+    if (conversation(conversationId).id == 0)
+        return fail("cannot export conversation " + QString::number(conversationId), "no such conversation");
+    QByteArray data;
+    if (format == "json") {
+        data = exportJson(conversationId);
+    } else if (format == "markdown") {
+        data = exportMarkdown(conversationId).toUtf8();
+    } else {
+        return fail("cannot export", "unknown format '" + format + "' (expected markdown or json)");
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly) || file.write(data) != data.size() || !file.commit())
+        return fail("cannot write " + path, file.errorString());
+    return true;
+}

@@ -1,0 +1,62 @@
+// Conversations and their messages in SQLite. Every write is one transaction, committed as soon
+// as the message is complete; the database runs in WAL mode so that a crash in the middle of a
+// write loses at most that write.
+#pragma once
+
+#include <QByteArray>
+#include <QDateTime>
+#include <QList>
+#include <QString>
+
+struct StoredMessage {
+    qint64 id = 0;
+    QString role;
+    QString content;
+    bool complete = true;  // false: the app closed while it was being generated
+    QDateTime created;
+};
+
+struct ConversationSummary {
+    qint64 id = 0;
+    QString title;
+    QDateTime updated;
+};
+
+class ConversationStore {
+public:
+    ConversationStore();
+    ~ConversationStore();
+    ConversationStore(const ConversationStore&) = delete;
+    ConversationStore& operator=(const ConversationStore&) = delete;
+
+    // Opens (creating if needed) the database file; false with lastError() on failure.
+    bool open(const QString& path);
+    void close();
+    bool isOpen() const;
+    QString lastError() const { return m_error; }
+    QString connectionName() const { return m_connection; }
+
+    qint64 createConversation(const QString& title);  // 0 on failure
+    bool renameConversation(qint64 id, const QString& title);
+    bool deleteConversation(qint64 id);
+    // Newest first; search matches titles and message text (case-insensitive).
+    QList<ConversationSummary> conversations(const QString& search = {}) const;
+    ConversationSummary conversation(qint64 id) const;
+
+    QList<StoredMessage> messages(qint64 conversationId) const;
+    qint64 appendMessage(qint64 conversationId, const QString& role, const QString& content,
+                         bool complete = true);  // 0 on failure
+    // Deletes the message with this id and every later one of its conversation.
+    bool deleteMessagesFrom(qint64 conversationId, qint64 messageId);
+
+    QString exportMarkdown(qint64 conversationId) const;
+    QByteArray exportJson(qint64 conversationId) const;
+    // format: "markdown" or "json"
+    bool exportToFile(qint64 conversationId, const QString& path, const QString& format);
+
+private:
+    bool fail(const QString& what, const QString& detail) const;
+
+    QString m_connection;
+    mutable QString m_error;
+};

@@ -1,0 +1,156 @@
+#include "inferencecontroller.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+InferenceController::InferenceController(const EngineFactory& factory, QObject* parent)
+    : QObject(parent) {
+    qRegisterMetaType<ChatTurn>();
+    qRegisterMetaType<QList<ChatTurn>>();
+    qRegisterMetaType<EngineLoadOptions>();
+    qRegisterMetaType<EngineSampling>();
+
+    auto* worker = new InferenceWorker(factory());
+    worker->moveToThread(&m_thread);
+    m_worker = worker;
+    connect(&m_thread, &QThread::finished, worker, &QObject::deleteLater);
+
+    // Requests go to the worker's thread; replies come back to this one (queued both ways).
+    connect(this, &InferenceController::requestLoad, worker, &InferenceWorker::loadModel);
+    connect(this, &InferenceController::requestUnload, worker, &InferenceWorker::unloadModel);
+    connect(this, &InferenceController::requestGenerate, worker, &InferenceWorker::generate);
+    connect(this, &InferenceController::requestDevices, worker, &InferenceWorker::listDevices);
+    connect(worker, &InferenceWorker::loadProgress, this, [this](double p) {
+        m_loadProgress = p;
+        emit loadProgressChanged();
+    });
+    connect(worker, &InferenceWorker::modelLoaded, this, &InferenceController::onModelLoaded);
+    connect(worker, &InferenceWorker::loadFailed, this, &InferenceController::onLoadFailed);
+    connect(worker, &InferenceWorker::modelUnloaded, this, [this] {
+        m_modelLoaded = false;
+        m_modelPath.clear();
+        m_modelName.clear();
+        emit modelChanged();
+    });
+    connect(worker, &InferenceWorker::devicesListed, this, [this](const QStringList& names) {
+        m_devices = names;
+        emit devicesChanged();
+    });
+    connect(worker, &InferenceWorker::textReady, this, &InferenceController::onTextReady);
+    connect(worker, &InferenceWorker::generationFinished, this, &InferenceController::onFinished);
+    connect(worker, &InferenceWorker::generationFailed, this, &InferenceController::onFailed);
+
+    m_thread.setObjectName("ember-inference");
+    m_thread.start();
+    emit requestDevices();
+    refreshModels();
+}
+
+InferenceController::~InferenceController() {
+    if (m_worker) m_worker->requestCancel();
+    m_thread.quit();
+    m_thread.wait();
+}
+
+QString InferenceController::modelsDirectory() const {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/models";
+}
+
+void InferenceController::refreshModels() {
+    QVariantList models;
+    const QDir dir(modelsDirectory());
+    for (const QFileInfo& fi : dir.entryInfoList({"*.gguf"}, QDir::Files, QDir::Name)) {
+        models << QVariantMap{{"name", fi.completeBaseName()},
+                              {"path", fi.absoluteFilePath()},
+                              {"size", fi.size()}};
+    }
+    m_installedModels = models;
+    emit installedModelsChanged();
+}
+
+void InferenceController::loadModel(const EngineLoadOptions& options) {
+    if (m_loading || m_generating) return;
+    m_pendingPath = QString::fromStdString(options.path);
+    m_loadProgress = 0;
+    emit loadProgressChanged();
+    setLoading(true);
+    emit requestLoad(options);
+}
+
+void InferenceController::unloadModel() {
+    if (m_loading || m_generating) return;
+    emit requestUnload();
+}
+
+quint64 InferenceController::generate(const QList<ChatTurn>& messages,
+                                      const EngineSampling& sampling) {
+    if (m_loading || m_generating || !m_modelLoaded) return 0;
+    m_currentRequest = m_nextRequest++;
+    setGenerating(true);
+    emit requestGenerate(m_currentRequest, messages, sampling);
+    return m_currentRequest;
+}
+
+void InferenceController::stop() {
+    if ((m_generating || m_loading) && m_worker) m_worker->requestCancel();
+}
+
+void InferenceController::onModelLoaded(const QVariantMap& info) {
+    m_modelLoaded = true;
+    m_modelPath = m_pendingPath;
+    m_modelName = info.value("modelName").toString();
+    if (m_modelName.isEmpty()) m_modelName = QFileInfo(m_modelPath).completeBaseName();
+    m_backend = info.value("backend").toString();
+    m_device = info.value("device").toString();
+    m_fallbackReason = info.value("fallbackReason").toString();
+    m_contextLength = info.value("contextLength").toInt();
+    setLoading(false);
+    emit modelChanged();
+}
+
+void InferenceController::onLoadFailed(const QString& message) {
+    // The engine drops the previous model before loading another.
+    if (m_modelLoaded) {
+        m_modelLoaded = false;
+        m_modelPath.clear();
+        m_modelName.clear();
+        emit modelChanged();
+    }
+    setLoading(false);
+    emit loadFailed(message);
+}
+
+void InferenceController::onTextReady(quint64 requestId, const QString& text) {
+    if (requestId == m_currentRequest) emit textReady(text);
+}
+
+void InferenceController::onFinished(quint64 requestId, const QString& text,
+                                     const QVariantMap& stats) {
+    if (requestId != m_currentRequest) return;
+    m_lastStats = tr("%1 tokens, %2 tok/s")
+                      .arg(stats.value("generatedTokens").toInt())
+                      .arg(stats.value("tokensPerSecond").toDouble(), 0, 'f', 1);
+    emit lastStatsChanged();
+    emit generationFinished(text, stats);
+    setGenerating(false);
+}
+
+void InferenceController::onFailed(quint64 requestId, const QString& message,
+                                   const QString& partial) {
+    if (requestId != m_currentRequest) return;
+    emit generationFailed(message, partial);
+    setGenerating(false);
+}
+
+void InferenceController::setLoading(bool loading) {
+    if (m_loading == loading) return;
+    m_loading = loading;
+    emit loadingChanged();
+}
+
+void InferenceController::setGenerating(bool generating) {
+    if (m_generating == generating) return;
+    m_generating = generating;
+    emit generatingChanged();
+}

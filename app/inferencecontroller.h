@@ -1,0 +1,100 @@
+// The UI's handle on the engine: owns the worker thread and mirrors the worker's state in
+// properties. All calls into the worker are queued; only stop() touches it directly (an atomic).
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QThread>
+#include <QVariantList>
+#include <functional>
+#include <memory>
+
+#include "inferenceworker.h"
+
+class InferenceController : public QObject {
+    Q_OBJECT
+    Q_PROPERTY(bool loading READ loading NOTIFY loadingChanged)
+    Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
+    Q_PROPERTY(bool modelLoaded READ modelLoaded NOTIFY modelChanged)
+    Q_PROPERTY(QString modelPath READ modelPath NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ modelName NOTIFY modelChanged)
+    Q_PROPERTY(QString backend READ backend NOTIFY modelChanged)
+    Q_PROPERTY(QString device READ device NOTIFY modelChanged)
+    Q_PROPERTY(QString fallbackReason READ fallbackReason NOTIFY modelChanged)
+    Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(QString lastStats READ lastStats NOTIFY lastStatsChanged)
+    Q_PROPERTY(QStringList devices READ devices NOTIFY devicesChanged)
+    Q_PROPERTY(QString modelsDirectory READ modelsDirectory NOTIFY installedModelsChanged)
+    Q_PROPERTY(QVariantList installedModels READ installedModels NOTIFY installedModelsChanged)
+
+public:
+    using EngineFactory = std::function<std::unique_ptr<ChatEngine>()>;
+    explicit InferenceController(const EngineFactory& factory, QObject* parent = nullptr);
+    ~InferenceController() override;
+
+    bool loading() const { return m_loading; }
+    double loadProgress() const { return m_loadProgress; }
+    bool modelLoaded() const { return m_modelLoaded; }
+    QString modelPath() const { return m_modelPath; }
+    QString modelName() const { return m_modelName; }
+    QString backend() const { return m_backend; }
+    QString device() const { return m_device; }
+    QString fallbackReason() const { return m_fallbackReason; }
+    int contextLength() const { return m_contextLength; }
+    bool generating() const { return m_generating; }
+    QString lastStats() const { return m_lastStats; }
+    QStringList devices() const { return m_devices; }
+    QString modelsDirectory() const;
+    QVariantList installedModels() const { return m_installedModels; }
+
+    void loadModel(const EngineLoadOptions& options);
+    // Returns the request id, or 0 if the request was refused (busy or no model).
+    quint64 generate(const QList<ChatTurn>& messages, const EngineSampling& sampling);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void refreshModels();
+    Q_INVOKABLE void unloadModel();
+
+signals:
+    void loadingChanged();
+    void loadProgressChanged();
+    void modelChanged();
+    void generatingChanged();
+    void lastStatsChanged();
+    void devicesChanged();
+    void installedModelsChanged();
+    void loadFailed(const QString& message);
+    void textReady(const QString& text);
+    void generationFinished(const QString& text, const QVariantMap& stats);
+    void generationFailed(const QString& message, const QString& partialText);
+
+    // Queued into the worker.
+    void requestLoad(const EngineLoadOptions& options);
+    void requestUnload();
+    void requestGenerate(quint64 requestId, const QList<ChatTurn>& messages,
+                         const EngineSampling& sampling);
+    void requestDevices();
+
+private:
+    void onModelLoaded(const QVariantMap& info);
+    void onLoadFailed(const QString& message);
+    void onTextReady(quint64 requestId, const QString& text);
+    void onFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
+    void onFailed(quint64 requestId, const QString& message, const QString& partial);
+    void setLoading(bool loading);
+    void setGenerating(bool generating);
+
+    QThread m_thread;
+    QPointer<InferenceWorker> m_worker;
+    bool m_loading = false;
+    double m_loadProgress = 0;
+    bool m_modelLoaded = false;
+    QString m_modelPath, m_pendingPath, m_modelName, m_backend, m_device, m_fallbackReason;
+    int m_contextLength = 0;
+    bool m_generating = false;
+    quint64 m_nextRequest = 1;
+    quint64 m_currentRequest = 0;
+    QString m_lastStats;
+    QStringList m_devices;
+    QVariantList m_installedModels;
+};

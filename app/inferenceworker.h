@@ -1,0 +1,60 @@
+// Runs the engine on its own thread. Its slots are only ever invoked through queued
+// connections; results come back as signals. Generation blocks this thread's event loop, so
+// cancellation goes through an atomic flag that the UI thread sets directly.
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QVariantMap>
+#include <atomic>
+#include <memory>
+
+#include "chatengine.h"
+
+struct ChatTurn {
+    QString role;
+    QString content;
+};
+Q_DECLARE_METATYPE(ChatTurn)
+Q_DECLARE_METATYPE(EngineLoadOptions)
+Q_DECLARE_METATYPE(EngineSampling)
+
+class InferenceWorker : public QObject {
+    Q_OBJECT
+public:
+    // UI updates are batched to at most one per this interval (30 per second).
+    static constexpr int kFlushIntervalMs = 33;
+
+    explicit InferenceWorker(std::unique_ptr<ChatEngine> engine, QObject* parent = nullptr);
+    ~InferenceWorker() override;
+
+    // Thread-safe: stops the running load or generation within one token.
+    void requestCancel() { m_cancel.store(true); }
+
+public slots:
+    void listDevices();
+    void loadModel(const EngineLoadOptions& options);
+    void unloadModel();
+    void generate(quint64 requestId, const QList<ChatTurn>& messages,
+                  const EngineSampling& sampling);
+
+signals:
+    void devicesListed(const QStringList& names);
+    void loadProgress(double progress);
+    // info: modelName, backend, device, fallbackReason, contextLength, threads
+    void modelLoaded(const QVariantMap& info);
+    void loadFailed(const QString& message);
+    void modelUnloaded();
+    // A batch of newly generated text.
+    void textReady(quint64 requestId, const QString& text);
+    // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages, tokensPerSecond,
+    // timeToFirstTokenMs, stopReason, templateFallback
+    void generationFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
+    void generationFailed(quint64 requestId, const QString& message, const QString& partialText);
+
+private:
+    std::unique_ptr<ChatEngine> m_engine;
+    std::atomic<bool> m_cancel{false};
+};

@@ -1,0 +1,76 @@
+// The ember desktop app: wires settings, conversation store, engine and QML together.
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <QQmlApplicationEngine>
+#include <QQuickStyle>
+#include <QQuickWindow>
+#include <QStandardPaths>
+#include <QtQml/QQmlExtensionPlugin>
+#include <cstdio>
+
+#include "chatcontroller.h"
+#include "conversationstore.h"
+#include "ember/ember.h"
+#include "emberchatengine.h"
+#include "inferencecontroller.h"
+#include "settings.h"
+#include "testdriver.h"
+
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+int main(int argc, char* argv[]) {
+    QGuiApplication app(argc, argv);
+    QGuiApplication::setApplicationName("ember");
+    QGuiApplication::setApplicationDisplayName("Ember");
+    QGuiApplication::setApplicationVersion(EMBER_APP_VERSION);
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription("Chat with local language models.");
+    parser.addHelpOption();
+    const QCommandLineOption versionOption({"v", "version"}, "Show the version and exit.");
+    const QCommandLineOption modelOption("model", "Load the GGUF model at <path>.", "path");
+    const QCommandLineOption sendOption("send", "Test hook: send <text> once the model is loaded.",
+                                        "text");
+    const QCommandLineOption shotOption(
+        "screenshot", "Test hook: save the window to <png> after the reply, then quit.", "png");
+    parser.addOptions({versionOption, modelOption, sendOption, shotOption});
+    parser.process(app);
+    if (parser.isSet(versionOption)) {
+        std::printf("ember %s (engine %s)\n", EMBER_APP_VERSION, ember::version());
+        return 0;
+    }
+
+    QQuickStyle::setStyle("Material");
+    Settings settings;
+    ConversationStore store;
+    InferenceController inference([] { return std::make_unique<EmberChatEngine>(); });
+    const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    QDir().mkpath(dataDir + "/models");
+    const bool storeOk = store.open(dataDir + "/conversations.sqlite");
+    ChatController chat(&store, &inference, &settings);
+    if (!storeOk) chat.setError(store.lastError());
+    // Keep what a response has produced so far when the app closes mid-generation.
+    QObject::connect(&app, &QCoreApplication::aboutToQuit, &chat, &ChatController::saveInterrupted);
+
+    QString model = parser.value(modelOption);
+    if (model.isEmpty() && QFileInfo::exists(settings.lastModelPath())) model = settings.lastModelPath();
+    if (model.isEmpty() && !inference.installedModels().isEmpty())
+        model = inference.installedModels().first().toMap().value("path").toString();
+
+    QQmlApplicationEngine engine;
+    engine.setInitialProperties({{"chat", QVariant::fromValue(&chat)},
+                                 {"inference", QVariant::fromValue(&inference)},
+                                 {"settings", QVariant::fromValue(&settings)},
+                                 {"askForModel", model.isEmpty()}});
+    engine.load(QUrl("qrc:/Ember/Main.qml"));
+    if (engine.rootObjects().isEmpty()) return 1;
+    auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first());
+
+    TestDriver driver(&chat, &inference, window, parser.value(sendOption),
+                      parser.value(shotOption));
+    if (parser.isSet(sendOption) || parser.isSet(shotOption)) driver.start(120000);
+    if (!model.isEmpty()) chat.loadModel(QUrl::fromLocalFile(QFileInfo(model).absoluteFilePath()));
+    return app.exec();
+}

@@ -1,0 +1,41 @@
+// The messages of the open conversation, for the chat view. The last row may be a response
+// still being generated (streaming).
+#pragma once
+
+#include <QAbstractListModel>
+#include <QList>
+
+#include "conversationstore.h"
+
+class MessageModel : public QAbstractListModel {
+    Q_OBJECT
+    Q_PROPERTY(int count READ count NOTIFY countChanged)
+public:
+    enum Role { IdRole = Qt::UserRole + 1, RoleRole, ContentRole, CompleteRole, StreamingRole };
+
+    explicit MessageModel(QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QHash<int, QByteArray> roleNames() const override;
+    int count() const { return static_cast<int>(m_rows.size()); }
+
+    void reset(const QList<StoredMessage>& messages);
+    void append(const StoredMessage& message, bool streaming = false);
+    void appendText(const QString& text);  // to the last row
+    // Replaces the last row's content and marks it done.
+    void finishLast(qint64 id, const QString& content, bool complete);
+    void removeFrom(int row);
+    const StoredMessage& at(int row) const { return m_rows[row].message; }
+    bool lastIsStreaming() const { return !m_rows.isEmpty() && m_rows.last().streaming; }
+
+signals:
+    void countChanged();
+
+private:
+    struct Row {
+        StoredMessage message;
+        bool streaming = false;
+    };
+    QList<Row> m_rows;
+};

@@ -1,0 +1,78 @@
+// User settings, persisted with QSettings and exposed to QML as properties.
+#pragma once
+
+#include <QObject>
+#include <QSettings>
+#include <QString>
+
+#include "chatengine.h"
+
+class Settings : public QObject {
+    Q_OBJECT
+    Q_PROPERTY(QString device READ device WRITE setDevice NOTIFY deviceChanged)
+    Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY threadsChanged)
+    Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY contextLengthChanged)
+    Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY temperatureChanged)
+    Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY topKChanged)
+    Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY topPChanged)
+    Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY minPChanged)
+    Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY repeatPenaltyChanged)
+    Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY maxTokensChanged)
+    Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY systemPromptChanged)
+    Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY themeChanged)
+    Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY fontSizeChanged)
+    Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
+
+public:
+    explicit Settings(QObject* parent = nullptr);
+
+    QString device() const;
+    void setDevice(const QString& value);
+    int threads() const;
+    void setThreads(int value);
+    int contextLength() const;
+    void setContextLength(int value);
+    double temperature() const;
+    void setTemperature(double value);
+    int topK() const;
+    void setTopK(int value);
+    double topP() const;
+    void setTopP(double value);
+    double minP() const;
+    void setMinP(double value);
+    double repeatPenalty() const;
+    void setRepeatPenalty(double value);
+    int maxTokens() const;
+    void setMaxTokens(int value);
+    QString systemPrompt() const;
+    void setSystemPrompt(const QString& value);
+    QString theme() const;
+    void setTheme(const QString& value);
+    int fontSize() const;
+    void setFontSize(int value);
+    QString lastModelPath() const;
+    void setLastModelPath(const QString& value);
+
+    // device: "auto", "cpu" or a GPU index; theme: "light", "dark", "system".
+    EngineSampling sampling() const;
+    EngineLoadOptions loadOptions(const QString& modelPath) const;
+    Q_INVOKABLE void resetToDefaults();
+
+signals:
+    void deviceChanged();
+    void threadsChanged();
+    void contextLengthChanged();
+    void temperatureChanged();
+    void topKChanged();
+    void topPChanged();
+    void minPChanged();
+    void repeatPenaltyChanged();
+    void maxTokensChanged();
+    void systemPromptChanged();
+    void themeChanged();
+    void fontSizeChanged();
+    void lastModelPathChanged();
+
+private:
+    QSettings m_settings;
+};

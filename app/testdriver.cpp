@@ -1,0 +1,60 @@
+#include "testdriver.h"
+
+#include <QCoreApplication>
+#include <QImage>
+#include <QQuickWindow>
+#include <QTimer>
+#include <cstdio>
+
+#include "chatcontroller.h"
+#include "inferencecontroller.h"
+
+TestDriver::TestDriver(ChatController* chat, InferenceController* inference, QQuickWindow* window,
+                       const QString& prompt, const QString& screenshotPath, QObject* parent)
+    : QObject(parent),
+      m_chat(chat),
+      m_inference(inference),
+      m_window(window),
+      m_prompt(prompt),
+      m_screenshot(screenshotPath) {}
+
+void TestDriver::start(int timeoutMs) {
+    auto sendOnce = [this] {
+        if (m_sent || !m_inference->modelLoaded() || m_prompt.isEmpty()) return;
+        m_sent = true;
+        m_chat->send(m_prompt);
+    };
+    connect(m_inference, &InferenceController::modelChanged, this, sendOnce);
+    connect(m_inference, &InferenceController::loadFailed, this,
+            [this](const QString& message) { finish(1, "load failed: " + message); });
+    connect(m_chat, &ChatController::responseFailed, this,
+            [this](const QString& message) { finish(1, "generation failed: " + message); });
+    connect(m_chat, &ChatController::responseFinished, this, [this](const QString& text) {
+        std::printf("EMBER_REPLY: %s\n", qPrintable(QString(text).replace('\n', "\\n")));
+        std::fflush(stdout);
+        // Let the view lay out and render the finished message first.
+        QTimer::singleShot(500, this, &TestDriver::grabAndQuit);
+    });
+    QTimer::singleShot(timeoutMs, this, [this] { finish(2, "timed out"); });
+    sendOnce();
+    if (m_prompt.isEmpty() && !m_screenshot.isEmpty())
+        QTimer::singleShot(1500, this, &TestDriver::grabAndQuit);
+}
+
+void TestDriver::grabAndQuit() {
+    if (!m_screenshot.isEmpty()) {
+        if (!m_window) return finish(1, "no window to grab");
+        const QImage image = m_window->grabWindow();
+        if (image.isNull() || !image.save(m_screenshot)) return finish(1, "cannot save " + m_screenshot);
+        std::printf("EMBER_SCREENSHOT: %s\n", qPrintable(m_screenshot));
+    }
+    finish(0, {});
+}
+
+void TestDriver::finish(int exitCode, const QString& message) {
+    if (m_done) return;
+    m_done = true;
+    if (!message.isEmpty()) std::fprintf(stderr, "ember: %s\n", qPrintable(message));
+    std::fflush(stdout);
+    QCoreApplication::exit(exitCode);
+}

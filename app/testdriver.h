@@ -1,0 +1,29 @@
+// Drives the app for the end-to-end test (--send, --screenshot): sends a prompt once the model
+// is loaded, prints the reply to stdout, grabs the window and quits.
+#pragma once
+
+#include <QObject>
+#include <QPointer>
+#include <QString>
+
+class ChatController;
+class InferenceController;
+class QQuickWindow;
+
+class TestDriver : public QObject {
+    Q_OBJECT
+public:
+    TestDriver(ChatController* chat, InferenceController* inference, QQuickWindow* window,
+               const QString& prompt, const QString& screenshotPath, QObject* parent = nullptr);
+    void start(int timeoutMs);
+
+private:
+    void finish(int exitCode, const QString& message);
+    void grabAndQuit();
+
+    ChatController* m_chat;
+    InferenceController* m_inference;
+    QPointer<QQuickWindow> m_window;
+    QString m_prompt, m_screenshot;
+    bool m_sent = false, m_done = false;
+};

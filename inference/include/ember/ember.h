@@ -1,0 +1,226 @@
+// Ember inference engine: the public API.
+//
+// Load a GGUF model, create a session (KV cache) on it, evaluate tokens, sample.
+// Nothing here throws across the boundary or exits: failures come back as ember::Error.
+// The engine has no threads of its own apart from the CPU worker pool and knows nothing of Qt.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/result.h"
+
+namespace ember {
+
+const char* version();
+
+// ---- logging -------------------------------------------------------------------------------
+enum class LogLevel { Debug = 0, Info = 1, Warn = 2, Error = 3 };
+using LogCallback = void (*)(LogLevel level, const char* message, void* user);
+// Default: warnings and errors to stderr. Pass nullptr to silence.
+void set_log_callback(LogCallback cb, void* user);
+void set_log_level(LogLevel min_level);
+
+// ---- devices -------------------------------------------------------------------------------
+enum class BackendKind { Auto, Cpu, Vulkan };
+const char* backend_name(BackendKind kind);  // "auto", "cpu", "vulkan"
+
+struct DeviceInfo {
+    int index = 0;
+    std::string name;
+    std::string type;            // "discrete", "integrated", "virtual", "cpu", "other"
+    uint32_t vendor_id = 0;
+    std::string vendor;          // "NVIDIA", "AMD", "Intel", "Mesa", ...
+    std::string driver_version;  // decoded per vendor convention
+    std::string api_version;
+    uint64_t device_local_bytes = 0;
+    uint64_t budget_bytes = 0;   // current budget of the device-local heap
+    std::string budget_source;   // "VK_EXT_memory_budget" or "heap size"
+    uint32_t subgroup_size = 0;
+    bool suitable = false;       // usable in auto mode
+    std::string unsuitable_code;    // e.g. "cpu_adapter", "missing_feature"
+    std::string unsuitable_reason;  // for a person
+};
+
+// Lists every Vulkan physical device. An empty list with an error if no loader/driver exists.
+Result<std::vector<DeviceInfo>> list_devices();
+
+// ---- model ---------------------------------------------------------------------------------
+struct LoadParams {
+    BackendKind backend = BackendKind::Auto;
+    std::string device;         // "" = best suitable; an index ("0") or a name substring
+    int n_threads = 0;          // CPU threads; 0 = physical cores
+    int n_ctx = 2048;           // default context of sessions; clamped to the model's training context
+    // Progress in [0,1]; return false to cancel. Called from the loading thread.
+    std::function<bool(float)> progress;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct ModelInfo {
+    std::string path;
+    std::string architecture;   // general.architecture
+    std::string name;           // general.name
+    uint32_t gguf_version = 0;
+    uint64_t file_size = 0;
+    uint64_t n_params = 0;
+    uint64_t weight_bytes = 0;
+    uint64_t n_tensors = 0;
+    std::vector<std::pair<std::string, uint64_t>> bytes_per_type;  // "Q4_0" -> bytes
+    std::string quantization;   // dominant weight type, e.g. "Q4_0"
+    uint32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0,
+             n_ff = 0;
+    std::string tokenizer_model;  // "llama", "gpt2"
+    std::string chat_template;    // empty if the model has none
+};
+
+// What actually runs the model, and why it is not what was asked for, if so.
+struct BackendInfo {
+    BackendKind kind = BackendKind::Cpu;
+    std::string device;          // adapter name, or the CPU's model name
+    std::string fallback_code;   // empty when no fallback happened
+    std::string fallback_reason;
+    uint32_t subgroup_size = 0;
+    bool coopmat = false;
+    bool fused_kernels = false;
+    int n_threads = 0;
+};
+
+struct MemoryStats {
+    uint64_t used = 0;     // bytes
+    uint64_t budget = 0;   // bytes
+    std::string source;    // "VK_EXT_memory_budget", "heap size + own allocations", "process RSS"
+};
+
+struct ChatMessage {
+    std::string role;      // "system", "user", "assistant"
+    std::string content;
+};
+
+class Model {
+public:
+    static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadParams& params = {});
+    ~Model();
+    Model(const Model&) = delete;
+    Model& operator=(const Model&) = delete;
+
+    const ModelInfo& info() const;
+    const BackendInfo& backend() const;
+    MemoryStats memory() const;
+
+    // Tokenizer. add_special adds BOS/EOS as the metadata says.
+    std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+    std::string token_to_piece(int32_t token) const;  // raw bytes, may be part of a UTF-8 char
+    std::string detokenize(std::span<const int32_t> tokens) const;
+    int32_t bos() const;
+    int32_t eos() const;
+    bool is_end_of_generation(int32_t token) const;
+    int n_vocab() const;
+
+    // Renders with the model's chat template, or ChatML if it has none (used_fallback tells).
+    Result<std::string> apply_chat_template(std::span<const ChatMessage> messages,
+                                            bool add_generation_prompt,
+                                            bool* used_fallback = nullptr) const;
+
+    struct Impl;
+    Impl& impl() { return *m_impl; }
+    const Impl& impl() const { return *m_impl; }
+
+private:
+    explicit Model(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+// ---- session -------------------------------------------------------------------------------
+struct SessionParams {
+    int n_ctx = 0;  // 0 = the model's LoadParams::n_ctx
+};
+
+// One conversation's KV cache on the model's backend.
+class Session {
+public:
+    static Result<std::unique_ptr<Session>> create(Model& model, const SessionParams& params = {});
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Appends tokens (one batch) at position n_past() and returns the logits of the last one.
+    // The span stays valid until the next call.
+    Result<std::span<const float>> eval(std::span<const int32_t> tokens);
+    // Same, but returns only the argmax of the last logits (computed on the device if possible).
+    Result<int32_t> eval_argmax(std::span<const int32_t> tokens);
+
+    void reset();                 // forget everything
+    void truncate(int n_keep);    // keep the first n_keep positions
+    int n_past() const;
+    int n_ctx() const;
+    Model& model();
+
+    struct Impl;
+
+private:
+    explicit Session(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> m_impl;
+};
+
+// ---- sampling ------------------------------------------------------------------------------
+struct SamplingParams {
+    float temperature = 0.8f;     // <= 0: greedy
+    int top_k = 40;               // <= 0: off
+    float top_p = 0.95f;          // >= 1: off
+    float min_p = 0.05f;          // <= 0: off
+    float repeat_penalty = 1.1f;  // 1: off
+    int repeat_last_n = 64;       // window of the penalty
+    uint64_t seed = 0xE3BE5EEDULL;
+};
+
+class Sampler {
+public:
+    Sampler(const SamplingParams& params, int n_vocab);
+    ~Sampler();
+    int32_t sample(std::span<const float> logits);
+    void accept(int32_t token);   // records the token for the repetition penalty
+    void reset();
+    bool is_greedy() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// ---- generation ----------------------------------------------------------------------------
+enum class StopReason { EndOfGeneration, MaxTokens, Cancelled, ContextFull, Callback };
+
+struct GenerateParams {
+    int max_tokens = 256;
+    SamplingParams sampling;
+    bool stop_at_eog = true;
+    const std::atomic<bool>* cancel = nullptr;
+};
+
+struct GenerateStats {
+    int n_prompt = 0;
+    int n_generated = 0;
+    double prompt_ms = 0;     // prefill time
+    double gen_ms = 0;        // decode time after the first token
+    double ttft_ms = 0;       // start to first generated token
+    double pp_tok_s = 0;
+    double tg_tok_s = 0;
+    StopReason stop = StopReason::MaxTokens;
+    std::vector<int32_t> tokens;  // generated ids
+};
+
+// Called for each generated token with its text; complete UTF-8 only (bytes of a split
+// character are held back). Return false to stop.
+using TokenCallback = std::function<bool(int32_t token, std::string_view text)>;
+
+// Evaluates the prompt (appended to what the session holds) and generates.
+Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt,
+                               const GenerateParams& params, const TokenCallback& on_token);
+
+}  // namespace ember

@@ -1,0 +1,18 @@
+// The CPU backend: runs the forward pass on the mapped weights with the worker pool.
+#pragma once
+
+#include <memory>
+
+#include "ember/result.h"
+#include "model/backend.h"
+#include "model/llama.h"
+
+namespace ember::cpu {
+
+// n_threads <= 0: physical cores.
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads);
+
+// The CPU's model name from /proc/cpuinfo, e.g. "Intel(R) Xeon(R) ...".
+std::string cpu_name();
+
+}  // namespace ember::cpu

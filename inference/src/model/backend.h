@@ -1,0 +1,38 @@
+// What a compute backend (CPU, Vulkan) provides to the engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "ember/ember.h"
+#include "ember/result.h"
+
+namespace ember {
+
+// Per-session state on a backend: the KV cache and scratch.
+class Runner {
+public:
+    virtual ~Runner() = default;
+    // Evaluates tokens at positions [pos, pos + tokens.size()) as one batch, appending their
+    // K/V to the cache, and writes the logits of the last token (n_vocab floats) to logits.
+    virtual Status forward(std::span<const int32_t> tokens, int pos, float* logits) = 0;
+    // Same, returning only the argmax of the last logits, computed on the device so that only
+    // 4 bytes come back. Called only when has_device_argmax().
+    virtual bool has_device_argmax() const { return false; }
+    virtual Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) {
+        return make_error("internal", "forward_argmax: this backend has no device argmax");
+    }
+    virtual int n_ctx() const = 0;
+};
+
+// Weights resident on a backend, shared by the sessions of one model.
+class BackendModel {
+public:
+    virtual ~BackendModel() = default;
+    virtual Result<std::unique_ptr<Runner>> create_runner(int n_ctx) = 0;
+    virtual const BackendInfo& info() const = 0;
+    virtual MemoryStats memory() const = 0;
+};
+
+}  // namespace ember

@@ -1,0 +1,164 @@
+// ember::Model: the GGUF file, its tokenizer and the backend that holds its weights.
+#include <algorithm>
+#include <map>
+
+#include "common/log.h"
+#include "cpu/backend_cpu.h"
+#include "ember/ember.h"
+#include "gguf/gguf.h"
+#include "session/model_impl.h"
+#include "templates/chat_template.h"
+#include "tokenizer/tokenizer.h"
+#ifdef EMBER_HAVE_VULKAN
+#include "vulkan/vulkan_backend.h"
+#endif
+
+namespace ember {
+
+const char* backend_name(BackendKind kind) {
+    switch (kind) {
+        case BackendKind::Auto: return "auto";
+        case BackendKind::Cpu: return "cpu";
+        case BackendKind::Vulkan: return "vulkan";
+    }
+    return "unknown";
+}
+
+#ifndef EMBER_HAVE_VULKAN
+Result<std::vector<DeviceInfo>> list_devices() {
+    return make_error("vulkan.disabled", "this build of Ember has no Vulkan backend");
+}
+#endif
+
+namespace {
+
+ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& tok) {
+    ModelInfo info;
+    info.path = f.path();
+    info.architecture = f.get_string("general.architecture").value_or("");
+    info.name = f.get_string("general.name").value_or("");
+    info.gguf_version = f.version();
+    info.file_size = f.file_size();
+    info.n_tensors = f.tensors().size();
+    std::map<std::string, uint64_t> by_type;
+    for (const auto& t : f.tensors()) {
+        info.n_params += t.n_elements();
+        info.weight_bytes += t.n_bytes;
+        by_type[std::string(type_name(t.type))] += t.n_bytes;
+    }
+    info.bytes_per_type.assign(by_type.begin(), by_type.end());
+    // The dominant type of the 2-D weights names the quantization, as model hubs do.
+    std::map<std::string, uint64_t> matrices;
+    for (const auto& t : f.tensors())
+        if (t.n_dims >= 2) matrices[std::string(type_name(t.type))] += t.n_bytes;
+    uint64_t best = 0;
+    for (const auto& [name, bytes] : matrices)
+        if (bytes > best) best = bytes, info.quantization = name;
+    const auto& hp = m.hp;
+    info.n_vocab = hp.n_vocab;
+    info.n_ctx_train = hp.n_ctx_train;
+    info.n_embd = hp.n_embd;
+    info.n_layer = hp.n_layer;
+    info.n_head = hp.n_head;
+    info.n_head_kv = hp.n_head_kv;
+    info.n_ff = hp.n_ff;
+    info.tokenizer_model = tok.model_name();
+    info.chat_template = f.get_string("tokenizer.chat_template").value_or("");
+    return info;
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Model::~Model() = default;
+
+Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadParams& params) {
+    auto impl = std::make_unique<Impl>();
+    impl->params = params;
+    auto cancelled = [&] { return params.cancel && params.cancel->load(); };
+    auto report = [&](float p) { return !params.progress || params.progress(p); };
+
+    EMBER_ASSIGN_OR_RETURN(impl->file, gguf::File::open(path));
+    EMBER_ASSIGN_OR_RETURN(impl->tokenizer, Tokenizer::from_gguf(*impl->file));
+    EMBER_ASSIGN_OR_RETURN(impl->llama, load_llama(*impl->file));
+    if (impl->tokenizer->n_vocab() != int(impl->llama.hp.n_vocab))
+        return make_error("model.vocab_mismatch",
+                          path + ": the tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) +
+                              " tokens but the model has " + std::to_string(impl->llama.hp.n_vocab) +
+                              " embedding rows");
+    impl->info = describe(*impl->file, impl->llama, *impl->tokenizer);
+    if (cancelled() || !report(0.05f)) return make_error("model.cancelled", "loading cancelled");
+
+    // Pick the backend: Vulkan when asked or available, the CPU otherwise, always saying why.
+    BackendInfo fallback;
+    const int n_ctx = std::max(1, std::min<int>(params.n_ctx, int(impl->llama.hp.n_ctx_train)));
+    impl->n_ctx = n_ctx;
+    if (params.backend != BackendKind::Cpu) {
+#ifdef EMBER_HAVE_VULKAN
+        vulkan::Options opt;
+        opt.device = params.device;
+        opt.n_ctx = n_ctx;
+        opt.cancel = params.cancel;
+        opt.progress = [&](float p) { return report(0.05f + 0.95f * p); };
+        auto vk = vulkan::create_backend_model(impl->llama, opt);
+        if (vk.ok()) {
+            impl->backend = std::move(vk).value();
+            impl->file->release_tensor_data();  // no host copy of the weights after upload
+        } else if (vk.error().code == "vulkan.cancelled" || cancelled()) {
+            return make_error("model.cancelled", "loading cancelled");
+        } else {
+            fallback.fallback_code = vk.error().code;
+            fallback.fallback_reason = vk.error().message;
+        }
+#else
+        fallback.fallback_code = "vulkan.disabled";
+        fallback.fallback_reason = "this build of Ember has no Vulkan backend";
+#endif
+        if (!impl->backend)
+            EMBER_LOG_WARN("using the CPU: %s", fallback.fallback_reason.c_str());
+    }
+    if (!impl->backend) {
+        EMBER_ASSIGN_OR_RETURN(impl->backend, cpu::create_backend_model(impl->llama, params.n_threads));
+        impl->backend_info = impl->backend->info();
+        impl->backend_info.fallback_code = fallback.fallback_code;
+        impl->backend_info.fallback_reason = fallback.fallback_reason;
+    } else {
+        impl->backend_info = impl->backend->info();
+    }
+    if (!report(1.0f)) return make_error("model.cancelled", "loading cancelled");
+    return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+const ModelInfo& Model::info() const { return m_impl->info; }
+const BackendInfo& Model::backend() const { return m_impl->backend_info; }
+MemoryStats Model::memory() const { return m_impl->backend->memory(); }
+
+std::vector<int32_t> Model::tokenize(std::string_view text, bool add_special, bool parse_special) const {
+    return m_impl->tokenizer->encode(text, add_special, parse_special);
+}
+std::string Model::token_to_piece(int32_t token) const { return m_impl->tokenizer->token_to_piece(token); }
+std::string Model::detokenize(std::span<const int32_t> tokens) const {
+    return m_impl->tokenizer->decode(std::vector<int32_t>(tokens.begin(), tokens.end()));
+}
+int32_t Model::bos() const { return m_impl->tokenizer->bos(); }
+int32_t Model::eos() const { return m_impl->tokenizer->eos(); }
+bool Model::is_end_of_generation(int32_t token) const {
+    return m_impl->tokenizer->is_end_of_generation(token);
+}
+int Model::n_vocab() const { return int(m_impl->llama.hp.n_vocab); }
+
+Result<std::string> Model::apply_chat_template(std::span<const ChatMessage> messages,
+                                               bool add_generation_prompt,
+                                               bool* used_fallback) const {
+    const Tokenizer& tok = *m_impl->tokenizer;
+    ChatTemplateInputs in;
+    in.messages.assign(messages.begin(), messages.end());
+    in.add_generation_prompt = add_generation_prompt;
+    if (tok.bos() >= 0 && tok.bos() < tok.n_vocab()) in.bos_token = tok.token_text(tok.bos());
+    if (tok.eos() >= 0 && tok.eos() < tok.n_vocab()) in.eos_token = tok.token_text(tok.eos());
+    const bool fallback = m_impl->info.chat_template.empty();
+    if (used_fallback) *used_fallback = fallback;
+    return render_chat_template(fallback ? chatml_template() : m_impl->info.chat_template, in);
+}
+
+}  // namespace ember

@@ -1,0 +1,139 @@
+// ember::Session (a KV cache on the model's backend) and the generation loop.
+#include <algorithm>
+#include <chrono>
+
+#include "ember/ember.h"
+#include "session/model_impl.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ember {
+
+struct Session::Impl {
+    Model* model = nullptr;
+    std::unique_ptr<Runner> runner;
+    int n_past = 0;
+    std::vector<float> logits;  // [n_vocab] of the last evaluated token
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::create(Model& model, const SessionParams& params) {
+    auto impl = std::make_unique<Impl>();
+    impl->model = &model;
+    int n_ctx = params.n_ctx > 0 ? params.n_ctx : model.impl().n_ctx;
+    n_ctx = std::min<int>(n_ctx, int(model.impl().llama.hp.n_ctx_train));
+    EMBER_ASSIGN_OR_RETURN(impl->runner, model.impl().backend->create_runner(n_ctx));
+    impl->logits.resize(size_t(model.n_vocab()));
+    return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens) {
+    Impl& s = *m_impl;
+    EMBER_TRY(s.runner->forward(tokens, s.n_past, s.logits.data()));
+    s.n_past += int(tokens.size());
+    return std::span<const float>(s.logits);
+}
+
+Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
+    Impl& s = *m_impl;
+    if (!s.runner->has_device_argmax()) {
+        EMBER_ASSIGN_OR_RETURN(auto logits, eval(tokens));
+        return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    EMBER_ASSIGN_OR_RETURN(int32_t tok, s.runner->forward_argmax(tokens, s.n_past));
+    s.n_past += int(tokens.size());
+    return tok;
+}
+
+void Session::reset() { m_impl->n_past = 0; }
+void Session::truncate(int n_keep) { m_impl->n_past = std::clamp(n_keep, 0, m_impl->n_past); }
+int Session::n_past() const { return m_impl->n_past; }
+int Session::n_ctx() const { return m_impl->runner->n_ctx(); }
+Model& Session::model() { return *m_impl->model; }
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+}  // namespace
+
+Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt,
+                               const GenerateParams& params, const TokenCallback& on_token) {
+    Model& model = session.model();
+    const Tokenizer& tok = *model.impl().tokenizer;
+    GenerateStats st;
+    st.n_prompt = int(prompt.size());
+    if (prompt.empty() && session.n_past() == 0)
+        return make_error("session.empty_prompt", "generate: the prompt is empty");
+    if (prompt.empty())
+        return make_error("session.empty_prompt",
+                          "generate: give at least one new token to continue from");
+
+    Sampler sampler(params.sampling, model.n_vocab());
+    for (int32_t t : prompt) sampler.accept(t);  // the penalty window sees the prompt too
+    // Greedy without penalties only needs the argmax, which a GPU backend computes on device.
+    const bool argmax_only = sampler.is_greedy() && params.sampling.repeat_penalty == 1.0f;
+    auto cancelled = [&] { return params.cancel && params.cancel->load(); };
+
+    const auto t_start = Clock::now();
+    int32_t next = -1;
+    std::span<const float> logits;
+    if (argmax_only) {
+        EMBER_ASSIGN_OR_RETURN(next, session.eval_argmax(prompt));
+    } else {
+        EMBER_ASSIGN_OR_RETURN(logits, session.eval(prompt));
+    }
+    st.prompt_ms = ms_since(t_start);
+
+    StreamDecoder decoder(tok);
+    auto t_decode = Clock::now();
+    int n_decoded = 0;
+    st.stop = StopReason::MaxTokens;
+    while (st.n_generated < params.max_tokens) {
+        if (!argmax_only) next = sampler.sample(logits);
+        sampler.accept(next);
+        if (st.n_generated == 0) {
+            st.ttft_ms = ms_since(t_start);
+            t_decode = Clock::now();
+        }
+        if (params.stop_at_eog && tok.is_end_of_generation(next)) {
+            st.stop = StopReason::EndOfGeneration;
+            break;
+        }
+        st.n_generated++;
+        st.tokens.push_back(next);
+        const std::string text = decoder.push(next);
+        if (on_token && !on_token(next, text)) {
+            st.stop = StopReason::Callback;
+            break;
+        }
+        if (st.n_generated >= params.max_tokens) break;
+        if (cancelled()) {
+            st.stop = StopReason::Cancelled;
+            break;
+        }
+        if (session.n_past() + 1 > session.n_ctx()) {
+            st.stop = StopReason::ContextFull;
+            break;
+        }
+        const int32_t one[1] = {next};
+        if (argmax_only) {
+            EMBER_ASSIGN_OR_RETURN(next, session.eval_argmax(one));
+        } else {
+            EMBER_ASSIGN_OR_RETURN(logits, session.eval(one));
+        }
+        n_decoded++;
+    }
+    if (on_token) {
+        const std::string rest = decoder.flush();
+        if (!rest.empty()) on_token(-1, rest);
+    }
+    st.gen_ms = st.n_generated > 0 ? ms_since(t_decode) : 0.0;
+    st.pp_tok_s = st.prompt_ms > 0 ? st.n_prompt / (st.prompt_ms / 1000.0) : 0.0;
+    st.tg_tok_s = (n_decoded > 0 && st.gen_ms > 0) ? n_decoded / (st.gen_ms / 1000.0) : 0.0;
+    return st;
+}
+
+}  // namespace ember

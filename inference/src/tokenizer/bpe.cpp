@@ -1,0 +1,199 @@
+// Byte-level BPE (tokenizer.ggml.model = "gpt2"): regex pre-tokenization, GPT-2 byte-to-unicode
+// mapping, merges by rank (the index in tokenizer.ggml.merges).
+#include <queue>
+
+#include "tokenizer/pretokenize.h"
+#include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/unicode.h"
+
+namespace ember::tok {
+namespace {
+
+// Merge pairs are keyed "left\0right": byte-level symbols never contain NUL.
+std::string pair_key(std::string_view l, std::string_view r) {
+    std::string k;
+    k.reserve(l.size() + r.size() + 1);
+    k.append(l);
+    k += '\0';
+    k.append(r);
+    return k;
+}
+
+class BpeTokenizer final : public Tokenizer {
+public:
+    Status init(VocabData& v) {
+        if (v.merges.empty()) {
+            return make_error("tokenizer.bad_metadata",
+                              "tokenizer metadata 'tokenizer.ggml.merges': missing or empty (the "
+                              "'gpt2' tokenizer needs its merges)");
+        }
+        m_ranks.reserve(v.merges.size());
+        for (size_t i = 0; i < v.merges.size(); ++i) {
+            const std::string& m = v.merges[i];
+            const size_t sp = m.size() > 1 ? m.find(' ', 1) : std::string::npos;
+            if (sp == std::string::npos || sp + 1 >= m.size()) {
+                return make_error("tokenizer.bad_metadata",
+                                  "tokenizer metadata 'tokenizer.ggml.merges': entry " +
+                                      std::to_string(i) + " '" + m +
+                                      "' is not of the form 'left right'");
+            }
+            // The first occurrence of a pair keeps its rank.
+            m_ranks.emplace(pair_key(std::string_view(m).substr(0, sp),
+                                     std::string_view(m).substr(sp + 1)),
+                            int32_t(i));
+        }
+        EMBER_ASSIGN_OR_RETURN(m_pre, PreTokenizer::create(v.pre));
+        if (!v.add_bos) v.add_bos = m_pre->spec().add_bos;
+        if (!v.add_eos) v.add_eos = false;
+
+        std::vector<std::string> pieces(v.tokens.size());
+        for (size_t i = 0; i < v.tokens.size(); ++i) {
+            const std::string& t = v.tokens[i];
+            const TokenType type = v.types.empty() ? TokenType::Normal : v.types[i];
+            if (type == TokenType::Control || type == TokenType::Unused) continue;
+            if (type == TokenType::UserDefined) {  // added tokens are stored as plain text
+                pieces[i] = t;
+                continue;
+            }
+            if (type == TokenType::Unknown) {
+                pieces[i] = kReplacementChar;
+                continue;
+            }
+            std::string& p = pieces[i];
+            for (size_t k = 0; k < t.size();) {
+                const size_t start = k;
+                const uint32_t cp = utf8_decode(t, k);
+                const int b = unicode_to_byte(cp);
+                if (b >= 0) {
+                    p += char(b);
+                } else {
+                    p.append(t, start, k - start);  // not a mapped byte: keep it as written
+                }
+            }
+        }
+        EMBER_TRY(init_common(v, std::move(pieces)));
+        const auto& map = byte_to_unicode();
+        for (int b = 0; b < 256; ++b) m_byte_ids[size_t(b)] = lookup_plain(map[size_t(b)]);
+        return {};
+    }
+
+    std::vector<int32_t> encode(std::string_view text, bool add_special,
+                                bool parse_special) const override {
+        std::vector<int32_t> out;
+        if (add_special && m_add_bos) out.push_back(m_bos);
+        std::string word;
+        for (const Fragment& f : split_special(text, parse_special)) {
+            if (f.id >= 0) {
+                out.push_back(f.id);
+                continue;
+            }
+            for (auto [b, e] : m_pre->split(f.text)) {
+                word.clear();
+                for (size_t i = b; i < e; ++i) word += byte_to_unicode()[uint8_t(f.text[i])];
+                encode_word(word, out);
+            }
+        }
+        if (add_special && m_add_eos) out.push_back(m_eos);
+        return out;
+    }
+
+    std::string token_to_piece(int32_t id) const override {
+        if (id < 0 || size_t(id) >= m_pieces.size()) return {};
+        return m_pieces[size_t(id)];
+    }
+
+private:
+    struct Symbol {
+        int prev, next;
+        uint32_t begin, len;  // len 0: merged into its left neighbour
+    };
+    struct Bigram {
+        int32_t rank;
+        int left, right;
+        uint32_t len;
+    };
+    struct BigramOrder {  // lowest rank first; on ties the leftmost
+        bool operator()(const Bigram& a, const Bigram& b) const {
+            return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
+        }
+    };
+    using Queue = std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder>;
+
+    void push_bigram(std::string_view word, const std::vector<Symbol>& sym, int left, int right,
+                     Queue& q) const {
+        if (left < 0 || right < 0) return;
+        const Symbol& l = sym[size_t(left)];
+        const Symbol& r = sym[size_t(right)];
+        auto it = m_ranks.find(pair_key(word.substr(l.begin, l.len), word.substr(r.begin, r.len)));
+        if (it == m_ranks.end()) return;
+        q.push({it->second, left, right, l.len + r.len});
+    }
+
+    // word: one pre-tokenized piece, in the byte-to-unicode alphabet.
+    void encode_word(std::string_view word, std::vector<int32_t>& out) const {
+        if (word.empty()) return;
+        if (m_pre->spec().ignore_merges) {
+            const int32_t id = lookup_plain(word);
+            if (id >= 0) {
+                out.push_back(id);
+                return;
+            }
+        }
+        std::vector<Symbol> sym;
+        sym.reserve(word.size());
+        for (size_t pos = 0; pos < word.size();) {
+            const auto len = uint32_t(utf8_char_len(word, pos));
+            const int idx = int(sym.size());
+            sym.push_back({idx - 1, pos + len < word.size() ? idx + 1 : -1, uint32_t(pos), len});
+            pos += len;
+        }
+        Queue q;
+        for (int i = 1; i < int(sym.size()); ++i) push_bigram(word, sym, i - 1, i, q);
+        while (!q.empty()) {
+            const Bigram b = q.top();
+            q.pop();
+            Symbol& l = sym[size_t(b.left)];
+            Symbol& r = sym[size_t(b.right)];
+            // Stale: one side was merged away or has grown since this pair was queued.
+            if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
+            l.len += r.len;
+            r.len = 0;
+            l.next = r.next;
+            if (r.next >= 0) sym[size_t(r.next)].prev = b.left;
+            push_bigram(word, sym, l.prev, b.left, q);
+            push_bigram(word, sym, b.left, l.next, q);
+        }
+        for (int i = 0; i >= 0; i = sym[size_t(i)].next) {
+            const Symbol& s = sym[size_t(i)];
+            const std::string_view piece = word.substr(s.begin, s.len);
+            const int32_t id = lookup_plain(piece);
+            if (id >= 0) {
+                out.push_back(id);
+                continue;
+            }
+            // A merge result that is not in the vocabulary: fall back to its characters.
+            for (size_t k = 0; k < piece.size();) {
+                const size_t start = k;
+                const int b = unicode_to_byte(utf8_decode(piece, k));
+                int32_t cid = b >= 0 ? m_byte_ids[size_t(b)] : -1;
+                if (cid < 0) cid = lookup_plain(piece.substr(start, k - start));
+                if (cid < 0) cid = m_unk;
+                if (cid >= 0) out.push_back(cid);
+            }
+        }
+    }
+
+    std::unique_ptr<PreTokenizer> m_pre;
+    IdMap m_ranks;
+    std::array<int32_t, 256> m_byte_ids{};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> make_bpe_tokenizer(VocabData&& v) {
+    auto t = std::make_unique<BpeTokenizer>();
+    EMBER_TRY(t->init(v));
+    return std::unique_ptr<Tokenizer>(std::move(t));
+}
+
+}  // namespace ember::tok

@@ -1,0 +1,190 @@
+// SentencePiece (tokenizer.ggml.model = "llama"): merges by score over UTF-8 characters,
+// byte fallback to <0xXX> tokens, and the dummy-prefix space.
+#include <cstdio>
+#include <queue>
+
+#include "common/log.h"
+#include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/unicode.h"
+
+namespace ember::tok {
+namespace {
+
+class SpmTokenizer final : public Tokenizer {
+public:
+    Status init(VocabData& v) {
+        if (v.scores.empty()) {
+            return make_error("tokenizer.bad_metadata",
+                              "tokenizer metadata 'tokenizer.ggml.scores': missing (the 'llama' "
+                              "tokenizer merges by score)");
+        }
+        m_scores = std::move(v.scores);
+        // llama.cpp's defaults for SentencePiece vocabularies.
+        if (!v.bos && v.tokens.size() > 1) v.bos = 1;
+        if (!v.eos && v.tokens.size() > 2) v.eos = 2;
+        if (!v.unk) v.unk = 0;
+        if (!v.add_bos) v.add_bos = true;
+        if (!v.add_eos) v.add_eos = false;
+        m_add_space_prefix = v.add_space_prefix.value_or(true);
+
+        std::vector<std::string> pieces(v.tokens.size());
+        m_byte_ids.fill(-1);
+        for (size_t i = 0; i < v.tokens.size(); ++i) {
+            const std::string& t = v.tokens[i];
+            const TokenType type = v.types.empty() ? TokenType::Normal : v.types[i];
+            switch (type) {
+                case TokenType::Control:
+                case TokenType::Unused:
+                    break;  // decode to nothing
+                case TokenType::Unknown:
+                    pieces[i] = kReplacementChar;
+                    break;
+                case TokenType::Byte: {
+                    unsigned b = 0;
+                    char tail = 0;
+                    if (t.size() == 6 && std::sscanf(t.c_str(), "<0x%2X>%c", &b, &tail) == 1) {
+                        pieces[i] = std::string(1, char(b));
+                        m_byte_ids[b] = int32_t(i);
+                    } else {
+                        EMBER_LOG_WARN("tokenizer: byte token %zu '%s' is not of the form <0xXX>", i,
+                                       t.c_str());
+                        pieces[i] = t;
+                    }
+                    break;
+                }
+                default: {  // normal, user-defined, undefined: '▁' stands for a space
+                    std::string& p = pieces[i];
+                    for (size_t k = 0; k < t.size();) {
+                        if (t.compare(k, kSpmSpace.size(), kSpmSpace) == 0) {
+                            p += ' ';
+                            k += kSpmSpace.size();
+                        } else {
+                            p += t[k++];
+                        }
+                    }
+                }
+            }
+        }
+        return init_common(v, std::move(pieces));
+    }
+
+    std::vector<int32_t> encode(std::string_view text, bool add_special,
+                                bool parse_special) const override {
+        std::vector<int32_t> out;
+        if (add_special && m_add_bos) out.push_back(m_bos);
+        // As SentencePiece (and llama.cpp), text that starts the input or follows a special
+        // token gets the dummy prefix.
+        bool prev_special = true;
+        std::string buf;
+        for (const Fragment& f : split_special(text, parse_special)) {
+            if (f.id >= 0) {
+                out.push_back(f.id);
+                prev_special = true;
+                continue;
+            }
+            buf.clear();
+            if (m_add_space_prefix && prev_special) buf += kSpmSpace;
+            for (char c : f.text) {
+                if (c == ' ') {
+                    buf += kSpmSpace;
+                } else {
+                    buf += c;
+                }
+            }
+            encode_plain(buf, out);
+            prev_special = false;
+        }
+        if (add_special && m_add_eos) out.push_back(m_eos);
+        return out;
+    }
+
+    std::string token_to_piece(int32_t id) const override {
+        if (id < 0 || size_t(id) >= m_pieces.size()) return {};
+        return m_pieces[size_t(id)];
+    }
+
+private:
+    struct Symbol {
+        int prev, next;
+        uint32_t begin, len;  // len 0: merged into its left neighbour
+    };
+    struct Bigram {
+        float score;
+        int left, right;
+        uint32_t len;
+    };
+    struct BigramOrder {  // highest score first; on ties the leftmost
+        bool operator()(const Bigram& a, const Bigram& b) const {
+            return a.score < b.score || (a.score == b.score && a.left > b.left);
+        }
+    };
+    using Queue = std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder>;
+
+    void push_bigram(std::string_view text, const std::vector<Symbol>& sym, int left, int right,
+                     Queue& q) const {
+        if (left < 0 || right < 0) return;
+        const uint32_t len = sym[size_t(left)].len + sym[size_t(right)].len;
+        const int32_t id = lookup_plain(text.substr(sym[size_t(left)].begin, len));
+        if (id < 0) return;
+        q.push({m_scores[size_t(id)], left, right, len});
+    }
+
+    // text: whitespace already escaped to '▁'.
+    void encode_plain(std::string_view text, std::vector<int32_t>& out) const {
+        std::vector<Symbol> sym;
+        sym.reserve(text.size());
+        for (size_t pos = 0; pos < text.size();) {
+            const auto len = uint32_t(utf8_char_len(text, pos));
+            const int idx = int(sym.size());
+            sym.push_back({idx - 1, pos + len < text.size() ? idx + 1 : -1, uint32_t(pos), len});
+            pos += len;
+        }
+        Queue q;
+        for (int i = 1; i < int(sym.size()); ++i) push_bigram(text, sym, i - 1, i, q);
+        while (!q.empty()) {
+            const Bigram b = q.top();
+            q.pop();
+            Symbol& l = sym[size_t(b.left)];
+            Symbol& r = sym[size_t(b.right)];
+            // Stale: one side was merged away or has grown since this pair was queued.
+            if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
+            l.len += r.len;
+            r.len = 0;
+            l.next = r.next;
+            if (r.next >= 0) sym[size_t(r.next)].prev = b.left;
+            push_bigram(text, sym, l.prev, b.left, q);
+            push_bigram(text, sym, b.left, l.next, q);
+        }
+        for (int i = sym.empty() ? -1 : 0; i >= 0; i = sym[size_t(i)].next) {
+            const Symbol& s = sym[size_t(i)];
+            const std::string_view piece = text.substr(s.begin, s.len);
+            const int32_t id = lookup_plain(piece);
+            if (id >= 0) {
+                out.push_back(id);
+                continue;
+            }
+            for (char c : piece) {  // byte fallback
+                const int32_t b = m_byte_ids[uint8_t(c)];
+                if (b >= 0) {
+                    out.push_back(b);
+                } else if (m_unk >= 0) {
+                    out.push_back(m_unk);
+                    break;  // one unknown token for the character
+                }
+            }
+        }
+    }
+
+    std::vector<float> m_scores;
+    std::array<int32_t, 256> m_byte_ids{};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Tokenizer>> make_spm_tokenizer(VocabData&& v) {
+    auto t = std::make_unique<SpmTokenizer>();
+    EMBER_TRY(t->init(v));
+    return std::unique_ptr<Tokenizer>(std::move(t));
+}
+
+}  // namespace ember::tok

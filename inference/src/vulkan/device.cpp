@@ -1,0 +1,112 @@
+#include "vulkan/device.h"
+
+#include <vector>
+
+namespace ember::vulkan {
+
+Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, const Adapter& adapter) {
+    if (!adapter.usable)
+        return make_error("vulkan.unsupported_device",
+                          "Vulkan device '" + adapter.info.name + "' " + adapter.info.unsuitable_reason);
+    std::unique_ptr<Device> dev(new Device());
+    dev->m_instance = std::move(instance);
+    dev->m_adapter = adapter;
+
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+    qi.queueFamilyIndex = adapter.queue_family;
+    qi.queueCount = 1;
+    qi.pQueuePriorities = &priority;
+
+    std::vector<const char*> exts = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
+    if (adapter.has_memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    f12.storageBuffer8BitAccess = VK_TRUE;
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    f11.storageBuffer16BitAccess = VK_TRUE;
+    f11.pNext = &f12;
+    VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    f2.pNext = &f11;
+
+    VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+    ci.pNext = &f2;
+    ci.queueCreateInfoCount = 1;
+    ci.pQueueCreateInfos = &qi;
+    ci.enabledExtensionCount = uint32_t(exts.size());
+    ci.ppEnabledExtensionNames = exts.data();
+    EMBER_VK_TRY(vkCreateDevice(adapter.handle, &ci, nullptr, &dev->m_device),
+                 "vkCreateDevice for '" + adapter.info.name + "'");
+    vkGetDeviceQueue(dev->m_device, adapter.queue_family, 0, &dev->m_queue);
+    return dev;
+}
+
+Device::~Device() {
+    if (m_device) {
+        vkDeviceWaitIdle(m_device);
+        vkDestroyDevice(m_device, nullptr);
+    }
+}
+
+Result<uint32_t> Device::memory_type(uint32_t bits, VkMemoryPropertyFlags required,
+                                     VkMemoryPropertyFlags preferred) const {
+    const auto& mem = m_adapter.mem;
+    int fallback = -1;
+    for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
+        if (!(bits & (1u << i))) continue;
+        VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
+        if ((f & required) != required) continue;
+        if ((f & preferred) == preferred) return i;
+        if (fallback < 0) fallback = int(i);
+    }
+    if (fallback >= 0) return uint32_t(fallback);
+    return make_error("vulkan.no_memory_type", "Vulkan device '" + m_adapter.info.name +
+                                                   "' has no memory type with flags 0x" + std::to_string(required));
+}
+
+bool Device::is_host_coherent(uint32_t t) const {
+    return m_adapter.mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+}
+
+Result<Fence> Fence::create(const Device& device) {
+    VkFenceCreateInfo ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VkFence f = VK_NULL_HANDLE;
+    EMBER_VK_TRY(vkCreateFence(device.handle(), &ci, nullptr, &f), "vkCreateFence");
+    return Fence(device.handle(), f);
+}
+
+Status Fence::wait_and_reset(uint64_t timeout_ns) {
+    VkFence f = handle();
+    EMBER_VK_TRY(vkWaitForFences(device(), 1, &f, VK_TRUE, timeout_ns), "vkWaitForFences");
+    EMBER_VK_TRY(vkResetFences(device(), 1, &f), "vkResetFences");
+    return {};
+}
+
+Result<CommandPool> CommandPool::create(const Device& device) {
+    VkCommandPoolCreateInfo ci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    ci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    ci.queueFamilyIndex = device.adapter().queue_family;
+    VkCommandPool p = VK_NULL_HANDLE;
+    EMBER_VK_TRY(vkCreateCommandPool(device.handle(), &ci, nullptr, &p), "vkCreateCommandPool");
+    return CommandPool(device.handle(), p);
+}
+
+Result<VkCommandBuffer> CommandPool::allocate() {
+    VkCommandBufferAllocateInfo ai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    ai.commandPool = handle();
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VkCommandBuffer cb = VK_NULL_HANDLE;
+    EMBER_VK_TRY(vkAllocateCommandBuffers(device(), &ai, &cb), "vkAllocateCommandBuffers");
+    return cb;
+}
+
+Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence) {
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    EMBER_VK_TRY(vkQueueSubmit(device.queue(), 1, &si, fence.handle()), "vkQueueSubmit");
+    return fence.wait_and_reset();
+}
+
+}  // namespace ember::vulkan

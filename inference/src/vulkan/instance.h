@@ -1,0 +1,61 @@
+// The Vulkan instance and the adapters (physical devices) it sees.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+#include "vulkan/vk.h"
+
+namespace ember::vulkan {
+
+class Instance {
+public:
+    // Loads Vulkan, creates an instance for API 1.2 and, when VK_EXT_debug_utils exists, a
+    // messenger that logs validation messages and counts errors.
+    static Result<std::shared_ptr<Instance>> create();
+    ~Instance();
+    Instance(const Instance&) = delete;
+    Instance& operator=(const Instance&) = delete;
+    VkInstance handle() const { return m_instance; }
+
+private:
+    Instance() = default;
+    VkInstance m_instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT m_messenger = VK_NULL_HANDLE;
+};
+
+// A physical device with what Ember needs to know about it.
+struct Adapter {
+    VkPhysicalDevice handle = VK_NULL_HANDLE;
+    DeviceInfo info;
+    VkPhysicalDeviceProperties props{};
+    VkPhysicalDeviceMemoryProperties mem{};
+    std::string uuid;                  // deviceUUID as hex, keys the own-allocation accounting
+    uint32_t queue_family = 0;         // a queue family with compute
+    uint32_t device_local_heap = 0;    // the largest DEVICE_LOCAL heap
+    bool has_memory_budget = false;
+    bool usable = false;               // has everything Ember needs (even if not auto-suitable)
+    uint32_t subgroup_size = 0;
+};
+
+Result<std::vector<Adapter>> enumerate_adapters(const Instance& instance);
+
+// Picks an adapter: "" = the best suitable one (discrete > integrated > virtual, then memory);
+// an index ("0") or a case-insensitive name substring chooses explicitly, CPU adapters included.
+Result<size_t> choose_adapter(const std::vector<Adapter>& adapters, const std::string& choice);
+
+// Bytes left on the adapter's device-local heap for this process, and how that was learned.
+struct Budget {
+    uint64_t budget = 0;     // what the process may use in total
+    uint64_t available = 0;  // budget minus current use
+    std::string source;
+};
+Budget query_budget(const Adapter& adapter);
+
+// Ember's own device-memory allocations per adapter (for heaps without VK_EXT_memory_budget).
+void account_allocation(const std::string& uuid, int64_t delta);
+uint64_t own_allocations(const std::string& uuid);
+
+}  // namespace ember::vulkan

@@ -1,0 +1,163 @@
+#include "vulkan/memory.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ember::vulkan {
+
+Result<Memory> Memory::allocate(const Device& device, VkDeviceSize size, uint32_t memory_type) {
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = size;
+    ai.memoryTypeIndex = memory_type;
+    Memory m;
+    EMBER_VK_TRY(vkAllocateMemory(device.handle(), &ai, nullptr, &m.m_memory),
+                 "vkAllocateMemory of " + std::to_string(size) + " bytes");
+    m.m_device = &device;
+    m.m_size = size;
+    account_allocation(device.adapter().uuid, int64_t(size));
+    return m;
+}
+
+Memory& Memory::operator=(Memory&& o) noexcept {
+    if (this != &o) {
+        reset();
+        m_device = o.m_device;
+        m_memory = take_handle(o.m_memory);
+        m_size = std::exchange(o.m_size, 0);
+        m_mapped = std::exchange(o.m_mapped, nullptr);
+    }
+    return *this;
+}
+
+void Memory::reset() {
+    if (!m_memory) return;
+    if (m_mapped) vkUnmapMemory(m_device->handle(), m_memory);
+    vkFreeMemory(m_device->handle(), take_handle(m_memory), nullptr);
+    account_allocation(m_device->adapter().uuid, -int64_t(m_size));
+    m_mapped = nullptr;
+    m_size = 0;
+}
+
+Result<void*> Memory::map() {
+    if (!m_mapped) EMBER_VK_TRY(vkMapMemory(m_device->handle(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped), "vkMapMemory");
+    return m_mapped;
+}
+
+Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKind kind) {
+    VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    ci.size = std::max<VkDeviceSize>(size, 4);
+    ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    VkMemoryPropertyFlags required = 0, preferred = 0;
+    switch (kind) {
+        case BufferKind::DeviceLocal:
+            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+            required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+            break;
+        case BufferKind::Upload:
+            ci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+            required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+            break;
+        case BufferKind::Readback:
+            ci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+            required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+            preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+            break;
+        case BufferKind::HostStorage:
+            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+            required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+            break;
+    }
+    VkBuffer vb = VK_NULL_HANDLE;
+    EMBER_VK_TRY(vkCreateBuffer(device.handle(), &ci, nullptr, &vb), "vkCreateBuffer of " + std::to_string(size) + " bytes");
+    Buffer b;
+    b.m_buffer = Owned<VkBuffer>(device.handle(), vb);
+    b.m_size = size;
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(device.handle(), vb, &req);
+    EMBER_ASSIGN_OR_RETURN(uint32_t type, device.memory_type(req.memoryTypeBits, required, preferred));
+    EMBER_ASSIGN_OR_RETURN(b.m_memory, Memory::allocate(device, req.size, type));
+    EMBER_VK_TRY(vkBindBufferMemory(device.handle(), vb, b.m_memory.handle(), 0), "vkBindBufferMemory");
+    if (kind != BufferKind::DeviceLocal) {
+        EMBER_ASSIGN_OR_RETURN(b.m_mapped, b.m_memory.map());
+    }
+    return b;
+}
+
+size_t Arena::reserve(VkDeviceSize size) {
+    size = align_up(std::max<VkDeviceSize>(size, 4), 4);
+    assert(size <= m_block_limit);
+    if (m_block_sizes.empty() || align_up(m_block_sizes.back(), m_align) + size > m_block_limit)
+        m_block_sizes.push_back(0);
+    VkDeviceSize off = align_up(m_block_sizes.back(), m_align);
+    m_slots.push_back({m_block_sizes.size() - 1, off, size});
+    m_block_sizes.back() = off + size;
+    return m_slots.size() - 1;
+}
+
+Status Arena::allocate(const Device& device, BufferKind kind) {
+    for (VkDeviceSize s : m_block_sizes) {
+        EMBER_ASSIGN_OR_RETURN(Buffer b, Buffer::create(device, s, kind));
+        m_blocks.push_back(std::move(b));
+    }
+    return {};
+}
+
+BufferRange Arena::get(size_t slot) const {
+    const Slot& s = m_slots[slot];
+    return {m_blocks[s.block].handle(), s.offset, s.size};
+}
+
+VkDeviceSize Arena::total_bytes() const {
+    VkDeviceSize t = 0;
+    for (VkDeviceSize s : m_block_sizes) t += s;
+    return t;
+}
+
+Result<Uploader> Uploader::create(const Device& device, VkDeviceSize staging_bytes) {
+    Uploader u;
+    u.m_device = &device;
+    EMBER_ASSIGN_OR_RETURN(u.m_staging, Buffer::create(device, staging_bytes, BufferKind::Upload));
+    EMBER_ASSIGN_OR_RETURN(u.m_pool, CommandPool::create(device));
+    EMBER_ASSIGN_OR_RETURN(u.m_cmd, u.m_pool.allocate());
+    EMBER_ASSIGN_OR_RETURN(u.m_fence, Fence::create(device));
+    return u;
+}
+
+Status Uploader::upload(BufferRange dst, const void* src, VkDeviceSize size) {
+    const auto* p = static_cast<const uint8_t*>(src);
+    VkDeviceSize done = 0;
+    while (done < size) {
+        if (m_used == m_staging.size()) EMBER_TRY(flush());
+        if (!m_recording) {
+            VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+            bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+            EMBER_VK_TRY(vkBeginCommandBuffer(m_cmd, &bi), "vkBeginCommandBuffer (upload)");
+            m_recording = true;
+        }
+        VkDeviceSize n = std::min(size - done, m_staging.size() - m_used);
+        std::memcpy(static_cast<uint8_t*>(m_staging.mapped()) + m_used, p + done, n);
+        VkBufferCopy region{m_used, dst.offset + done, n};
+        vkCmdCopyBuffer(m_cmd, m_staging.handle(), dst.buffer, 1, &region);
+        m_used = align_up(m_used + n, 16);
+        if (m_used > m_staging.size()) m_used = m_staging.size();
+        done += n;
+    }
+    return {};
+}
+
+Status Uploader::flush() {
+    if (!m_recording) return {};
+    // Make the copies visible to the compute shaders that read the weights later.
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
+                         nullptr, 0, nullptr);
+    EMBER_VK_TRY(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer (upload)");
+    m_recording = false;
+    EMBER_TRY(submit_and_wait(*m_device, m_cmd, m_fence));
+    m_used = 0;
+    return {};
+}
+
+}  // namespace ember::vulkan

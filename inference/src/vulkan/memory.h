@@ -1,0 +1,107 @@
+// Device memory, buffers, a sub-allocating arena and the staging uploader.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "vulkan/device.h"
+
+namespace ember::vulkan {
+
+// A bindable part of a buffer.
+struct BufferRange {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0;
+    VkDeviceSize size = 0;
+};
+
+// One VkDeviceMemory allocation, counted in the adapter's own-allocation accounting.
+class Memory {
+public:
+    Memory() = default;
+    static Result<Memory> allocate(const Device& device, VkDeviceSize size, uint32_t memory_type);
+    ~Memory() { reset(); }
+    Memory(Memory&& o) noexcept { *this = std::move(o); }
+    Memory& operator=(Memory&& o) noexcept;
+    Memory(const Memory&) = delete;
+    Memory& operator=(const Memory&) = delete;
+
+    VkDeviceMemory handle() const { return m_memory; }
+    VkDeviceSize size() const { return m_size; }
+    Result<void*> map();
+    void reset();
+
+private:
+    const Device* m_device = nullptr;
+    VkDeviceMemory m_memory = VK_NULL_HANDLE;
+    VkDeviceSize m_size = 0;
+    void* m_mapped = nullptr;
+};
+
+enum class BufferKind {
+    DeviceLocal,  // storage, transfer source and destination
+    Upload,       // host-visible, coherent: staging and per-step inputs
+    Readback,     // host-visible, coherent, preferably cached: results
+    HostStorage,  // host-visible storage buffer (tests bind it directly)
+};
+
+// A VkBuffer with its own memory; host-visible kinds stay mapped.
+class Buffer {
+public:
+    Buffer() = default;
+    static Result<Buffer> create(const Device& device, VkDeviceSize size, BufferKind kind);
+    VkBuffer handle() const { return m_buffer.handle(); }
+    VkDeviceSize size() const { return m_size; }
+    void* mapped() const { return m_mapped; }
+    BufferRange range() const { return {handle(), 0, m_size}; }
+    BufferRange range(VkDeviceSize offset, VkDeviceSize size) const { return {handle(), offset, size}; }
+
+private:
+    Owned<VkBuffer> m_buffer;
+    Memory m_memory;
+    VkDeviceSize m_size = 0;
+    void* m_mapped = nullptr;
+};
+
+// Places many ranges in a few big device-local buffers (no more than maxMemoryAllocationSize
+// each): reserve() while planning, allocate() once, then get().
+class Arena {
+public:
+    Arena(VkDeviceSize block_limit, VkDeviceSize alignment) : m_block_limit(block_limit), m_align(alignment) {}
+    // A range of `size` bytes (rounded up to 4), which must not exceed the block limit.
+    size_t reserve(VkDeviceSize size);
+    Status allocate(const Device& device, BufferKind kind);
+    BufferRange get(size_t slot) const;
+    VkDeviceSize total_bytes() const;  // what allocate() takes
+    size_t n_blocks() const { return m_block_sizes.size(); }
+
+private:
+    struct Slot { size_t block; VkDeviceSize offset, size; };
+    VkDeviceSize m_block_limit, m_align;
+    std::vector<Slot> m_slots;
+    std::vector<VkDeviceSize> m_block_sizes;
+    std::vector<Buffer> m_blocks;
+};
+
+// Copies host data into device-local buffers through one reusable host-visible staging buffer,
+// batching copies until the staging buffer is full.
+class Uploader {
+public:
+    static Result<Uploader> create(const Device& device, VkDeviceSize staging_bytes);
+    Status upload(BufferRange dst, const void* src, VkDeviceSize size);
+    Status flush();  // submits pending copies and waits
+
+private:
+    Uploader() = default;
+    const Device* m_device = nullptr;
+    Buffer m_staging;
+    CommandPool m_pool;
+    Fence m_fence;
+    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
+    VkDeviceSize m_used = 0;
+    bool m_recording = false;
+};
+
+inline VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
+
+}  // namespace ember::vulkan

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine, builds Ember with its tests and runs them all.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+"$root/scripts/deps.sh" engine app test
+"$root/scripts/build.sh" -DEMBER_BUILD_TESTS=ON
+build="${EMBER_BUILD_DIR:-$root/build}"
+cd "$build"
+ctest --output-on-failure --timeout 1200 -j "${EMBER_TEST_JOBS:-2}"

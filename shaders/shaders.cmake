@@ -1,0 +1,16 @@
+# The shader variants Ember builds: each becomes SPIR-V named op_intype_outtype, embedded in the
+# binary. Included by inference/src/vulkan/CMakeLists.txt, which defines ember_shader().
+set(EMBER_WEIGHT_TYPES f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
+foreach(t IN LISTS EMBER_WEIGHT_TYPES)
+    string(TOUPPER ${t} T)
+    ember_shader(matvec_${t}_f32 matvec.comp TYPE_${T})
+    ember_shader(matmul_${t}_f32 matmul.comp TYPE_${T})
+    ember_shader(get_rows_${t}_f32 get_rows.comp TYPE_${T})
+endforeach()
+ember_shader(rms_norm_f32_f32 rms_norm.comp)
+ember_shader(rope_f32_f32 rope.comp)
+ember_shader(cpy_f32_f16 copy.comp)
+ember_shader(silu_mul_f32_f32 silu_mul.comp)
+ember_shader(add_f32_f32 add.comp)
+ember_shader(argmax_f32_u32 argmax.comp)
+ember_shader(attention_f16_f32 attention.comp)

@@ -1,0 +1,163 @@
+// bench: prompt processing and generation speed, measured the way llama-bench does.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+#include "args.h"
+#include "common.h"
+#include "cpu/threadpool.h"
+
+namespace ember::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double secs_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+struct MeanSd {
+    double mean = 0, sd = 0;
+};
+MeanSd mean_sd(const std::vector<double>& v) {
+    MeanSd r;
+    if (v.empty()) return r;
+    r.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    if (v.size() > 1) {
+        double ss = 0;
+        for (double x : v) ss += (x - r.mean) * (x - r.mean);
+        r.sd = std::sqrt(ss / double(v.size() - 1));
+    }
+    return r;
+}
+
+// Read bandwidth of this machine with the given threads: sums a 1 GiB buffer, best of 5.
+double measure_read_bandwidth(int threads) {
+    const size_t n = (size_t(1) << 30) / sizeof(uint64_t);
+    std::vector<uint64_t> buf(n);
+    for (size_t i = 0; i < n; i++) buf[i] = i;
+    cpu::ThreadPool pool(threads);
+    std::vector<uint64_t> sums(size_t(pool.size()) * 8);
+    double best = 0;
+    for (int rep = 0; rep < 5; rep++) {
+        const auto t0 = Clock::now();
+        const int tasks = pool.size() * 4;
+        pool.parallel_for(tasks, [&](int task, int thread) {
+            const size_t b = n * size_t(task) / size_t(tasks), e = n * size_t(task + 1) / size_t(tasks);
+            uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            size_t i = b;
+            for (; i + 4 <= e; i += 4) s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
+            for (; i < e; i++) s0 += buf[i];
+            sums[size_t(thread) * 8] += s0 + s1 + s2 + s3;
+        });
+        best = std::max(best, double(n * sizeof(uint64_t)) / secs_since(t0) / 1e9);
+    }
+    volatile uint64_t sink = std::accumulate(sums.begin(), sums.end(), uint64_t(0));
+    (void)sink;
+    return best;
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+    std::set<std::string> valued = {"--n-prompt", "--n-gen", "--reps"};
+    valued.insert(kLoadOptions.begin(), kLoadOptions.end());
+    Args a({"--json", "--membw"}, valued,
+           {{"-m", "--model"}, {"-p", "--n-prompt"}, {"-n", "--n-gen"}, {"-r", "--reps"}, {"-t", "--threads"}});
+    if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    auto pp = a.get_int("--n-prompt", 512, 0, 1 << 20);
+    auto tg = a.get_int("--n-gen", 128, 0, 1 << 20);
+    auto reps = a.get_int("--reps", 3, 1, 1000);
+    for (auto* r : {&pp, &tg, &reps}) if (!*r) return fail(r->error());
+
+    auto params = load_params(a);
+    if (!params) return fail(params.error());
+    params->n_ctx = std::max<int>(params->n_ctx, int(std::max(*pp, *tg)) + 1);
+    auto path = a.require("--model");
+    if (!path) return fail(path.error());
+    auto model = Model::load(*path, *params);
+    if (!model) return fail(model.error());
+    Model& m = **model;
+    auto session = Session::create(m, {int(std::max(*pp, *tg)) + 1});
+    if (!session) return fail(session.error());
+    Session& s = **session;
+
+    // Random tokens, as llama-bench uses.
+    std::mt19937 rng(1234);
+    std::uniform_int_distribution<int> dist(0, m.n_vocab() - 1);
+    std::vector<int32_t> prompt(static_cast<size_t>(*pp));
+    for (auto& t : prompt) t = dist(rng);
+
+    std::vector<double> pp_rates, tg_rates;
+    // One untimed run of each warms caches, pipelines and clocks.
+    for (int rep = -1; rep < *reps; rep++) {
+        if (*pp > 0) {
+            s.reset();
+            const auto t0 = Clock::now();
+            auto r = s.eval(prompt);
+            if (!r) return fail(r.error());
+            const double dt = secs_since(t0);
+            if (rep >= 0) pp_rates.push_back(double(*pp) / dt);
+        }
+        if (*tg > 0) {
+            s.reset();
+            int32_t tok = dist(rng);
+            const auto t0 = Clock::now();
+            for (int i = 0; i < *tg; i++) {
+                const int32_t one[1] = {tok};
+                auto r = s.eval(one);
+                if (!r) return fail(r.error());
+                tok = int32_t(std::max_element(r->begin(), r->end()) - r->begin());
+            }
+            const double dt = secs_since(t0);
+            if (rep >= 0) tg_rates.push_back(double(*tg) / dt);
+        }
+    }
+    const MeanSd ppm = mean_sd(pp_rates), tgm = mean_sd(tg_rates);
+    const uint64_t wbytes = m.info().weight_bytes;
+
+    nlohmann::json j;
+    j["model"] = m.info().path;
+    j["model_name"] = m.info().name;
+    j["quantization"] = m.info().quantization;
+    j["n_params"] = m.info().n_params;
+    j["n_prompt"] = *pp;
+    j["n_gen"] = *tg;
+    j["reps"] = *reps;
+    j["pp_tok_s"] = ppm.mean;
+    j["pp_sd"] = ppm.sd;
+    j["tg_tok_s"] = tgm.mean;
+    j["tg_sd"] = tgm.sd;
+    j["tg_ms_per_token"] = tgm.mean > 0 ? 1000.0 / tgm.mean : 0.0;
+    j["weight_bytes"] = wbytes;
+    j["tg_gb_s"] = tgm.mean * double(wbytes) / 1e9;
+    add_backend_json(j, m);
+    const BackendInfo& b = m.backend();
+    j["features"] = {{"coopmat", b.coopmat}, {"subgroup_size", b.subgroup_size},
+                     {"fused_kernels", b.fused_kernels}};
+    if (a.has("--membw")) {
+        const double bw = measure_read_bandwidth(b.n_threads > 0 ? b.n_threads : cpu::physical_cores());
+        j["read_gb_s"] = bw;
+        j["tg_roofline_tok_s"] = bw * 1e9 / double(wbytes);
+        j["tg_pct_of_roofline"] = tgm.mean > 0 ? 100.0 * tgm.mean / (bw * 1e9 / double(wbytes)) : 0.0;
+    }
+    if (a.has("--json")) {
+        std::printf("%s\n", safe_dump(j, 1).c_str());
+    } else {
+        std::printf("model: %s (%s, %.2f GiB of weights) on %s (%s)\n", m.info().path.c_str(),
+                    m.info().quantization.c_str(), wbytes / 1073741824.0, backend_name(b.kind),
+                    b.device.c_str());
+        if (*pp > 0) std::printf("pp%lld: %10.1f ± %.1f tok/s\n", *pp, ppm.mean, ppm.sd);
+        if (*tg > 0)
+            std::printf("tg%lld: %10.1f ± %.1f tok/s (%.2f ms/token, %.1f GB/s of weights)\n", *tg,
+                        tgm.mean, tgm.sd, 1000.0 / tgm.mean, tgm.mean * wbytes / 1e9);
+        if (j.contains("read_gb_s"))
+            std::printf("read bandwidth %.1f GB/s: roofline %.1f tok/s, reached %.0f%%\n",
+                        j["read_gb_s"].get<double>(), j["tg_roofline_tok_s"].get<double>(),
+                        j["tg_pct_of_roofline"].get<double>());
+    }
+    return 0;
+}
+
+}  // namespace ember::cli

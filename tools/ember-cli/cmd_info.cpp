@@ -1,0 +1,186 @@
+// info, devices and template.
+#include <cstdio>
+#include <map>
+
+#include "args.h"
+#include "common.h"
+#include "gguf/gguf.h"
+#include "model/llama.h"
+#include "templates/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ember::cli {
+namespace {
+
+// Metadata value as JSON; long arrays are summarised, since vocabularies hold 100k+ entries.
+nlohmann::json value_json(const gguf::Value& v, bool summarize) {
+    using VT = gguf::ValueType;
+    switch (v.type) {
+        case VT::UINT8: case VT::UINT16: case VT::UINT32: case VT::UINT64: return v.u64;
+        case VT::INT8: case VT::INT16: case VT::INT32: case VT::INT64: return v.i64;
+        case VT::FLOAT32: case VT::FLOAT64: return v.f64;
+        case VT::BOOL: return v.b;
+        case VT::STRING: return v.str;
+        case VT::ARRAY: {
+            if (summarize && v.arr.size() > 16)
+                return "[" + std::to_string(v.arr.size()) + " x " +
+                       std::string(gguf::value_type_name(v.elem_type)) + "]";
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& e : v.arr) a.push_back(value_json(e, summarize));
+            return a;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+    Args a({"--json", "--full"}, {"--model"}, {{"-m", "--model"}});
+    if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    auto path = a.require("--model");
+    if (!path) return fail(path.error());
+    auto file = gguf::File::open(*path);
+    if (!file) return fail(file.error());
+    const gguf::File& f = **file;
+
+    nlohmann::json j;
+    j["path"] = f.path();
+    j["gguf_version"] = f.version();
+    j["file_size"] = f.file_size();
+    j["architecture"] = f.get_string("general.architecture").value_or("");
+    j["tensor_count"] = f.tensors().size();
+    uint64_t n_params = 0, weight_bytes = 0;
+    std::map<std::string, uint64_t> by_type;
+    for (const auto& t : f.tensors()) {
+        n_params += t.n_elements();
+        weight_bytes += t.n_bytes;
+        by_type[std::string(type_name(t.type))] += t.n_bytes;
+    }
+    j["n_params"] = n_params;
+    j["weight_bytes"] = weight_bytes;
+    j["bytes_per_type"] = by_type;
+    nlohmann::json meta = nlohmann::json::object();
+    for (const auto& kv : f.metadata()) meta[kv.key] = value_json(kv.value, !a.has("--full"));
+    j["metadata"] = meta;
+    // Whether Ember can run it, and why not.
+    auto llama = load_llama(f);
+    j["supported"] = llama.ok();
+    if (!llama) j["unsupported_reason"] = llama.error().message;
+    else {
+        const auto& hp = llama->hp;
+        j["hparams"] = {{"n_vocab", hp.n_vocab}, {"n_ctx_train", hp.n_ctx_train},
+                        {"n_embd", hp.n_embd}, {"n_layer", hp.n_layer}, {"n_head", hp.n_head},
+                        {"n_head_kv", hp.n_head_kv}, {"n_ff", hp.n_ff}, {"n_rot", hp.n_rot},
+                        {"rope_freq_base", hp.rope_freq_base}, {"rms_eps", hp.rms_eps},
+                        {"tied_output", llama->tied_output}};
+    }
+
+    if (a.has("--json")) {
+        std::printf("%s\n", safe_dump(j, 1).c_str());
+        return 0;
+    }
+    std::printf("file:          %s (%.1f MiB, GGUF v%u)\n", f.path().c_str(), f.file_size() / 1048576.0, f.version());
+    std::printf("architecture:  %s\n", j["architecture"].get<std::string>().c_str());
+    std::printf("parameters:    %llu\n", (unsigned long long)n_params);
+    std::printf("tensors:       %zu\n", f.tensors().size());
+    for (const auto& [type, bytes] : by_type)
+        std::printf("  %-8s     %.2f MiB\n", type.c_str(), bytes / 1048576.0);
+    std::printf("supported:     %s\n", llama ? "yes" : llama.error().message.c_str());
+    std::printf("metadata:\n");
+    for (const auto& kv : f.metadata())
+        std::printf("  %s = %s\n", kv.key.c_str(), safe_dump(value_json(kv.value, true)).c_str());
+    return 0;
+}
+
+int cmd_devices(int argc, char** argv) {
+    Args a({"--json"}, {});
+    if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    auto devs = list_devices();
+    nlohmann::json arr = nlohmann::json::array();
+    if (devs) {
+        for (const auto& d : *devs) {
+            arr.push_back({{"index", d.index}, {"name", d.name}, {"type", d.type},
+                           {"vendor_id", d.vendor_id}, {"vendor", d.vendor},
+                           {"driver_version", d.driver_version}, {"api_version", d.api_version},
+                           {"device_local_bytes", d.device_local_bytes},
+                           {"budget_bytes", d.budget_bytes}, {"budget_source", d.budget_source},
+                           {"subgroup_size", d.subgroup_size}, {"suitable", d.suitable},
+                           {"unsuitable_code", d.unsuitable_code},
+                           {"unsuitable_reason", d.unsuitable_reason}});
+        }
+    }
+    if (a.has("--json")) {
+        nlohmann::json j;
+        j["devices"] = arr;
+        if (!devs) j["error"] = {{"code", devs.error().code}, {"message", devs.error().message}};
+        std::printf("%s\n", safe_dump(j, 1).c_str());
+        return 0;
+    }
+    if (!devs) {
+        std::printf("no Vulkan devices: %s\n", devs.error().message.c_str());
+        return 0;
+    }
+    for (const auto& d : *devs) {
+        std::printf("%d: %s (%s, %s, driver %s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(),
+                    d.vendor.c_str(), d.driver_version.c_str(), d.api_version.c_str());
+        std::printf("   device-local %.2f GiB, budget %.2f GiB (%s), subgroup size %u\n",
+                    d.device_local_bytes / 1073741824.0, d.budget_bytes / 1073741824.0,
+                    d.budget_source.c_str(), d.subgroup_size);
+        std::printf("   %s\n", d.suitable ? "suitable" : ("not suitable: " + d.unsuitable_reason).c_str());
+    }
+    return 0;
+}
+
+int cmd_template(int argc, char** argv) {
+    Args a({"--add-generation-prompt"},
+           {"--model", "--template-file", "--messages", "--bos-token", "--eos-token"},
+           {{"-m", "--model"}});
+    if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    ChatTemplateInputs in;
+    std::string tmpl;
+    if (auto path = a.get("--model")) {
+        auto file = gguf::File::open(*path);
+        if (!file) return fail(file.error());
+        auto t = (*file)->get_string("tokenizer.chat_template");
+        if (!t) {
+            std::fprintf(stderr, "ember-cli: %s has no chat template; using ChatML\n", path->c_str());
+            tmpl = chatml_template();
+        } else {
+            tmpl = *t;
+        }
+        if (auto tok = Tokenizer::from_gguf(**file); tok) {
+            const Tokenizer& tk = **tok;
+            if (tk.bos() >= 0 && tk.bos() < tk.n_vocab()) in.bos_token = tk.token_text(tk.bos());
+            if (tk.eos() >= 0 && tk.eos() < tk.n_vocab()) in.eos_token = tk.token_text(tk.eos());
+        }
+    } else if (auto tf = a.get("--template-file")) {
+        auto content = read_file(*tf);
+        if (!content) return fail(content.error());
+        tmpl = *content;
+    } else {
+        return fail("template needs -m MODEL or --template-file FILE");
+    }
+    auto mpath = a.require("--messages");
+    if (!mpath) return fail(mpath.error());
+    auto mtext = read_file(*mpath);
+    if (!mtext) return fail(mtext.error());
+    nlohmann::json mj = nlohmann::json::parse(*mtext, nullptr, false);
+    if (mj.is_object() && mj.contains("messages")) mj = mj["messages"];
+    if (!mj.is_array()) return fail(*mpath + ": expected a JSON array of {\"role\", \"content\"} objects");
+    for (const auto& m : mj) {
+        if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
+            !m.contains("content") || !m["content"].is_string())
+            return fail(*mpath + ": each message needs string fields \"role\" and \"content\"");
+        in.messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    }
+    in.add_generation_prompt = a.has("--add-generation-prompt");
+    if (auto b = a.get("--bos-token")) in.bos_token = *b;
+    if (auto e = a.get("--eos-token")) in.eos_token = *e;
+    auto out = render_chat_template(tmpl, in);
+    if (!out) return fail(out.error());
+    std::fwrite(out->data(), 1, out->size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : fail("cannot write to standard output");
+}
+
+}  // namespace ember::cli

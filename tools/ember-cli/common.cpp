@@ -1,0 +1,59 @@
+#include "common.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace ember::cli {
+
+Result<LoadParams> load_params(const Args& args) {
+    LoadParams p;
+    const std::string backend = args.get_or("--backend", "auto");
+    if (backend == "auto") p.backend = BackendKind::Auto;
+    else if (backend == "cpu") p.backend = BackendKind::Cpu;
+    else if (backend == "vulkan") p.backend = BackendKind::Vulkan;
+    else return make_error("cli.bad_value", "--backend must be cpu, vulkan or auto, got '" + backend + "'");
+    p.device = args.get_or("--device", "");
+    EMBER_ASSIGN_OR_RETURN(long long threads, args.get_int("--threads", 0, 0, 1024));
+    EMBER_ASSIGN_OR_RETURN(long long ctx, args.get_int("--ctx", 2048, 1, 1 << 20));
+    p.n_threads = int(threads);
+    p.n_ctx = int(ctx);
+    return p;
+}
+
+Result<std::unique_ptr<Model>> load_model(const Args& args) {
+    EMBER_ASSIGN_OR_RETURN(std::string path, args.require("--model"));
+    EMBER_ASSIGN_OR_RETURN(LoadParams p, load_params(args));
+    return Model::load(path, p);
+}
+
+void add_backend_json(nlohmann::json& j, const Model& model) {
+    const BackendInfo& b = model.backend();
+    j["backend"] = backend_name(b.kind);
+    j["device"] = b.device;
+    if (!b.fallback_code.empty()) {
+        j["fallback_code"] = b.fallback_code;
+        j["fallback_reason"] = b.fallback_reason;
+    }
+    if (b.kind == BackendKind::Cpu) j["threads"] = b.n_threads;
+    if (b.kind == BackendKind::Vulkan) {
+        const MemoryStats m = model.memory();
+        j["gpu_mem_used"] = m.used;
+        j["gpu_mem_budget"] = m.budget;
+        j["gpu_mem_source"] = m.source;
+    }
+}
+
+Result<std::string> read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return make_error("cli.io", "cannot open '" + path + "'");
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    if (f.bad()) return make_error("cli.io", "cannot read '" + path + "'");
+    return ss.str();
+}
+
+nlohmann::json::string_t safe_dump(const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace ember::cli

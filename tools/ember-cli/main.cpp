@@ -1,0 +1,61 @@
+// ember-cli: the engine without a window.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "args.h"
+#include "ember/ember.h"
+
+namespace {
+
+const char* kUsage = R"(usage: ember-cli COMMAND [options]
+
+commands:
+  generate  -m MODEL -p TEXT [-n N] [--temp T --top-k K --top-p P --min-p P
+            --repeat-penalty R --repeat-last-n N --seed S] [--backend cpu|vulkan|auto]
+            [--device N|NAME] [--threads N] [--ctx N] [--chat] [--json]
+  logits    -m MODEL (-p TEXT | --ids 1,2,3) [--backend ...] [--device ...] --json
+  tokenize  -m MODEL (-p TEXT | -f FILE) [--no-bos] [--parse-special] --json
+  info      -m MODEL [--json]
+  template  (-m MODEL | --template-file FILE) --messages FILE.json
+            [--add-generation-prompt] [--bos-token S] [--eos-token S]
+  mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
+            [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
+  bench     -m MODEL [-p 512] [-n 128] [-r 3] [--backend ...] [--device ...] [--threads N]
+            [--json] [--membw]
+  devices   [--json]
+  version
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);  // a closed stdout is an error to report, not a death
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+        !std::strcmp(argv[1], "help")) {
+        std::fputs(kUsage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    const std::string cmd = argv[1];
+    try {
+        if (cmd == "generate") return ember::cli::cmd_generate(argc, argv);
+        if (cmd == "logits") return ember::cli::cmd_logits(argc, argv);
+        if (cmd == "tokenize") return ember::cli::cmd_tokenize(argc, argv);
+        if (cmd == "info") return ember::cli::cmd_info(argc, argv);
+        if (cmd == "template") return ember::cli::cmd_template(argc, argv);
+        if (cmd == "mkmodel") return ember::cli::cmd_mkmodel(argc, argv);
+        if (cmd == "bench") return ember::cli::cmd_bench(argc, argv);
+        if (cmd == "devices") return ember::cli::cmd_devices(argc, argv);
+        if (cmd == "version" || cmd == "--version") {
+            std::printf("ember-cli %s\n", ember::version());
+            return 0;
+        }
+    } catch (const std::bad_alloc&) {
+        return ember::cli::fail("out of memory");
+    } catch (const std::exception& e) {
+        return ember::cli::fail(std::string("unexpected error: ") + e.what());
+    }
+    return ember::cli::fail("unknown command '" + cmd + "' (see ember-cli --help)");
+}
