@@ -3,6 +3,8 @@
 #include <QClipboard>
 #include <QFileInfo>
 #include <QGuiApplication>
+#include <QRegularExpression>
+#include <QStandardPaths>
 
 ChatController::ChatController(ConversationStore* store, InferenceController* inference,
                                Settings* settings, QObject* parent)
@@ -18,14 +20,19 @@ ChatController::ChatController(ConversationStore* store, InferenceController* in
             &ChatController::onFinished);
     connect(m_inference, &InferenceController::generationFailed, this, &ChatController::onFailed);
     connect(m_inference, &InferenceController::modelChanged, this, &ChatController::onModelChanged);
-    connect(m_inference, &InferenceController::loadFailed, this,
-            [this](const QString& message) { setError(tr("Could not load the model: %1").arg(message)); });
+    connect(m_inference, &InferenceController::loadFailed, this, [this](const QString& message) {
+        setError(tr("Could not load the model: %1").arg(message));
+    });
     refreshList();
 }
 
-ChatController::~ChatController() { saveInterrupted(); }
+ChatController::~ChatController() {
+    saveInterrupted();
+}
 
-void ChatController::refreshList() { m_conversations.refresh(m_search); }
+void ChatController::refreshList() {
+    m_conversations.refresh(m_search);
+}
 
 void ChatController::setSearchText(const QString& text) {
     if (text == m_search) return;
@@ -126,7 +133,8 @@ void ChatController::onFinished(const QString& text, const QVariantMap& stats) {
     if (conv == 0) return;  // its conversation was deleted
     const qint64 id = m_store->appendMessage(conv, "assistant", text);
     if (id == 0) setError(m_store->lastError());
-    if (conv == m_conversationId && m_messages.lastIsStreaming()) m_messages.finishLast(id, text, true);
+    if (conv == m_conversationId && m_messages.lastIsStreaming())
+        m_messages.finishLast(id, text, true);
     refreshList();
     if (stats.value("templateFallback").toBool() && !m_templateNoticeShown) {
         m_templateNoticeShown = true;
@@ -155,7 +163,9 @@ void ChatController::onFailed(const QString& message, const QString& partial) {
     emit responseFailed(message);
 }
 
-void ChatController::stop() { m_inference->stop(); }
+void ChatController::stop() {
+    m_inference->stop();
+}
 
 void ChatController::regenerate() {
     if (m_responding || m_messages.count() == 0) return;
@@ -196,6 +206,13 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
     }
     addInfo(tr("Exported to %1").arg(path));
     return true;
+}
+
+QUrl ChatController::suggestedExportFile(const QString& format) const {
+    QString base = m_title.isEmpty() ? QStringLiteral("conversation") : m_title;
+    base.replace(QRegularExpression(R"([\\/:*?"<>|\n])"), "_");
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    return QUrl::fromLocalFile(dir + "/" + base + (format == "json" ? ".json" : ".md"));
 }
 
 void ChatController::loadModel(const QUrl& file) {

@@ -15,7 +15,8 @@ class ChatController : public QObject {
     Q_OBJECT
     Q_PROPERTY(MessageModel* messages READ messages NOTIFY messagesChanged)
     Q_PROPERTY(ConversationListModel* conversations READ conversations NOTIFY conversationsChanged)
-    Q_PROPERTY(qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
+    Q_PROPERTY(
+        qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
     Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
@@ -47,6 +48,8 @@ public:
     Q_INVOKABLE void editAndResend(int row, const QString& text);
     Q_INVOKABLE void copyText(const QString& text);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
+    // Documents/<title>.md or .json, for the export dialog.
+    Q_INVOKABLE QUrl suggestedExportFile(const QString& format) const;
     Q_INVOKABLE void loadModel(const QUrl& file);
     Q_INVOKABLE void reloadModel();
     Q_INVOKABLE void dismissError();

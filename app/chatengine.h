@@ -42,13 +42,13 @@ struct EngineSampling {
 };
 
 struct EngineStats {
-    int promptTokens = 0;       // tokens of the whole rendered prompt
-    int evaluatedTokens = 0;    // of which were evaluated (the rest reused from the cache)
+    int promptTokens = 0;     // tokens of the whole rendered prompt
+    int evaluatedTokens = 0;  // of which were evaluated (the rest reused from the cache)
     int generatedTokens = 0;
-    int droppedMessages = 0;    // oldest turns left out to fit the context
+    int droppedMessages = 0;  // oldest turns left out to fit the context
     double tokensPerSecond = 0;
     double timeToFirstTokenMs = 0;
-    std::string stopReason;     // "eog", "max_tokens", "cancelled", "context_full", "callback"
+    std::string stopReason;         // "eog", "max_tokens", "cancelled", "context_full", "callback"
     bool templateFallback = false;  // the model has no usable template: ChatML was used
 };
 

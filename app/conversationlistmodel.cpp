@@ -11,10 +11,13 @@ QVariant ConversationListModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= count()) return {};
     const ConversationSummary& c = m_rows[index.row()];
     switch (role) {
-        case IdRole: return c.id;
+        case IdRole:
+            return c.id;
         case Qt::DisplayRole:
-        case TitleRole: return c.title;
-        case UpdatedRole: return c.updated;
+        case TitleRole:
+            return c.title;
+        case UpdatedRole:
+            return c.updated;
     }
     return {};
 }

@@ -29,14 +29,18 @@ const char* kSchema[] = {
     "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id)",
 };
 
-qint64 nowMs() { return QDateTime::currentMSecsSinceEpoch(); }
+qint64 nowMs() {
+    return QDateTime::currentMSecsSinceEpoch();
+}
 
 }  // namespace
 
 ConversationStore::ConversationStore()
     : m_connection(QString("ember-store-%1").arg(g_connectionCounter.fetchAndAddRelaxed(1))) {}
 
-ConversationStore::~ConversationStore() { close(); }
+ConversationStore::~ConversationStore() {
+    close();
+}
 
 bool ConversationStore::fail(const QString& what, const QString& detail) const {
     m_error = what + ": " + detail;
@@ -48,11 +52,12 @@ bool ConversationStore::open(const QString& path) {
     QDir().mkpath(QFileInfo(path).absolutePath());
     QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", m_connection);
     db.setDatabaseName(path);
-    if (!db.open()) return fail("cannot open the conversation database " + path, db.lastError().text());
+    if (!db.open())
+        return fail("cannot open the conversation database " + path, db.lastError().text());
     QSqlQuery q(db);
     // WAL: a crash keeps every committed transaction; FULL syncs each commit to disk.
-    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                               "PRAGMA foreign_keys=ON"}) {
+    for (const char* pragma :
+         {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
         if (!q.exec(pragma)) return fail(QString("cannot set ") + pragma, q.lastError().text());
     }
     for (const char* stmt : kSchema) {
@@ -91,7 +96,8 @@ bool ConversationStore::renameConversation(qint64 id, const QString& title) {
     q.prepare("UPDATE conversations SET title = ? WHERE id = ?");
     q.addBindValue(title);
     q.addBindValue(id);
-    if (!q.exec()) return fail("cannot rename conversation " + QString::number(id), q.lastError().text());
+    if (!q.exec())
+        return fail("cannot rename conversation " + QString::number(id), q.lastError().text());
     return q.numRowsAffected() == 1 ||
            fail("cannot rename conversation " + QString::number(id), "no such conversation");
 }
@@ -101,7 +107,8 @@ bool ConversationStore::deleteConversation(qint64 id) {
     QSqlQuery q(db);
     q.prepare("DELETE FROM conversations WHERE id = ?");  // messages follow (ON DELETE CASCADE)
     q.addBindValue(id);
-    if (!q.exec()) return fail("cannot delete conversation " + QString::number(id), q.lastError().text());
+    if (!q.exec())
+        return fail("cannot delete conversation " + QString::number(id), q.lastError().text());
     return true;
 }
 
@@ -109,14 +116,16 @@ QList<ConversationSummary> ConversationStore::conversations(const QString& searc
     QList<ConversationSummary> out;
     QSqlQuery q(QSqlDatabase::database(m_connection));
     if (search.trimmed().isEmpty()) {
-        q.prepare("SELECT id, title, updated_at FROM conversations ORDER BY updated_at DESC, id DESC");
+        q.prepare(
+            "SELECT id, title, updated_at FROM conversations ORDER BY updated_at DESC, id DESC");
     } else {
         q.prepare(
-            "SELECT id, title, updated_at FROM conversations c WHERE title LIKE ?1 ESCAPE '\\'"
+            "SELECT id, title, updated_at FROM conversations c WHERE title LIKE ? ESCAPE '\\'"
             " OR EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
-            " AND m.content LIKE ?1 ESCAPE '\\') ORDER BY updated_at DESC, id DESC");
+            " AND m.content LIKE ? ESCAPE '\\') ORDER BY updated_at DESC, id DESC");
         QString pattern = search.trimmed();
         pattern.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_");
+        q.addBindValue("%" + pattern + "%");
         q.addBindValue("%" + pattern + "%");
     }
     if (!q.exec()) {
@@ -142,8 +151,9 @@ ConversationSummary ConversationStore::conversation(qint64 id) const {
 QList<StoredMessage> ConversationStore::messages(qint64 conversationId) const {
     QList<StoredMessage> out;
     QSqlQuery q(QSqlDatabase::database(m_connection));
-    q.prepare("SELECT id, role, content, complete, created_at FROM messages"
-              " WHERE conversation_id = ? ORDER BY id");
+    q.prepare(
+        "SELECT id, role, content, complete, created_at FROM messages"
+        " WHERE conversation_id = ? ORDER BY id");
     q.addBindValue(conversationId);
     if (!q.exec()) {
         fail("cannot read messages", q.lastError().text());
@@ -165,8 +175,9 @@ qint64 ConversationStore::appendMessage(qint64 conversationId, const QString& ro
     }
     const qint64 now = nowMs();
     QSqlQuery q(db);
-    q.prepare("INSERT INTO messages(conversation_id, role, content, complete, created_at)"
-              " VALUES(?, ?, ?, ?, ?)");
+    q.prepare(
+        "INSERT INTO messages(conversation_id, role, content, complete, created_at)"
+        " VALUES(?, ?, ?, ?, ?)");
     q.addBindValue(conversationId);
     q.addBindValue(role);
     q.addBindValue(content);
@@ -230,7 +241,8 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) const {
 bool ConversationStore::exportToFile(qint64 conversationId, const QString& path,
                                      const QString& format) {
     if (conversation(conversationId).id == 0)
-        return fail("cannot export conversation " + QString::number(conversationId), "no such conversation");
+        return fail("cannot export conversation " + QString::number(conversationId),
+                    "no such conversation");
     QByteArray data;
     if (format == "json") {
         data = exportJson(conversationId);

@@ -54,7 +54,9 @@ void EmberChatEngine::unload() {
     m_cached.clear();
 }
 
-bool EmberChatEngine::isLoaded() const { return m_model != nullptr; }
+bool EmberChatEngine::isLoaded() const {
+    return m_model != nullptr;
+}
 
 // Renders and tokenizes the conversation; drops the oldest turns after the system prompt until
 // the prompt fits in `budget` tokens.
@@ -75,11 +77,11 @@ ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
         if (static_cast<int>(tokens.size()) <= budget) return tokens;
         // Keep at least the last message (the one being answered).
         if (chat.size() <= first + 1) {
-            return ember::make_error(
-                "app.prompt_too_long",
-                "the message needs " + std::to_string(tokens.size()) +
-                    " tokens but the context leaves room for " + std::to_string(budget) +
-                    "; shorten it or raise the context length in Settings");
+            return ember::make_error("app.prompt_too_long",
+                                     "the message needs " + std::to_string(tokens.size()) +
+                                         " tokens but the context leaves room for " +
+                                         std::to_string(budget) +
+                                         "; shorten it or raise the context length in Settings");
         }
         chat.erase(chat.begin() + static_cast<std::ptrdiff_t>(first));
         ++stats.droppedMessages;
@@ -101,8 +103,7 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     // Reuse the longest common prefix with what the session holds; at least one token must be
     // evaluated to get fresh logits.
     size_t common = 0;
-    while (common < m_cached.size() && common < prompt.size() &&
-           m_cached[common] == prompt[common])
+    while (common < m_cached.size() && common < prompt.size() && m_cached[common] == prompt[common])
         ++common;
     if (common == prompt.size() && common > 0) --common;
     m_session->truncate(static_cast<int>(common));
@@ -137,11 +138,21 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     stats.tokensPerSecond = gen.tg_tok_s;
     stats.timeToFirstTokenMs = gen.ttft_ms;
     switch (gen.stop) {
-        case ember::StopReason::EndOfGeneration: stats.stopReason = "eog"; break;
-        case ember::StopReason::MaxTokens: stats.stopReason = "max_tokens"; break;
-        case ember::StopReason::Cancelled: stats.stopReason = "cancelled"; break;
-        case ember::StopReason::ContextFull: stats.stopReason = "context_full"; break;
-        case ember::StopReason::Callback: stats.stopReason = "callback"; break;
+        case ember::StopReason::EndOfGeneration:
+            stats.stopReason = "eog";
+            break;
+        case ember::StopReason::MaxTokens:
+            stats.stopReason = "max_tokens";
+            break;
+        case ember::StopReason::Cancelled:
+            stats.stopReason = "cancelled";
+            break;
+        case ember::StopReason::ContextFull:
+            stats.stopReason = "context_full";
+            break;
+        case ember::StopReason::Callback:
+            stats.stopReason = "callback";
+            break;
     }
     return stats;
 }

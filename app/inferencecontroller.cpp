@@ -61,9 +61,8 @@ void InferenceController::refreshModels() {
     QVariantList models;
     const QDir dir(modelsDirectory());
     for (const QFileInfo& fi : dir.entryInfoList({"*.gguf"}, QDir::Files, QDir::Name)) {
-        models << QVariantMap{{"name", fi.completeBaseName()},
-                              {"path", fi.absoluteFilePath()},
-                              {"size", fi.size()}};
+        models << QVariantMap{
+            {"name", fi.completeBaseName()}, {"path", fi.absoluteFilePath()}, {"size", fi.size()}};
     }
     m_installedModels = models;
     emit installedModelsChanged();

@@ -21,6 +21,13 @@
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
 int main(int argc, char* argv[]) {
+    // Answer --version without a display.
+    for (int i = 1; i < argc; ++i) {
+        if (qstrcmp(argv[i], "--version") == 0 || qstrcmp(argv[i], "-v") == 0) {
+            std::printf("ember %s (engine %s)\n", EMBER_APP_VERSION, ember::version());
+            return 0;
+        }
+    }
     QGuiApplication app(argc, argv);
     QGuiApplication::setApplicationName("ember");
     QGuiApplication::setApplicationDisplayName("Ember");
@@ -29,7 +36,8 @@ int main(int argc, char* argv[]) {
     QCommandLineParser parser;
     parser.setApplicationDescription("Chat with local language models.");
     parser.addHelpOption();
-    const QCommandLineOption versionOption({"v", "version"}, "Show the version and exit.");
+    const QCommandLineOption versionOption({"v", "version"},
+                                           "Show the version and exit.");  // above
     const QCommandLineOption modelOption("model", "Load the GGUF model at <path>.", "path");
     const QCommandLineOption sendOption("send", "Test hook: send <text> once the model is loaded.",
                                         "text");
@@ -37,10 +45,6 @@ int main(int argc, char* argv[]) {
         "screenshot", "Test hook: save the window to <png> after the reply, then quit.", "png");
     parser.addOptions({versionOption, modelOption, sendOption, shotOption});
     parser.process(app);
-    if (parser.isSet(versionOption)) {
-        std::printf("ember %s (engine %s)\n", EMBER_APP_VERSION, ember::version());
-        return 0;
-    }
 
     QQuickStyle::setStyle("Material");
     Settings settings;
@@ -55,7 +59,8 @@ int main(int argc, char* argv[]) {
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &chat, &ChatController::saveInterrupted);
 
     QString model = parser.value(modelOption);
-    if (model.isEmpty() && QFileInfo::exists(settings.lastModelPath())) model = settings.lastModelPath();
+    if (model.isEmpty() && QFileInfo::exists(settings.lastModelPath()))
+        model = settings.lastModelPath();
     if (model.isEmpty() && !inference.installedModels().isEmpty())
         model = inference.installedModels().first().toMap().value("path").toString();
 

@@ -10,12 +10,17 @@ QVariant MessageModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= count()) return {};
     const Row& r = m_rows[index.row()];
     switch (role) {
-        case IdRole: return r.message.id;
-        case RoleRole: return r.message.role;
+        case IdRole:
+            return r.message.id;
+        case RoleRole:
+            return r.message.role;
         case Qt::DisplayRole:
-        case ContentRole: return r.message.content;
-        case CompleteRole: return r.message.complete;
-        case StreamingRole: return r.streaming;
+        case ContentRole:
+            return r.message.content;
+        case CompleteRole:
+            return r.message.complete;
+        case StreamingRole:
+            return r.streaming;
     }
     return {};
 }

@@ -2,91 +2,118 @@
 
 Settings::Settings(QObject* parent) : QObject(parent) {}
 
-QString Settings::device() const { return m_settings.value("device", QString("auto")).toString(); }
+QString Settings::device() const {
+    return m_settings.value("device", QString("auto")).toString();
+}
 void Settings::setDevice(const QString& value) {
     if (device() == value) return;
     m_settings.setValue("device", value);
     emit deviceChanged();
 }
 
-int Settings::threads() const { return m_settings.value("cpu/threads", int(0)).toInt(); }
+int Settings::threads() const {
+    return m_settings.value("cpu/threads", int(0)).toInt();
+}
 void Settings::setThreads(int value) {
     if (threads() == value) return;
     m_settings.setValue("cpu/threads", value);
     emit threadsChanged();
 }
 
-int Settings::contextLength() const { return m_settings.value("model/contextLength", int(2048)).toInt(); }
+int Settings::contextLength() const {
+    return m_settings.value("model/contextLength", int(2048)).toInt();
+}
 void Settings::setContextLength(int value) {
     if (contextLength() == value) return;
     m_settings.setValue("model/contextLength", value);
     emit contextLengthChanged();
 }
 
-double Settings::temperature() const { return m_settings.value("sampling/temperature", double(0.8)).toDouble(); }
+double Settings::temperature() const {
+    return m_settings.value("sampling/temperature", double(0.8)).toDouble();
+}
 void Settings::setTemperature(double value) {
     if (temperature() == value) return;
     m_settings.setValue("sampling/temperature", value);
     emit temperatureChanged();
 }
 
-int Settings::topK() const { return m_settings.value("sampling/topK", int(40)).toInt(); }
+int Settings::topK() const {
+    return m_settings.value("sampling/topK", int(40)).toInt();
+}
 void Settings::setTopK(int value) {
     if (topK() == value) return;
     m_settings.setValue("sampling/topK", value);
     emit topKChanged();
 }
 
-double Settings::topP() const { return m_settings.value("sampling/topP", double(0.95)).toDouble(); }
+double Settings::topP() const {
+    return m_settings.value("sampling/topP", double(0.95)).toDouble();
+}
 void Settings::setTopP(double value) {
     if (topP() == value) return;
     m_settings.setValue("sampling/topP", value);
     emit topPChanged();
 }
 
-double Settings::minP() const { return m_settings.value("sampling/minP", double(0.05)).toDouble(); }
+double Settings::minP() const {
+    return m_settings.value("sampling/minP", double(0.05)).toDouble();
+}
 void Settings::setMinP(double value) {
     if (minP() == value) return;
     m_settings.setValue("sampling/minP", value);
     emit minPChanged();
 }
 
-double Settings::repeatPenalty() const { return m_settings.value("sampling/repeatPenalty", double(1.1)).toDouble(); }
+double Settings::repeatPenalty() const {
+    return m_settings.value("sampling/repeatPenalty", double(1.1)).toDouble();
+}
 void Settings::setRepeatPenalty(double value) {
     if (repeatPenalty() == value) return;
     m_settings.setValue("sampling/repeatPenalty", value);
     emit repeatPenaltyChanged();
 }
 
-int Settings::maxTokens() const { return m_settings.value("sampling/maxTokens", int(512)).toInt(); }
+int Settings::maxTokens() const {
+    return m_settings.value("sampling/maxTokens", int(512)).toInt();
+}
 void Settings::setMaxTokens(int value) {
     if (maxTokens() == value) return;
     m_settings.setValue("sampling/maxTokens", value);
     emit maxTokensChanged();
 }
 
-QString Settings::systemPrompt() const { return m_settings.value("chat/systemPrompt", QString("You are a helpful assistant.")).toString(); }
+QString Settings::systemPrompt() const {
+    return m_settings.value("chat/systemPrompt", QString("You are a helpful assistant."))
+        .toString();
+}
 void Settings::setSystemPrompt(const QString& value) {
     if (systemPrompt() == value) return;
     m_settings.setValue("chat/systemPrompt", value);
     emit systemPromptChanged();
 }
 
-QString Settings::theme() const { return m_settings.value("ui/theme", QString("system")).toString(); }
+QString Settings::theme() const {
+    return m_settings.value("ui/theme", QString("system")).toString();
+}
 void Settings::setTheme(const QString& value) {
     if (theme() == value) return;
     m_settings.setValue("ui/theme", value);
     emit themeChanged();
 }
 
-int Settings::fontSize() const { return m_settings.value("ui/fontSize", int(14)).toInt(); }
+int Settings::fontSize() const {
+    return m_settings.value("ui/fontSize", int(14)).toInt();
+}
 void Settings::setFontSize(int value) {
     if (fontSize() == value) return;
     m_settings.setValue("ui/fontSize", value);
     emit fontSizeChanged();
 }
 
-QString Settings::lastModelPath() const { return m_settings.value("model/lastPath", QString(QString())).toString(); }
+QString Settings::lastModelPath() const {
+    return m_settings.value("model/lastPath", QString(QString())).toString();
+}
 void Settings::setLastModelPath(const QString& value) {
     if (lastModelPath() == value) return;
     m_settings.setValue("model/lastPath", value);

@@ -11,17 +11,21 @@ class Settings : public QObject {
     Q_OBJECT
     Q_PROPERTY(QString device READ device WRITE setDevice NOTIFY deviceChanged)
     Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY threadsChanged)
-    Q_PROPERTY(int contextLength READ contextLength WRITE setContextLength NOTIFY contextLengthChanged)
+    Q_PROPERTY(
+        int contextLength READ contextLength WRITE setContextLength NOTIFY contextLengthChanged)
     Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY temperatureChanged)
     Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY topKChanged)
     Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY topPChanged)
     Q_PROPERTY(double minP READ minP WRITE setMinP NOTIFY minPChanged)
-    Q_PROPERTY(double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY repeatPenaltyChanged)
+    Q_PROPERTY(
+        double repeatPenalty READ repeatPenalty WRITE setRepeatPenalty NOTIFY repeatPenaltyChanged)
     Q_PROPERTY(int maxTokens READ maxTokens WRITE setMaxTokens NOTIFY maxTokensChanged)
-    Q_PROPERTY(QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY systemPromptChanged)
+    Q_PROPERTY(
+        QString systemPrompt READ systemPrompt WRITE setSystemPrompt NOTIFY systemPromptChanged)
     Q_PROPERTY(QString theme READ theme WRITE setTheme NOTIFY themeChanged)
     Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY fontSizeChanged)
-    Q_PROPERTY(QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
+    Q_PROPERTY(
+        QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
 
 public:
     explicit Settings(QObject* parent = nullptr);

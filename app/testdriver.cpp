@@ -45,7 +45,8 @@ void TestDriver::grabAndQuit() {
     if (!m_screenshot.isEmpty()) {
         if (!m_window) return finish(1, "no window to grab");
         const QImage image = m_window->grabWindow();
-        if (image.isNull() || !image.save(m_screenshot)) return finish(1, "cannot save " + m_screenshot);
+        if (image.isNull() || !image.save(m_screenshot))
+            return finish(1, "cannot save " + m_screenshot);
         std::printf("EMBER_SCREENSHOT: %s\n", qPrintable(m_screenshot));
     }
     finish(0, {});

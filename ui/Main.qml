@@ -1,10 +1,106 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Dialogs
+import QtQuick.Layouts
+
+// The main window. The C++ side passes the controllers in as initial properties.
 ApplicationWindow {
+    id: window
     required property var chat
     required property var inference
     required property var settings
-    property bool askForModel: false
-    width: 1100; height: 720; visible: true
-    title: "Ember"
+    property bool askForModel: false   // no model given or found: open the picker on start
+
+    width: 1180
+    height: 760
+    minimumWidth: 720
+    minimumHeight: 480
+    visible: true
+    title: chat.currentTitle.length ? chat.currentTitle + " — Ember" : "Ember"
+
+    Material.theme: settings.theme === "dark" ? Material.Dark
+                  : settings.theme === "light" ? Material.Light : Material.System
+    Material.accent: Material.DeepOrange
+    Material.primary: Material.DeepOrange
+
+    menuBar: MenuBar {
+        Menu {
+            title: qsTr("&File")
+            Action { text: qsTr("&New conversation"); shortcut: StandardKey.New; onTriggered: chat.newConversation() }
+            Action { text: qsTr("&Open model…"); shortcut: StandardKey.Open; onTriggered: modelDialog.open() }
+            MenuSeparator {}
+            Action {
+                text: qsTr("Export as &Markdown…")
+                enabled: chat.currentConversationId > 0
+                onTriggered: exportDialog.ask("markdown")
+            }
+            Action {
+                text: qsTr("Export as &JSON…")
+                enabled: chat.currentConversationId > 0
+                onTriggered: exportDialog.ask("json")
+            }
+            MenuSeparator {}
+            Action { text: qsTr("&Quit"); shortcut: StandardKey.Quit; onTriggered: Qt.quit() }
+        }
+        Menu {
+            title: qsTr("&Edit")
+            Action { text: qsTr("&Settings…"); shortcut: StandardKey.Preferences; onTriggered: settingsDialog.open() }
+        }
+        Menu {
+            title: qsTr("&Chat")
+            Action { text: qsTr("&Stop"); enabled: chat.generating; onTriggered: chat.stop() }
+            Action { text: qsTr("&Regenerate"); enabled: !chat.generating && inference.modelLoaded; onTriggered: chat.regenerate() }
+        }
+    }
+
+    SplitView {
+        anchors.fill: parent
+        Sidebar {
+            chat: window.chat
+            SplitView.preferredWidth: 260
+            SplitView.minimumWidth: 180
+            SplitView.maximumWidth: 420
+        }
+        ChatPane {
+            chat: window.chat
+            inference: window.inference
+            settings: window.settings
+            SplitView.fillWidth: true
+            onOpenModelRequested: modelDialog.open()
+        }
+    }
+
+    FileDialog {
+        id: modelDialog
+        title: qsTr("Choose a GGUF model")
+        nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
+        currentFolder: "file://" + inference.modelsDirectory
+        onAccepted: chat.loadModel(selectedFile)
+    }
+
+    FileDialog {
+        id: exportDialog
+        property string format: "markdown"
+        function ask(f) {
+            format = f
+            selectedFile = chat.suggestedExportFile(f)
+            open()
+        }
+        title: qsTr("Export conversation")
+        fileMode: FileDialog.SaveFile
+        nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
+        onAccepted: chat.exportConversation(selectedFile, format)
+    }
+
+    SettingsDialog {
+        id: settingsDialog
+        parent: Overlay.overlay
+        anchors.centerIn: parent
+        settings: window.settings
+        inference: window.inference
+        chat: window.chat
+    }
+
+    Component.onCompleted: if (askForModel) modelDialog.open()
 }

@@ -8,7 +8,7 @@
 namespace {
 
 std::vector<float> ramp(int n) {
-    std::vector<float> l(size_t(n));
+    std::vector<float> l(static_cast<size_t>(n));
     for (int i = 0; i < n; i++) l[size_t(i)] = float(i) * 0.1f;
     return l;
 }

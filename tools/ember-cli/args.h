@@ -47,6 +47,7 @@ int cmd_mkmodel(int argc, char** argv);
 int cmd_template(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_pull(int argc, char** argv);  // cmd_pull.cpp; needs EMBER_HAVE_PULL (Qt)
 
 // Prints "ember-cli: <message>" to stderr and returns 1.
 int fail(const std::string& message);

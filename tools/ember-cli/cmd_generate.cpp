@@ -52,7 +52,7 @@ Result<SamplingParams> sampling_params(const Args& a) {
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-    Args a(with_load({"--json", "--chat", "--no-bos"}),
+    Args a({"--json", "--chat", "--no-bos"},
            with_load({"--prompt", "--n-predict", "--temp", "--top-k", "--top-p", "--min-p",
                       "--repeat-penalty", "--repeat-last-n", "--seed", "--system"}),
            kAliases);
@@ -136,7 +136,7 @@ int cmd_generate(int argc, char** argv) {
 }
 
 int cmd_logits(int argc, char** argv) {
-    Args a(with_load({"--json", "--no-bos"}), with_load({"--prompt", "--ids"}), kAliases);
+    Args a({"--json", "--no-bos"}, with_load({"--prompt", "--ids"}), kAliases);
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto model = load_model(a);
     if (!model) return fail(model.error());

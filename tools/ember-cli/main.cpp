@@ -26,6 +26,7 @@ commands:
   bench     -m MODEL [-p 512] [-n 128] [-r 3] [--backend ...] [--device ...] [--threads N]
             [--json] [--membw]
   devices   [--json]
+  pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version
 )";
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
         if (cmd == "mkmodel") return ember::cli::cmd_mkmodel(argc, argv);
         if (cmd == "bench") return ember::cli::cmd_bench(argc, argv);
         if (cmd == "devices") return ember::cli::cmd_devices(argc, argv);
+        if (cmd == "pull") return ember::cli::cmd_pull(argc, argv);
         if (cmd == "version" || cmd == "--version") {
             std::printf("ember-cli %s\n", ember::version());
             return 0;

@@ -174,7 +174,7 @@ struct SamplingParams {
     int top_k = 40;               // <= 0: off
     float top_p = 0.95f;          // >= 1: off
     float min_p = 0.05f;          // <= 0: off
-    float repeat_penalty = 1.1f;  // 1: off
+    float repeat_penalty = 1.0f;  // 1: off (llama.cpp's default too)
     int repeat_last_n = 64;       // window of the penalty
     uint64_t seed = 0xE3BE5EEDULL;
 };

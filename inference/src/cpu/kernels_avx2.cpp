@@ -24,6 +24,8 @@ const KernelSet* kernels_avx2() {
 }  // namespace ember::cpu
 #else
 namespace ember::cpu {
-const KernelSet* kernels_avx2() { return nullptr; }
+const KernelSet* kernels_avx2() {
+    return nullptr;
+}
 }  // namespace ember::cpu
 #endif

@@ -28,6 +28,8 @@ const KernelSet* kernels_avx512() {
 }  // namespace ember::cpu
 #else
 namespace ember::cpu {
-const KernelSet* kernels_avx512() { return nullptr; }
+const KernelSet* kernels_avx512() {
+    return nullptr;
+}
 }  // namespace ember::cpu
 #endif

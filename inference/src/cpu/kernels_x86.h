@@ -22,10 +22,16 @@
 namespace ember::cpu::EMBER_X86_NS {
 namespace {
 
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t min64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
 
-inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline __m128i load16(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline __m256i load32(const void* p) {
+    return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+inline __m128i load16(const void* p) {
+    return _mm_loadu_si128(static_cast<const __m128i*>(p));
+}
 
 // Sums of 4 adjacent u8*s8 products in 8 int32 lanes: lanes 0-3 cover bytes 0-15.
 inline __m256i dot_u8s8(__m256i u, __m256i s) {
@@ -53,6 +59,22 @@ inline __m256i nibbles_split(const uint8_t* p) {
     const __m128i v = load16(p), m = _mm_set1_epi8(0x0F);
     return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(v, 4), m), _mm_and_si128(v, m));
 }
+#if EMBER_X86_VNNI
+// Two blocks' 16 nibble bytes -> [a low, a high, b low, b high] nibbles in one vector.
+inline __m512i nibbles_split2(const uint8_t* a, const uint8_t* b) {
+    __m256i ab = _mm256_inserti128_si256(_mm256_castsi128_si256(load16(a)), load16(b), 1);
+    __m512i v = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3),
+                                         _mm512_castsi256_si512(ab));
+    v = _mm512_mask_srli_epi16(v, 0xFF00FF00u, v, 4);  // words of 128-bit lanes 1 and 3
+    return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+}
+// 32 nibble bytes -> [low nibbles, high nibbles].
+inline __m512i nibbles_both(const uint8_t* p) {
+    __m512i v = _mm512_broadcast_i64x4(load32(p));
+    v = _mm512_mask_srli_epi16(v, 0xFFFF0000u, v, 4);
+    return _mm512_and_si512(v, _mm512_set1_epi8(0x0F));
+}
+#endif
 // 32 bytes of nibbles -> the low (hi == false) or high nibbles.
 inline __m256i nibbles(const uint8_t* p, bool hi) {
     __m256i v = load32(p);
@@ -72,6 +94,11 @@ inline __m256i bits_to_0x10(uint32_t bits) {
 // fp16 fields of up to 8 consecutive blocks (zeros past n) as floats.
 template <class B, class Get>
 inline __m256 block_halfs(const B* b, int n, Get get) {
+    if (n == 8) {  // the common case, kept in registers
+        return _mm256_cvtph_ps(_mm_setr_epi16(short(get(b[0])), short(get(b[1])), short(get(b[2])),
+                                              short(get(b[3])), short(get(b[4])), short(get(b[5])),
+                                              short(get(b[6])), short(get(b[7]))));
+    }
     alignas(16) uint16_t h[8] = {};
     for (int j = 0; j < n; ++j) h[j] = get(b[j]);
     return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
@@ -82,6 +109,7 @@ inline __m256 block_halfs(const B* b, int n, Get get) {
 
 struct DecQ4_0 {
     static constexpr bool kSigned = false, kMins = true;
+    static constexpr int kScaleLanes = 8, kOffset = 0;
     static constexpr int kGroupBytes = 8 * sizeof(BlockQ4_0);
     const BlockQ4_0* b;
     alignas(32) float ds[8];
@@ -94,10 +122,16 @@ struct DecQ4_0 {
     }
     __m256 scale(int j) const { return _mm256_broadcast_ss(&ds[j]); }
     __m256i unpack(int j) const { return nibbles_split(b[j].qs); }
+#if EMBER_X86_VNNI
+    __m512i unpack2(int j) const {
+        return nibbles_split2(b[j].qs, b[j + 1].qs);
+    }
+#endif
 };
 
 struct DecQ4_1 {
     static constexpr bool kSigned = false, kMins = true;
+    static constexpr int kScaleLanes = 8, kOffset = 0;
     static constexpr int kGroupBytes = 8 * sizeof(BlockQ4_1);
     const BlockQ4_1* b;
     alignas(32) float ds[8];
@@ -110,10 +144,16 @@ struct DecQ4_1 {
     }
     __m256 scale(int j) const { return _mm256_broadcast_ss(&ds[j]); }
     __m256i unpack(int j) const { return nibbles_split(b[j].qs); }
+#if EMBER_X86_VNNI
+    __m512i unpack2(int j) const {
+        return nibbles_split2(b[j].qs, b[j + 1].qs);
+    }
+#endif
 };
 
 struct DecQ5_0 {
     static constexpr bool kSigned = false, kMins = true;
+    static constexpr int kScaleLanes = 8, kOffset = 0;
     static constexpr int kGroupBytes = 8 * sizeof(BlockQ5_0);
     const BlockQ5_0* b;
     alignas(32) float ds[8];
@@ -134,6 +174,7 @@ struct DecQ5_0 {
 
 struct DecQ5_1 {
     static constexpr bool kSigned = false, kMins = true;
+    static constexpr int kScaleLanes = 8, kOffset = 0;
     static constexpr int kGroupBytes = 8 * sizeof(BlockQ5_1);
     const BlockQ5_1* b;
     alignas(32) float ds[8];
@@ -154,6 +195,7 @@ struct DecQ5_1 {
 
 struct DecQ8_0 {
     static constexpr bool kSigned = true, kMins = false;
+    static constexpr int kScaleLanes = 8, kOffset = 128;  // unpack_u(j) - kOffset = unpack(j)
     static constexpr int kGroupBytes = 8 * sizeof(BlockQ8_0);
     const BlockQ8_0* b;
     alignas(32) float ds[8];
@@ -164,6 +206,9 @@ struct DecQ8_0 {
     }
     __m256 scale(int j) const { return _mm256_broadcast_ss(&ds[j]); }
     __m256i unpack(int j) const { return load32(b[j].qs); }
+    __m256i unpack_u(int j) const {
+        return _mm256_xor_si256(load32(b[j].qs), _mm256_set1_epi8(char(0x80)));
+    }
 };
 
 // Q4_K/Q5_K's 12 scale bytes -> 8 six-bit scales (sc) and mins (m), as bytes.
@@ -184,12 +229,14 @@ inline void k4_scales(const uint8_t* q, uint8_t* sc, uint8_t* m) {
 }
 
 inline __m256 u8x8_to_ps(const uint8_t* p) {
-    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 
 template <class B>
 struct DecK4Base {
     static constexpr bool kSigned = false, kMins = true;
+    static constexpr int kScaleLanes = 8, kOffset = 0;
     static constexpr int kGroupBytes = sizeof(B);
     const B* b;
     alignas(32) float ds[8];
@@ -206,6 +253,11 @@ struct DecK4Base {
 
 struct DecQ4_K : DecK4Base<BlockQ4_K> {
     __m256i unpack(int j) const { return nibbles(b->qs + 32 * (j / 2), j & 1); }
+#if EMBER_X86_VNNI
+    __m512i unpack2(int j) const {
+        return nibbles_both(b->qs + 32 * (j / 2));
+    }  // j even
+#endif
 };
 
 struct DecQ5_K : DecK4Base<BlockQ5_K> {
@@ -219,6 +271,7 @@ struct DecQ5_K : DecK4Base<BlockQ5_K> {
 
 struct DecQ6_K {
     static constexpr bool kSigned = true, kMins = false;
+    static constexpr int kScaleLanes = 4, kOffset = 32;
     static constexpr int kGroupBytes = sizeof(BlockQ6_K);
     const BlockQ6_K* b;
     alignas(32) float ds[16];  // d * scale of each 16-element half
@@ -228,8 +281,9 @@ struct DecQ6_K {
         const __m256 d = _mm256_set1_ps(_cvtsh_ss(b->d));
         const __m128i s = load16(b->scales);
         _mm256_store_ps(ds, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(s))));
-        _mm256_store_ps(ds + 8, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
-                                                    _mm_srli_si128(s, 8)))));
+        _mm256_store_ps(
+            ds + 8,
+            _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(s, 8)))));
     }
     // Lanes 0-3 hold bytes 0-15 (first half), lanes 4-7 the second half.
     __m256 scale(int j) const {
@@ -238,13 +292,14 @@ struct DecQ6_K {
     }
     // Sub-block j = 4n + k: low bits from ql's (k & 1 ? second : first) 32 bytes of half n,
     // (k >= 2 ? high : low) nibbles; top 2 bits from qh's bits 2k of half n.
-    __m256i unpack(int j) const {
+    __m256i unpack_u(int j) const {
         const int n = j / 4, k = j % 4;
         __m256i lo = nibbles(b->ql + 64 * n + 32 * (k & 1), k >= 2);
         __m256i h = _mm256_srl_epi16(load32(b->qh + 32 * n), _mm_cvtsi32_si128(2 * k));
         h = _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(3)), 4);
-        return _mm256_sub_epi8(_mm256_or_si256(lo, h), _mm256_set1_epi8(32));
+        return _mm256_or_si256(lo, h);
     }
+    __m256i unpack(int j) const { return _mm256_sub_epi8(unpack_u(j), _mm256_set1_epi8(32)); }
 };
 
 // ---- quantized tiles ----
@@ -290,7 +345,8 @@ void qtile(const WeightView& w, int64_t r0, const ActQ8& a, int t0, float* y) {
         if constexpr (D::kMins) {
             for (int t = 0; t < T; ++t) {
                 const __m256 sv = _mm256_loadu_ps(as[t] + 8 * g);
-                for (int r = 0; r < R; ++r) acc[r][t] = _mm256_fnmadd_ps(dec[r].mins, sv, acc[r][t]);
+                for (int r = 0; r < R; ++r)
+                    acc[r][t] = _mm256_fnmadd_ps(dec[r].mins, sv, acc[r][t]);
             }
         }
     }
@@ -298,11 +354,109 @@ void qtile(const WeightView& w, int64_t r0, const ActQ8& a, int t0, float* y) {
         for (int r = 0; r < R; ++r) y[(t0 + t) * w.rows + r0 + r] = hsum(acc[r][t]);
 }
 
+#if EMBER_X86_VNNI
+// The same computation on 512-bit vectors: two sub-blocks per instruction. Signed weights
+// are fed to vpdpbusd as unsigned (q + offset) with -offset * sum(a) preloaded into the
+// accumulator, since AVX-512 has no byte sign instruction.
+inline __m512 lanes_scale(const float* p, int lanes) {
+    if (lanes == 8) {  // [p0 x8, p1 x8]
+        const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+        __m128 v = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(p)));
+        return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(v));
+    }
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(_mm_loadu_ps(p)));
+}
+
+template <class D>
+inline __m512i unpack_pair(const D& d, int j, bool has_second) {
+    if constexpr (requires { d.unpack2(j); }) {
+        if (has_second) return d.unpack2(j);
+    }
+    __m256i lo, hi = _mm256_setzero_si256();
+    if constexpr (D::kSigned) {
+        lo = d.unpack_u(j);
+        if (has_second) hi = d.unpack_u(j + 1);
+    } else {
+        lo = d.unpack(j);
+        if (has_second) hi = d.unpack(j + 1);
+    }
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+constexpr int kPrefetchBytes = 1024;
+
+template <class D, int R, int T>
+void qtile512(const WeightView& w, int64_t r0, const ActQ8& a, int t0, float* y) {
+    const int64_t nb = w.cols / 32;
+    const int64_t ng = (nb + 7) / 8;
+    __m512 acc[R][T];
+    for (int r = 0; r < R; ++r)
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    const int8_t* aq[T];
+    const float* ad[T];
+    const float* as[T];
+    for (int t = 0; t < T; ++t) {
+        aq[t] = a.qs(t0 + t);
+        ad[t] = a.d(t0 + t);
+        as[t] = a.s(t0 + t);
+    }
+    const int scale_step = D::kScaleLanes == 8 ? 1 : 2;
+    D dec[R];
+    for (int64_t g = 0; g < ng; ++g) {
+        const int nsub = int(min64(8, nb - 8 * g));
+        for (int r = 0; r < R; ++r) {
+            const uint8_t* p = w.data + (r0 + r) * w.row_stride + g * D::kGroupBytes;
+            // R rows stream at once; help the prefetchers keep that many streams ahead.
+            for (int o = 0; o < D::kGroupBytes; o += 64)
+                _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + o), _MM_HINT_T0);
+            dec[r].header(p, nsub);
+        }
+        for (int j = 0; j < nsub; j += 2) {
+            const int64_t blk = 8 * g + j;
+            __m512i wq[R];
+            __m512 ws[R];
+            for (int r = 0; r < R; ++r) {
+                wq[r] = unpack_pair(dec[r], j, j + 1 < nsub);
+                ws[r] = lanes_scale(dec[r].ds + scale_step * j, D::kScaleLanes);
+            }
+            for (int t = 0; t < T; ++t) {
+                // A missing second sub-block reads padding: its activation scale is 0.
+                const __m512i av = _mm512_loadu_si512(aq[t] + blk * 32);
+                const __m512 da = lanes_scale(ad[t] + blk, 8);
+                __m512i init = _mm512_setzero_si512();
+                if constexpr (D::kSigned)
+                    init = _mm512_sub_epi32(
+                        init, _mm512_dpbusd_epi32(init, _mm512_set1_epi8(char(D::kOffset)), av));
+                for (int r = 0; r < R; ++r) {
+                    __m512i id = _mm512_dpbusd_epi32(init, wq[r], av);
+                    acc[r][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(id), _mm512_mul_ps(ws[r], da),
+                                                acc[r][t]);
+                }
+            }
+        }
+        if constexpr (D::kMins) {
+            for (int t = 0; t < T; ++t) {
+                const __m512 sv = _mm512_zextps256_ps512(_mm256_loadu_ps(as[t] + 8 * g));
+                for (int r = 0; r < R; ++r)
+                    acc[r][t] =
+                        _mm512_fnmadd_ps(_mm512_zextps256_ps512(dec[r].mins), sv, acc[r][t]);
+            }
+        }
+    }
+    for (int t = 0; t < T; ++t)
+        for (int r = 0; r < R; ++r) y[(t0 + t) * w.rows + r0 + r] = _mm512_reduce_add_ps(acc[r][t]);
+}
+#define EMBER_QTILE qtile512
+#else
+#define EMBER_QTILE qtile
+#endif
+
 template <class D, int R, int T>
 void qrows_tokens(const WeightView& w, int64_t r0, int64_t r1, const ActQ8& a, int t0, float* y) {
     int64_t r = r0;
-    for (; r + R <= r1; r += R) qtile<D, R, T>(w, r, a, t0, y);
-    for (; r < r1; ++r) qtile<D, 1, T>(w, r, a, t0, y);
+    for (; r + R <= r1; r += R) EMBER_QTILE<D, R, T>(w, r, a, t0, y);
+    for (; r < r1; ++r) EMBER_QTILE<D, 1, T>(w, r, a, t0, y);
 }
 
 template <class D>
@@ -312,25 +466,38 @@ void qrows(const WeightView& w, int64_t r0, int64_t r1, const ActQ8& a, int n_to
     int t = 0;
     for (; t + T <= n_tokens; t += T) qrows_tokens<D, R, T>(w, r0, r1, a, t, y);
     switch (n_tokens - t) {
-        case 3: return qrows_tokens<D, R, 3>(w, r0, r1, a, t, y);
-        case 2: return qrows_tokens<D, R, 2>(w, r0, r1, a, t, y);
-        case 1: return qrows_tokens<D, R, 1>(w, r0, r1, a, t, y);
-        default: return;
+        case 3:
+            return qrows_tokens<D, R, 3>(w, r0, r1, a, t, y);
+        case 2:
+            return qrows_tokens<D, R, 2>(w, r0, r1, a, t, y);
+        case 1:
+            return qrows_tokens<D, R, 1>(w, r0, r1, a, t, y);
+        default:
+            return;
     }
 }
 
 void quant_rows(const WeightView& w, int64_t r0, int64_t r1, const ActQ8& a, int n_tokens,
                 float* y) {
     switch (w.type) {
-        case GgmlType::Q4_0: return qrows<DecQ4_0>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q4_1: return qrows<DecQ4_1>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q5_0: return qrows<DecQ5_0>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q5_1: return qrows<DecQ5_1>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q8_0: return qrows<DecQ8_0>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q4_K: return qrows<DecQ4_K>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q5_K: return qrows<DecQ5_K>(w, r0, r1, a, n_tokens, y);
-        case GgmlType::Q6_K: return qrows<DecQ6_K>(w, r0, r1, a, n_tokens, y);
-        default: return;  // matmul only routes supported quantized types here
+        case GgmlType::Q4_0:
+            return qrows<DecQ4_0>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q4_1:
+            return qrows<DecQ4_1>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q5_0:
+            return qrows<DecQ5_0>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q5_1:
+            return qrows<DecQ5_1>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q8_0:
+            return qrows<DecQ8_0>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q4_K:
+            return qrows<DecQ4_K>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q5_K:
+            return qrows<DecQ5_K>(w, r0, r1, a, n_tokens, y);
+        case GgmlType::Q6_K:
+            return qrows<DecQ6_K>(w, r0, r1, a, n_tokens, y);
+        default:
+            return;  // matmul only routes supported quantized types here
     }
 }
 
@@ -347,7 +514,9 @@ struct LoadF32 {
     }
 };
 struct LoadF16 {
-    static __m256 load8(const uint8_t* row, int64_t c) { return _mm256_cvtph_ps(load16(row + 2 * c)); }
+    static __m256 load8(const uint8_t* row, int64_t c) {
+        return _mm256_cvtph_ps(load16(row + 2 * c));
+    }
     static float load1(const uint8_t* row, int64_t c) {
         uint16_t h;
         std::memcpy(&h, row + 2 * c, 2);
@@ -409,20 +578,28 @@ void frows(const WeightView& w, int64_t r0, int64_t r1, const float* x, int n_to
     int t = 0;
     for (; t + T <= n_tokens; t += T) frows_tokens<L, R, T>(w, r0, r1, x, t, y);
     switch (n_tokens - t) {
-        case 3: return frows_tokens<L, R, 3>(w, r0, r1, x, t, y);
-        case 2: return frows_tokens<L, R, 2>(w, r0, r1, x, t, y);
-        case 1: return frows_tokens<L, R, 1>(w, r0, r1, x, t, y);
-        default: return;
+        case 3:
+            return frows_tokens<L, R, 3>(w, r0, r1, x, t, y);
+        case 2:
+            return frows_tokens<L, R, 2>(w, r0, r1, x, t, y);
+        case 1:
+            return frows_tokens<L, R, 1>(w, r0, r1, x, t, y);
+        default:
+            return;
     }
 }
 
 void float_rows(const WeightView& w, int64_t r0, int64_t r1, const float* x, int n_tokens,
                 float* y) {
     switch (w.type) {
-        case GgmlType::F32: return frows<LoadF32>(w, r0, r1, x, n_tokens, y);
-        case GgmlType::F16: return frows<LoadF16>(w, r0, r1, x, n_tokens, y);
-        case GgmlType::BF16: return frows<LoadBF16>(w, r0, r1, x, n_tokens, y);
-        default: return;
+        case GgmlType::F32:
+            return frows<LoadF32>(w, r0, r1, x, n_tokens, y);
+        case GgmlType::F16:
+            return frows<LoadF16>(w, r0, r1, x, n_tokens, y);
+        case GgmlType::BF16:
+            return frows<LoadBF16>(w, r0, r1, x, n_tokens, y);
+        default:
+            return;
     }
 }
 
@@ -436,8 +613,9 @@ void quantize_act(const float* x, int64_t cols, int8_t* qs, float* d, float* s) 
         const float* xb = x + 32 * b;
         __m256 v[4];
         for (int k = 0; k < 4; ++k) v[k] = _mm256_loadu_ps(xb + 8 * k);
-        __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_and_ps(v[0], abs_mask), _mm256_and_ps(v[1], abs_mask)),
-                                 _mm256_max_ps(_mm256_and_ps(v[2], abs_mask), _mm256_and_ps(v[3], abs_mask)));
+        __m256 m = _mm256_max_ps(
+            _mm256_max_ps(_mm256_and_ps(v[0], abs_mask), _mm256_and_ps(v[1], abs_mask)),
+            _mm256_max_ps(_mm256_and_ps(v[2], abs_mask), _mm256_and_ps(v[3], abs_mask)));
         __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
         m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
         m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
@@ -446,7 +624,8 @@ void quantize_act(const float* x, int64_t cols, int8_t* qs, float* d, float* s) 
         __m256i q[4];
         for (int k = 0; k < 4; ++k) q[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv));
         __m256i sum = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
-        __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        __m256i p =
+            _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(qs + 32 * b),
                             _mm256_permutevar8x32_epi32(p, order));
         __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));

@@ -92,7 +92,9 @@ const KernelSet& kernels() {
 
 }  // namespace
 
-const KernelSet* kernels_portable() { return &kPortable; }
+const KernelSet* kernels_portable() {
+    return &kPortable;
+}
 
 void quantize_act_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* s) {
     const int64_t nb = cols / 32;
@@ -123,7 +125,9 @@ const char* select_isa(const char* level) {
     return k->name;
 }
 
-const char* isa_name() { return kernels().name; }
+const char* isa_name() {
+    return kernels().name;
+}
 
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens, float* y,
             MatmulScratch& scratch) {

@@ -22,9 +22,10 @@
 
 namespace ember::cpu {
 namespace {
-// Spin iterations before sleeping: long enough to bridge the gap between the matmuls of one
-// token (tens of microseconds), short enough not to burn a core while the app is idle.
-constexpr int kSpinIters = 20000;
+// Spin iterations before sleeping (a pause is 10-140 cycles depending on the CPU): long
+// enough to bridge the gap between the matmuls of one token, short enough not to burn a
+// core while the app is idle or when the pool is larger than the cores it gets.
+constexpr int kSpinIters = 2000;
 }  // namespace
 
 struct ThreadPool::Impl {
@@ -70,7 +71,8 @@ struct ThreadPool::Impl {
             seen = g;
             if (stop.load(std::memory_order_acquire)) return;
             run_tasks(thread);
-            if (finished.fetch_add(1) + 1 == n_threads - 1 &&  // seq_cst: pairs with caller_sleeping
+            if (finished.fetch_add(1) + 1 ==
+                    n_threads - 1 &&  // seq_cst: pairs with caller_sleeping
                 caller_sleeping.load()) {
                 std::lock_guard lk(mu);
                 cv_done.notify_one();
@@ -100,7 +102,9 @@ ThreadPool::~ThreadPool() {
     for (auto& t : m_impl->workers) t.join();
 }
 
-int ThreadPool::size() const { return m_impl->n_threads; }
+int ThreadPool::size() const {
+    return m_impl->n_threads;
+}
 
 void ThreadPool::parallel_for(int n_tasks, const std::function<void(int, int)>& fn) {
     Impl& p = *m_impl;

@@ -100,9 +100,8 @@ void fill_random(GgmlType type, void* dst, int64_t n, uint64_t seed, float scale
         }
         case GgmlType::Q4_0: {
             ScaleTable t(rng, scale / 8);
-            return fill_blocks<BlockQ4_0>(dst, n / 32, rng, [&](BlockQ4_0& b, uint64_t r) {
-                b.d = t.v[r & 0xFF];
-            });
+            return fill_blocks<BlockQ4_0>(dst, n / 32, rng,
+                                          [&](BlockQ4_0& b, uint64_t r) { b.d = t.v[r & 0xFF]; });
         }
         case GgmlType::Q4_1: {
             // m = -7.5 d centres the block's values on zero.
@@ -116,9 +115,8 @@ void fill_random(GgmlType type, void* dst, int64_t n, uint64_t seed, float scale
         }
         case GgmlType::Q5_0: {
             ScaleTable t(rng, scale / 16);
-            return fill_blocks<BlockQ5_0>(dst, n / 32, rng, [&](BlockQ5_0& b, uint64_t r) {
-                b.d = t.v[r & 0xFF];
-            });
+            return fill_blocks<BlockQ5_0>(dst, n / 32, rng,
+                                          [&](BlockQ5_0& b, uint64_t r) { b.d = t.v[r & 0xFF]; });
         }
         case GgmlType::Q5_1: {
             ScaleTable t(rng, 2 * scale / 31);
@@ -131,9 +129,8 @@ void fill_random(GgmlType type, void* dst, int64_t n, uint64_t seed, float scale
         }
         case GgmlType::Q8_0: {
             ScaleTable t(rng, scale / 127);
-            return fill_blocks<BlockQ8_0>(dst, n / 32, rng, [&](BlockQ8_0& b, uint64_t r) {
-                b.d = t.v[r & 0xFF];
-            });
+            return fill_blocks<BlockQ8_0>(dst, n / 32, rng,
+                                          [&](BlockQ8_0& b, uint64_t r) { b.d = t.v[r & 0xFF]; });
         }
         case GgmlType::Q4_K: {
             // Per sub-block: x = d*sc*(q - 7.5) with sc in [32, 63]; |x| <= ~scale.

@@ -164,7 +164,9 @@ uint16_t fp32_to_fp16(float f) {
     return sign | uint16_t(r >> 13);
 }
 
-float bf16_to_fp32(uint16_t h) { return bits_float(uint32_t(h) << 16); }
+float bf16_to_fp32(uint16_t h) {
+    return bits_float(uint32_t(h) << 16);
+}
 
 uint16_t fp32_to_bf16(float f) {
     uint32_t x = float_bits(f);

@@ -109,10 +109,9 @@ void fit_scale_min(const float* x, int n, int nmax, float& scale, float& mn) {
         }
         // Least squares for x = s * q + c.
         double det = n * sq2 - sq * sq;
-        if (det <= 0) continue;
-        double s = (n * sqx - sq * sx) / det;
-        double c = (sx - s * sq) / n;
-        if (c > 0) {  // the min must stay <= 0: refit the scale alone
+        double s = det > 0 ? (n * sqx - sq * sx) / det : 0;
+        double c = det > 0 ? (sx - s * sq) / n : 1;
+        if (c > 0) {  // the min must stay <= 0 (or all q are equal): fit the scale alone
             c = 0;
             s = sq2 > 0 ? sqx / sq2 : 0;
         }

@@ -1,6 +1,7 @@
 // Chat templates: a Jinja2 subset interpreter with Hugging Face's apply_chat_template settings.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,11 @@ struct ChatTemplateInputs {
     bool add_generation_prompt = true;
     std::string bos_token;
     std::string eos_token;
+    // Optional JSON object whose members become extra template variables, e.g. GPT4All's
+    // `toolList` (a list of tool descriptions); empty for none.
+    std::string extra_context_json;
+    // Seconds since the epoch used by strftime_now(); < 0 means the current time.
+    int64_t now_unix = -1;
 };
 
 // Renders like transformers' apply_chat_template (Jinja2, trim_blocks, lstrip_blocks).

@@ -27,6 +27,8 @@ Interp::Interp(Limits limits) : m_limits(limits) {
 void Interp::set_global(const std::string& name, Value v) { m_globals->vars[name] = std::move(v); }
 
 Error Interp::error(int line, const std::string& msg) const {
+    // Without a line (built-in methods), eval() adds the line of the calling expression.
+    if (line <= 0) return make_error("template.render", msg);
     return make_error("template.render", "line " + std::to_string(line) + ": " + msg);
 }
 
@@ -171,7 +173,7 @@ Value Interp::make_macro(const Stmt& s, std::shared_ptr<Scope> closure) {
                 scope->vars[def->params[k]] = Value::undefined(def->params[k]);
             }
         }
-        scope->vars["varargs"] = Value::list(std::move(varargs));
+        scope->vars["varargs"] = Value::list(std::move(varargs), true);
         scope->vars["kwargs"] = kwargs;
         EMBER_ASSIGN_OR_RETURN(std::string out, in.capture(def->body));
         return Value::string(std::move(out));

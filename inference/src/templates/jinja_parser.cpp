@@ -237,7 +237,9 @@ private:
         } else if (tag == "generation" || tag == "block") {
             // transformers' {% generation %} only marks assistant text; blocks render in place.
             s->kind = Stmt::Kind::Scope;
-            if (tag == "block") EMBER_ASSIGN_OR_RETURN(s->name, expect_name());
+            if (tag == "block") {
+                EMBER_ASSIGN_OR_RETURN(s->name, expect_name());
+            }
             EMBER_TRY(expect_block_end());
             const char* end_tag = tag == "block" ? "endblock" : "endgeneration";
             EMBER_ASSIGN_OR_RETURN(s->body, body({end_tag}, &end, line, tag.c_str()));
@@ -332,7 +334,8 @@ private:
         EMBER_ASSIGN_OR_RETURN(ExprPtr e, or_expr());
         if (!with_cond) return e;
         while (is_name("if")) {
-            if (++m_depth, ++g.n; m_depth > kMaxDepth) return depth_check();
+            ++m_depth, ++g.n;
+            EMBER_TRY(depth_check());
             auto c = node(Expr::Kind::Cond, cur().line);
             next();
             EMBER_ASSIGN_OR_RETURN(ExprPtr test, or_expr());

@@ -108,7 +108,19 @@ bool truthy(const Value& v) {
     return false;
 }
 
+namespace {
+// Lists can be made to contain themselves (l.append(l)); bound the recursion.
+thread_local int g_depth = 0;
+struct DepthGuard {
+    DepthGuard() { ++g_depth; }
+    ~DepthGuard() { --g_depth; }
+    bool too_deep() const { return g_depth > 200; }
+};
+}  // namespace
+
 bool equals(const Value& a, const Value& b) {
+    DepthGuard guard;
+    if (guard.too_deep()) return false;
     if (a.is_number() && b.is_number()) {
         if (a.type == Type::Float || b.type == Type::Float) return a.as_float() == b.as_float();
         return a.as_int() == b.as_int();
@@ -119,6 +131,7 @@ bool equals(const Value& a, const Value& b) {
         case Type::None: return true;
         case Type::String: return a.str() == b.str();
         case Type::List: {
+            if (a.list_data().is_tuple != b.list_data().is_tuple) return false;
             const auto& x = a.list_data().items;
             const auto& y = b.list_data().items;
             if (x.size() != y.size()) return false;
@@ -142,6 +155,8 @@ bool equals(const Value& a, const Value& b) {
 }
 
 Result<int> compare(const Value& a, const Value& b) {
+    DepthGuard guard;
+    if (guard.too_deep()) return make_error("template.render", "values nested too deeply to compare");
     if (a.is_number() && b.is_number()) {
         if (a.type == Type::Float || b.type == Type::Float) {
             double x = a.as_float(), y = b.as_float();
@@ -250,6 +265,8 @@ static std::string repr_string(const std::string& s) {
 }
 
 std::string to_repr(const Value& v) {
+    DepthGuard guard;
+    if (guard.too_deep()) return "...";
     switch (v.type) {
         case Type::String: return repr_string(v.str());
         case Type::List: {

@@ -38,12 +38,12 @@ public:
                                       "' is not of the form 'left right'");
             }
             // The first occurrence of a pair keeps its rank.
-            m_ranks.emplace(pair_key(std::string_view(m).substr(0, sp),
-                                     std::string_view(m).substr(sp + 1)),
-                            int32_t(i));
+            m_ranks.emplace(
+                pair_key(std::string_view(m).substr(0, sp), std::string_view(m).substr(sp + 1)),
+                int32_t(i));
         }
         EMBER_ASSIGN_OR_RETURN(m_pre, PreTokenizer::create(v.pre));
-        if (!v.add_bos) v.add_bos = m_pre->spec().add_bos;
+        if (!v.add_bos) v.add_bos = m_pre->spec().add_bos && v.bos.has_value();
         if (!v.add_eos) v.add_eos = false;
 
         std::vector<std::string> pieces(v.tokens.size());

@@ -23,7 +23,7 @@ public:
         if (!v.bos && v.tokens.size() > 1) v.bos = 1;
         if (!v.eos && v.tokens.size() > 2) v.eos = 2;
         if (!v.unk) v.unk = 0;
-        if (!v.add_bos) v.add_bos = true;
+        if (!v.add_bos) v.add_bos = v.bos.has_value();
         if (!v.add_eos) v.add_eos = false;
         m_add_space_prefix = v.add_space_prefix.value_or(true);
 
@@ -46,8 +46,8 @@ public:
                         pieces[i] = std::string(1, char(b));
                         m_byte_ids[b] = int32_t(i);
                     } else {
-                        EMBER_LOG_WARN("tokenizer: byte token %zu '%s' is not of the form <0xXX>", i,
-                                       t.c_str());
+                        EMBER_LOG_WARN("tokenizer: byte token %zu '%s' is not of the form <0xXX>",
+                                       i, t.c_str());
                         pieces[i] = t;
                     }
                     break;

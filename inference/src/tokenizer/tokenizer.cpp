@@ -18,7 +18,8 @@ Error key_error(const std::string& key, const std::string& what) {
 
 std::string type_name_of(const gguf::Value& v) {
     std::string s(gguf::value_type_name(v.type));
-    if (v.type == gguf::ValueType::ARRAY) s += " of " + std::string(gguf::value_type_name(v.elem_type));
+    if (v.type == gguf::ValueType::ARRAY)
+        s += " of " + std::string(gguf::value_type_name(v.elem_type));
     return s;
 }
 
@@ -30,7 +31,9 @@ Result<const std::vector<gguf::Value>*> find_array(const gguf::File& f, const st
     if (!v) return static_cast<const std::vector<gguf::Value>*>(nullptr);
     bool ok = v->type == gguf::ValueType::ARRAY;
     if (ok) ok = std::find(elems.begin(), elems.end(), v->elem_type) != elems.end();
-    if (!ok) return key_error(key, std::string("expected an array of ") + expected + ", found " + type_name_of(*v));
+    if (!ok)
+        return key_error(
+            key, std::string("expected an array of ") + expected + ", found " + type_name_of(*v));
     return &v->arr;
 }
 
@@ -69,44 +72,49 @@ Result<VocabData> Tokenizer::read_vocab(const gguf::File& f) {
     const gguf::Value* model = f.find("tokenizer.ggml.model");
     if (!model) return key_error("tokenizer.ggml.model", "missing (the file has no tokenizer)");
     if (model->type != gguf::ValueType::STRING) {
-        return key_error("tokenizer.ggml.model", "expected a string, found " + type_name_of(*model));
+        return key_error("tokenizer.ggml.model",
+                         "expected a string, found " + type_name_of(*model));
     }
     v.model = model->str;
     if (const gguf::Value* pre = f.find("tokenizer.ggml.pre")) {
         if (pre->type != gguf::ValueType::STRING) {
-            return key_error("tokenizer.ggml.pre", "expected a string, found " + type_name_of(*pre));
+            return key_error("tokenizer.ggml.pre",
+                             "expected a string, found " + type_name_of(*pre));
         }
         v.pre = pre->str;
     }
 
-    EMBER_ASSIGN_OR_RETURN(auto tokens, find_array(f, "tokenizer.ggml.tokens", {gguf::ValueType::STRING}, "strings"));
+    EMBER_ASSIGN_OR_RETURN(
+        auto tokens, find_array(f, "tokenizer.ggml.tokens", {gguf::ValueType::STRING}, "strings"));
     if (!tokens) return key_error("tokenizer.ggml.tokens", "missing");
     v.tokens.reserve(tokens->size());
     for (const auto& t : *tokens) v.tokens.push_back(t.str);
 
     using VT = gguf::ValueType;
-    EMBER_ASSIGN_OR_RETURN(auto scores, find_array(f, "tokenizer.ggml.scores", {VT::FLOAT32, VT::FLOAT64}, "floats"));
+    EMBER_ASSIGN_OR_RETURN(
+        auto scores, find_array(f, "tokenizer.ggml.scores", {VT::FLOAT32, VT::FLOAT64}, "floats"));
     if (scores) {
         v.scores.reserve(scores->size());
         for (const auto& s : *scores) v.scores.push_back(float(s.as_number().value_or(0.0)));
     }
-    EMBER_ASSIGN_OR_RETURN(
-        auto types, find_array(f, "tokenizer.ggml.token_type",
-                               {VT::INT32, VT::UINT32, VT::INT8, VT::UINT8, VT::INT16, VT::UINT16, VT::INT64, VT::UINT64},
-                               "integers"));
+    EMBER_ASSIGN_OR_RETURN(auto types, find_array(f, "tokenizer.ggml.token_type",
+                                                  {VT::INT32, VT::UINT32, VT::INT8, VT::UINT8,
+                                                   VT::INT16, VT::UINT16, VT::INT64, VT::UINT64},
+                                                  "integers"));
     if (types) {
         v.types.reserve(types->size());
         for (size_t i = 0; i < types->size(); ++i) {
             const int64_t t = (*types)[i].as_int().value_or(-1);
             if (t < 0 || t > int64_t(TokenType::Byte)) {
-                return key_error("tokenizer.ggml.token_type",
-                                 "entry " + std::to_string(i) + " is " + std::to_string(t) +
-                                     ", expected a token type 0..6");
+                return key_error("tokenizer.ggml.token_type", "entry " + std::to_string(i) +
+                                                                  " is " + std::to_string(t) +
+                                                                  ", expected a token type 0..6");
             }
             v.types.push_back(TokenType(t));
         }
     }
-    EMBER_ASSIGN_OR_RETURN(auto merges, find_array(f, "tokenizer.ggml.merges", {VT::STRING}, "strings"));
+    EMBER_ASSIGN_OR_RETURN(auto merges,
+                           find_array(f, "tokenizer.ggml.merges", {VT::STRING}, "strings"));
     if (merges) {
         v.merges.reserve(merges->size());
         for (const auto& m : *merges) v.merges.push_back(m.str);
@@ -124,17 +132,17 @@ Result<VocabData> Tokenizer::read_vocab(const gguf::File& f) {
 
 Result<std::unique_ptr<Tokenizer>> Tokenizer::from_vocab(VocabData v) {
     if (v.model != "llama" && v.model != "gpt2") {
-        return make_error("tokenizer.unsupported",
-                          "tokenizer.ggml.model '" + v.model +
-                              "' is not supported (expected 'llama' or 'gpt2')");
+        return make_error(
+            "tokenizer.unsupported",
+            "tokenizer.ggml.model '" + v.model + "' is not supported (expected 'llama' or 'gpt2')");
     }
     const size_t n = v.tokens.size();
     if (n == 0) return key_error("tokenizer.ggml.tokens", "empty");
     if (n > size_t(INT32_MAX)) return key_error("tokenizer.ggml.tokens", "too many tokens");
     if (!v.types.empty() && v.types.size() != n) {
-        return key_error("tokenizer.ggml.token_type",
-                         std::to_string(v.types.size()) + " entries, expected one per token (" +
-                             std::to_string(n) + ")");
+        return key_error("tokenizer.ggml.token_type", std::to_string(v.types.size()) +
+                                                          " entries, expected one per token (" +
+                                                          std::to_string(n) + ")");
     }
     if (!v.scores.empty() && v.scores.size() != n) {
         return key_error("tokenizer.ggml.scores", std::to_string(v.scores.size()) +
@@ -146,8 +154,9 @@ Result<std::unique_ptr<Tokenizer>> Tokenizer::from_vocab(VocabData v) {
         {&v.bos, "bos"}, {&v.eos, "eos"}, {&v.eot, "eot"}, {&v.unk, "unknown"}};
     for (auto [id, name] : ids) {
         if (*id && (**id < 0 || **id >= int64_t(n))) {
-            EMBER_LOG_WARN("tokenizer.ggml.%s_token_id = %lld is outside the vocabulary (%zu tokens); ignored",
-                           name, (long long)**id, n);
+            EMBER_LOG_WARN(
+                "tokenizer.ggml.%s_token_id = %lld is outside the vocabulary (%zu tokens); ignored",
+                name, (long long)**id, n);
             id->reset();
         }
     }

@@ -42,11 +42,13 @@ public:
     virtual ~Tokenizer() = default;
 
     // add_special: BOS (and EOS) as tokenizer.ggml.add_bos_token / add_eos_token say
-    // (SentencePiece defaults to BOS on). parse_special: control tokens written in the
-    // text (e.g. "<|im_end|>") become their ids; otherwise they are plain text.
+    // (SentencePiece defaults to BOS on). parse_special: control and user-defined tokens
+    // written in the text (e.g. "<|im_end|>") become their ids (longest match first);
+    // otherwise they are plain text and never come out of encode().
     virtual std::vector<int32_t> encode(std::string_view text, bool add_special,
                                         bool parse_special) const = 0;
-    // The bytes a token stands for (byte tokens give their byte; control tokens give "").
+    // The bytes a token stands for (byte tokens give their byte; control tokens give "";
+    // the unknown token gives U+FFFD). Out-of-range ids give "".
     virtual std::string token_to_piece(int32_t id) const = 0;
     std::string decode(const std::vector<int32_t>& ids) const;
 

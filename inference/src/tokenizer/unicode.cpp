@@ -70,7 +70,8 @@ struct ByteMap {
         to_byte.fill(-1);
         uint32_t next = 256;
         for (int b = 0; b < 256; ++b) {
-            const bool printable = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+            const bool printable =
+                (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
             const uint32_t cp = printable ? uint32_t(b) : next++;
             utf8_append(to_unicode[size_t(b)], cp);
             to_byte[cp] = b;
@@ -85,7 +86,9 @@ const ByteMap& byte_map() {
 
 }  // namespace
 
-const std::array<std::string, 256>& byte_to_unicode() { return byte_map().to_unicode; }
+const std::array<std::string, 256>& byte_to_unicode() {
+    return byte_map().to_unicode;
+}
 
 int unicode_to_byte(uint32_t cp) {
     const auto& m = byte_map().to_byte;

@@ -20,6 +20,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     std::vector<const char*> exts = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
     if (adapter.has_memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    if (adapter.has_creation_feedback) exts.push_back(VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
 
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.storageBuffer8BitAccess = VK_TRUE;

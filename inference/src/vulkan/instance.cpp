@@ -112,12 +112,15 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
     VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     subgroup.pNext = &driver;
     ids.pNext = &subgroup;
+    m3.pNext = &ids;
     VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    props2.pNext = &ids;
+    props2.pNext = &m3;
     vkGetPhysicalDeviceProperties2(pd, &props2);
     a.props = props2.properties;
+    a.max_allocation = m3.maxMemoryAllocationSize;
     a.uuid = hex(ids.deviceUUID, VK_UUID_SIZE);
     a.subgroup_size = subgroup.subgroupSize;
     vkGetPhysicalDeviceMemoryProperties(pd, &a.mem);
@@ -127,6 +130,7 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     std::vector<VkExtensionProperties> exts(n_ext);
     vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
     a.has_memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
 
     uint64_t best_heap = 0;
     for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
@@ -302,14 +306,17 @@ Instance::~Instance() {
     if (m_instance) vkDestroyInstance(m_instance, nullptr);
 }
 
-Result<std::vector<Adapter>> enumerate_adapters(const Instance& instance) {
+Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>& instance) {
     uint32_t n = 0;
-    EMBER_VK_TRY(vkEnumeratePhysicalDevices(instance.handle(), &n, nullptr), "vkEnumeratePhysicalDevices");
+    EMBER_VK_TRY(vkEnumeratePhysicalDevices(instance->handle(), &n, nullptr), "vkEnumeratePhysicalDevices");
     std::vector<VkPhysicalDevice> pds(n);
-    VkResult r = vkEnumeratePhysicalDevices(instance.handle(), &n, pds.data());
+    VkResult r = vkEnumeratePhysicalDevices(instance->handle(), &n, pds.data());
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk_error(r, "vkEnumeratePhysicalDevices");
     std::vector<Adapter> out;
-    for (uint32_t i = 0; i < n; ++i) out.push_back(describe(pds[i], int(i)));
+    for (uint32_t i = 0; i < n; ++i) {
+        out.push_back(describe(pds[i], int(i)));
+        out.back().instance = instance;
+    }
     return out;
 }
 

@@ -28,6 +28,7 @@ private:
 
 // A physical device with what Ember needs to know about it.
 struct Adapter {
+    std::shared_ptr<Instance> instance;  // keeps `handle` valid
     VkPhysicalDevice handle = VK_NULL_HANDLE;
     DeviceInfo info;
     VkPhysicalDeviceProperties props{};
@@ -36,11 +37,13 @@ struct Adapter {
     uint32_t queue_family = 0;         // a queue family with compute
     uint32_t device_local_heap = 0;    // the largest DEVICE_LOCAL heap
     bool has_memory_budget = false;
+    bool has_creation_feedback = false;  // VK_EXT_pipeline_creation_feedback
     bool usable = false;               // has everything Ember needs (even if not auto-suitable)
     uint32_t subgroup_size = 0;
+    uint64_t max_allocation = 0;       // maxMemoryAllocationSize
 };
 
-Result<std::vector<Adapter>> enumerate_adapters(const Instance& instance);
+Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>& instance);
 
 // Picks an adapter: "" = the best suitable one (discrete > integrated > virtual, then memory);
 // an index ("0") or a case-insensitive name substring chooses explicitly, CPU adapters included.

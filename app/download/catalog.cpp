@@ -1,0 +1,116 @@
+#include "catalog.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+
+#include "downloader.h"
+
+namespace {
+
+QString str(const QJsonObject& o, const char* key) { return o.value(QLatin1String(key)).toString(); }
+
+}  // namespace
+
+void CatalogEntry::configure(Downloader* d, const QString& modelsDir) const {
+    d->setUrl(url);
+    d->setDestination(QDir(modelsDir).filePath(filename));
+    d->setExpectedSize(size > 0 ? size : -1);
+    d->setChecksum(checksum);
+}
+
+bool Catalog::architectureSupported(const QString& architecture) {
+    return architecture == QLatin1String("llama");
+}
+
+bool Catalog::quantizationSupported(const QString& quantization) {
+    static const QSet<QString> kTypes = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
+                                         "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
+    return kTypes.contains(quantization.toUpper());
+}
+
+std::optional<Catalog> Catalog::load(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (error) *error = QStringLiteral("cannot read %1: %2").arg(path, file.errorString());
+        return std::nullopt;
+    }
+    QString why;
+    auto catalog = fromJson(file.readAll(), &why);
+    if (!catalog && error) *error = path + ": " + why;
+    return catalog;
+}
+
+std::optional<Catalog> Catalog::builtin(QString* error) {
+    return load(QStringLiteral(":/ember/catalog.json"), error);
+}
+
+std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error) {
+    auto bad = [error](const QString& message) -> std::optional<Catalog> {
+        if (error) *error = message;
+        return std::nullopt;
+    };
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
+    if (!doc.isObject()) return bad(QStringLiteral("not a JSON object: %1").arg(parseError.errorString()));
+    const QJsonObject root = doc.object();
+    if (root.value(QStringLiteral("version")).toInt() != 1)
+        return bad(QStringLiteral("unsupported catalog version (expected 1)"));
+    Catalog catalog;
+    QSet<QString> ids;
+    const QJsonArray models = root.value(QStringLiteral("models")).toArray();
+    for (int i = 0; i < models.size(); i++) {
+        const QJsonObject o = models[i].toObject();
+        CatalogEntry e;
+        e.id = str(o, "id");
+        const QString where = QStringLiteral("model %1 (%2)").arg(i).arg(e.id);
+        if (e.id.isEmpty() || ids.contains(e.id)) return bad(where + ": missing or duplicate id");
+        ids.insert(e.id);
+        e.name = str(o, "name");
+        e.filename = str(o, "filename");
+        if (e.name.isEmpty()) return bad(where + ": missing name");
+        if (!e.filename.endsWith(QLatin1String(".gguf")) || e.filename.contains('/') ||
+            e.filename.contains('\\') || e.filename.startsWith('.'))
+            return bad(where + ": filename must be a plain *.gguf name, got '" + e.filename + "'");
+        e.url = QUrl(str(o, "url"), QUrl::StrictMode);
+        if (!e.url.isValid() || e.url.scheme() != QLatin1String("https"))
+            return bad(where + ": url must be https");
+        e.size = qint64(o.value(QStringLiteral("size")).toDouble(0));
+        if (e.size <= 0) return bad(where + ": size must be positive");
+        QString why;
+        if (o.contains(QStringLiteral("sha256")))
+            e.checksum = ExpectedChecksum::parse(QStringLiteral("sha256"), str(o, "sha256"), &why);
+        else if (o.contains(QStringLiteral("md5")))
+            e.checksum = ExpectedChecksum::parse(QStringLiteral("md5"), str(o, "md5"), &why);
+        if (!why.isEmpty()) return bad(where + ": " + why);
+        e.architecture = str(o, "architecture");
+        e.family = str(o, "family");
+        e.parameters = str(o, "parameters");
+        e.quantization = str(o, "quantization");
+        e.contextLength = o.value(QStringLiteral("context_length")).toInt(-1);
+        e.license = str(o, "license");
+        e.description = str(o, "description");
+        e.ramRequiredGb = o.value(QStringLiteral("ram_required_gb")).toInt(0);
+        e.supported = o.value(QStringLiteral("supported")).toBool(false);
+        e.reason = str(o, "reason");
+        e.chatTemplate = str(o, "chat_template");
+        e.systemMessage = str(o, "system_message");
+        e.systemPrompt = str(o, "system_prompt");
+        if (e.supported && !(architectureSupported(e.architecture) &&
+                             quantizationSupported(e.quantization)))
+            return bad(where + ": marked supported, but the engine does not run " +
+                       e.architecture + " " + e.quantization);
+        if (!e.supported && e.reason.isEmpty()) return bad(where + ": unsupported without a reason");
+        catalog.m_entries.push_back(e);
+    }
+    return catalog;
+}
+
+const CatalogEntry* Catalog::find(const QString& id) const {
+    for (const auto& e : m_entries)
+        if (e.id == id) return &e;
+    return nullptr;
+}

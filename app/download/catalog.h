@@ -1,0 +1,54 @@
+// The model catalog (resources/catalog.json, built into ember_download as
+// :/ember/catalog.json): what the app offers for download.
+#pragma once
+
+#include <QList>
+#include <QString>
+#include <QUrl>
+
+#include <optional>
+
+#include "checksumverifier.h"
+
+class Downloader;
+
+struct CatalogEntry {
+    QString id;            // stable key, e.g. "llama-3.2-1b-instruct"
+    QString name;          // display name
+    QString filename;      // the .gguf file name
+    QUrl url;
+    qint64 size = 0;       // bytes
+    ExpectedChecksum checksum;  // may be unset: the downloader then asks the server (HEAD)
+    QString architecture;  // GGUF general.architecture, e.g. "llama"
+    QString family;
+    QString parameters;    // e.g. "8 billion"
+    QString quantization;  // e.g. "Q4_0"
+    int contextLength = -1;  // trained context in tokens; -1: unknown
+    QString license;
+    QString description;
+    int ramRequiredGb = 0;
+    bool supported = false;  // the engine can run it
+    QString reason;          // why not, when unsupported
+    QString chatTemplate, systemMessage, systemPrompt;
+
+    // Points d at this model: url, size, checksum, and DIR/filename as the destination.
+    void configure(Downloader* d, const QString& modelsDir) const;
+};
+
+class Catalog {
+public:
+    static std::optional<Catalog> load(const QString& path, QString* error);
+    static std::optional<Catalog> fromJson(const QByteArray& json, QString* error);
+    // The catalog compiled into the library.
+    static std::optional<Catalog> builtin(QString* error);
+
+    const QList<CatalogEntry>& entries() const { return m_entries; }
+    const CatalogEntry* find(const QString& id) const;
+
+    // What the engine runs (kept in step with inference/src/model and quant).
+    static bool architectureSupported(const QString& architecture);
+    static bool quantizationSupported(const QString& quantization);
+
+private:
+    QList<CatalogEntry> m_entries;
+};

@@ -1,0 +1,106 @@
+#include "checksumverifier.h"
+
+#include <QCryptographicHash>
+#include <QFile>
+#include <QMetaObject>
+
+QString ExpectedChecksum::algorithmName() const {
+    switch (algorithm) {
+        case Algorithm::Sha256: return QStringLiteral("sha256");
+        case Algorithm::Md5: return QStringLiteral("md5");
+        case Algorithm::None: break;
+    }
+    return QString();
+}
+
+ExpectedChecksum ExpectedChecksum::parse(const QString& algorithm, const QString& hex,
+                                         QString* error) {
+    ExpectedChecksum c;
+    const QString name = algorithm.toLower();
+    int length = 0;
+    if (name == QLatin1String("sha256")) {
+        c.algorithm = Algorithm::Sha256;
+        length = 64;
+    } else if (name == QLatin1String("md5")) {
+        c.algorithm = Algorithm::Md5;
+        length = 32;
+    } else {
+        if (error) *error = QStringLiteral("unknown checksum algorithm '%1' (expected sha256 or md5)")
+                                .arg(algorithm);
+        return {};
+    }
+    c.hex = hex.trimmed().toLower();
+    bool hexDigits = c.hex.size() == length;
+    for (QChar ch : c.hex)
+        hexDigits = hexDigits && ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'));
+    if (!hexDigits) {
+        if (error)
+            *error = QStringLiteral("%1 checksum must be %2 hex digits, got '%3'")
+                         .arg(name)
+                         .arg(length)
+                         .arg(hex);
+        return {};
+    }
+    return c;
+}
+
+ChecksumVerifier::ChecksumVerifier(QObject* parent) : QObject(parent) {}
+
+ChecksumVerifier::~ChecksumVerifier() {
+    cancel();
+    join();
+}
+
+void ChecksumVerifier::cancel() {
+    if (m_cancel) m_cancel->store(true);
+    ++m_generation;
+    m_done = true;
+}
+
+void ChecksumVerifier::join() {
+    if (m_thread.joinable()) m_thread.join();
+}
+
+void ChecksumVerifier::start(const QString& path, const ExpectedChecksum& expected) {
+    cancel();
+    join();
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    m_done = false;
+    ChecksumVerifier* owner = this;
+    auto cancelFlag = m_cancel;
+    const quint64 generation = ++m_generation;
+    m_thread = std::thread([owner, cancelFlag, generation, path, expected] {
+        QString error, actual;
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            error = QStringLiteral("cannot read %1 to verify it: %2").arg(path, file.errorString());
+        } else {
+            QCryptographicHash hash(expected.algorithm == ExpectedChecksum::Algorithm::Md5
+                                        ? QCryptographicHash::Md5
+                                        : QCryptographicHash::Sha256);
+            QByteArray buffer(4 << 20, Qt::Uninitialized);
+            while (!cancelFlag->load()) {
+                const qint64 n = file.read(buffer.data(), buffer.size());
+                if (n < 0) {
+                    error = QStringLiteral("error reading %1: %2").arg(path, file.errorString());
+                    break;
+                }
+                if (n == 0) break;
+                hash.addData(QByteArrayView(buffer.constData(), n));
+            }
+            actual = QString::fromLatin1(hash.result().toHex());
+        }
+        if (cancelFlag->load()) return;  // the owner no longer wants an answer
+        const bool matches = error.isEmpty() && actual == expected.hex;
+        // The owner joins this thread before it dies, so it is alive while we post; a posted
+        // call is dropped with its receiver if the owner dies before it is delivered.
+        QMetaObject::invokeMethod(
+            owner,
+            [owner, generation, matches, actual, error] {
+                if (generation != owner->m_generation) return;  // answer to a cancelled run
+                owner->m_done = true;
+                emit owner->finished(matches, actual, error);
+            },
+            Qt::QueuedConnection);
+    });
+}

@@ -1,0 +1,45 @@
+// Hashes a finished download on a worker thread, so that a multi-GB file never blocks the UI.
+#pragma once
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+// A checksum a download is expected to match.
+struct ExpectedChecksum {
+    enum class Algorithm { None, Sha256, Md5 };
+    Algorithm algorithm = Algorithm::None;
+    QString hex;  // lower case
+
+    bool isSet() const { return algorithm != Algorithm::None; }
+    QString algorithmName() const;
+    // Checks the hex length and digits; returns an empty checksum and sets *error when invalid.
+    static ExpectedChecksum parse(const QString& algorithm, const QString& hex, QString* error);
+};
+
+class ChecksumVerifier : public QObject {
+    Q_OBJECT
+public:
+    explicit ChecksumVerifier(QObject* parent = nullptr);
+    ~ChecksumVerifier() override;  // cancels and joins the worker
+
+    // Starts hashing path; finished() comes later on this object's thread.
+    void start(const QString& path, const ExpectedChecksum& expected);
+    void cancel();
+    bool isRunning() const { return m_thread.joinable() && !m_done; }
+
+signals:
+    // matches: the digest equals the expected one. error: set when the file could not be read.
+    void finished(bool matches, const QString& actualHex, const QString& error);
+
+private:
+    void join();
+
+    std::thread m_thread;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    quint64 m_generation = 0;
+    bool m_done = true;
+};

@@ -1,0 +1,109 @@
+#include "vulkan/vulkan_backend.h"
+
+#include "common/log.h"
+#include "vulkan/forward.h"
+
+namespace ember {
+
+Result<std::vector<DeviceInfo>> list_devices() {
+    EMBER_ASSIGN_OR_RETURN(auto instance, vulkan::Instance::create());
+    EMBER_ASSIGN_OR_RETURN(auto adapters, vulkan::enumerate_adapters(instance));
+    std::vector<DeviceInfo> out;
+    for (const auto& a : adapters) out.push_back(a.info);
+    return out;
+}
+
+namespace vulkan {
+namespace {
+
+class VulkanBackendModel final : public BackendModel {
+public:
+    VulkanBackendModel(std::shared_ptr<LoadedModel> loaded, BackendInfo info)
+        : m_loaded(std::move(loaded)), m_info(std::move(info)) {}
+    Result<std::unique_ptr<Runner>> create_runner(int n_ctx) override {
+        return vulkan::create_runner(m_loaded, n_ctx);
+    }
+    const BackendInfo& info() const override { return m_info; }
+    MemoryStats memory() const override {
+        const Adapter& a = m_loaded->ctx->adapter();
+        Budget b = query_budget(a);
+        MemoryStats s;
+        s.used = own_allocations(a.uuid);
+        s.budget = b.budget;
+        s.source = a.has_memory_budget ? "VK_EXT_memory_budget" : "heap size + own allocations";
+        return s;
+    }
+
+private:
+    std::shared_ptr<LoadedModel> m_loaded;
+    BackendInfo m_info;
+};
+
+FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter, uint64_t weights,
+                         uint64_t fake_available) {
+    FitEstimate f;
+    RunnerSizes rs = runner_sizes(model.hp, n_ctx);
+    f.weights = weights;
+    f.kv_cache = rs.kv_cache;
+    f.scratch = rs.scratch;
+    f.total = f.weights + f.kv_cache + f.scratch;
+    Budget b = query_budget(adapter);
+    f.available = fake_available ? fake_available : b.available;
+    f.available_source = fake_available ? "override" : b.source;
+    f.device = adapter.info.name;
+    f.fits = f.total <= f.available;
+    return f;
+}
+
+Error does_not_fit(const FitEstimate& f, int n_ctx) {
+    return make_error("vulkan.does_not_fit",
+                      "the model needs " + format_bytes(f.total) + " on '" + f.device + "' (weights " +
+                          format_bytes(f.weights) + ", KV cache " + format_bytes(f.kv_cache) + " at " +
+                          std::to_string(n_ctx) + " tokens, scratch " + format_bytes(f.scratch) + "), " +
+                          format_bytes(f.available) + " available (" + f.available_source + ")");
+}
+
+}  // namespace
+
+Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
+                                 uint64_t fake_available) {
+    EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(device));
+    EMBER_ASSIGN_OR_RETURN(uint64_t weights,
+                           WeightStore::estimate_bytes(model_tensors(model), placement_limits(adapter, 0)));
+    return estimate_for(model, n_ctx, adapter, weights, fake_available);
+}
+
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, const Options& opt) {
+    EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(opt.device));
+    EMBER_ASSIGN_OR_RETURN(uint64_t weights, WeightStore::estimate_bytes(
+                                                 model_tensors(model), placement_limits(adapter, opt.max_range_override)));
+    FitEstimate fit = estimate_for(model, opt.n_ctx, adapter, weights, opt.fake_available);
+    if (!fit.fits) return does_not_fit(fit, opt.n_ctx);
+
+    ContextOptions co;
+    co.device = opt.device;
+    co.disk_pipeline_cache = opt.disk_pipeline_cache;
+    co.max_range_override = opt.max_range_override;
+    auto loaded = std::make_shared<LoadedModel>();
+    EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
+    EMBER_ASSIGN_OR_RETURN(loaded->store,
+                           WeightStore::upload(*loaded->ctx, model_tensors(model), opt.progress, opt.cancel));
+    EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(model, *loaded->store));
+    Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
+    if (!warm.ok()) {
+        // A cache that cannot be written is not fatal; a pipeline that cannot be built is.
+        if (warm.error().code != "vulkan.cache_write") return warm.take_error();
+        EMBER_LOG_WARN("vulkan: %s", warm.error().message.c_str());
+    }
+    const Adapter& a = loaded->ctx->adapter();
+    BackendInfo info;
+    info.kind = BackendKind::Vulkan;
+    info.device = a.info.name;
+    info.subgroup_size = a.subgroup_size;
+    EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
+                   format_bytes(loaded->store->bytes()).c_str(), model_tensors(model).size());
+    return std::unique_ptr<BackendModel>(new VulkanBackendModel(std::move(loaded), std::move(info)));
+}
+
+}  // namespace vulkan
+}  // namespace ember

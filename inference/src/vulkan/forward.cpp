@@ -1,0 +1,301 @@
+#include "vulkan/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace ember::vulkan {
+namespace {
+
+enum class Output { None, Logits, Argmax };
+
+// The buffers one forward pass binds.
+struct Buffers {
+    BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
+    std::vector<BufferRange> k_cache, v_cache;
+    VkBuffer readback = VK_NULL_HANDLE;
+};
+
+struct Dims {
+    uint32_t E, Dq, Dkv, F, V;
+};
+
+Dims dims_of(const LlamaHParams& hp) {
+    return {hp.n_embd, hp.n_head * hp.head_dim, hp.n_kv_dim(), hp.n_ff, hp.n_vocab};
+}
+
+int batch_capacity(int n_ctx) { return std::max(1, std::min(kMaxBatch, n_ctx)); }
+
+uint64_t step_bytes(int batch) { return 8 + 4 * uint64_t(batch); }
+
+// Records the forward pass of n tokens (the step buffer holds their position and ids).
+Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out) {
+    const LlamaHParams& hp = m.hp;
+    const Dims d = dims_of(hp);
+    const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
+    const AttentionShape shape{n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                               1.0f / std::sqrt(float(hp.head_dim))};
+    EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
+    rec.barrier();
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        const DeviceLayer& L = m.layers[l];
+        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n, int(d.E), hp.rms_eps));
+        rec.barrier();
+        EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n));
+        rec.barrier();
+        EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim), int(hp.n_rot),
+                          hp.rope_freq_base));
+        EMBER_TRY(op_rope(rec, b.k, 0, d.Dkv, b.step, ff, n, int(hp.n_head_kv), int(hp.head_dim), int(hp.n_rot),
+                          hp.rope_freq_base));
+        EMBER_TRY(op_store_f16(rec, b.v, 0, b.v_cache[l], 0, b.step, int(d.Dkv), n));
+        rec.barrier();
+        EMBER_TRY(op_store_f16(rec, b.k, 0, b.k_cache[l], 0, b.step, int(d.Dkv), n));
+        rec.barrier();
+        EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape));
+        rec.barrier();
+        EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n));
+        rec.barrier();
+        EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
+        rec.barrier();
+        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n, int(d.E), hp.rms_eps));
+        rec.barrier();
+        EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n));
+        rec.barrier();
+        EMBER_TRY(op_silu_mul(rec, b.g, b.u, b.g, uint32_t(n) * d.F));
+        rec.barrier();
+        EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n));
+        rec.barrier();
+        EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
+        rec.barrier();
+    }
+    if (out == Output::None) return {};
+    // Only the last token's logits are needed.
+    EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb, 0, int(d.E), 1,
+                          int(d.E), hp.rms_eps));
+    rec.barrier();
+    EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
+    rec.barrier();
+    if (out == Output::Argmax) {
+        EMBER_TRY(op_argmax(rec, b.logits, 0, d.V, b.result));
+        rec.barrier_to_transfer();
+        if (rec.cmd()) {
+            VkBufferCopy c{b.result.offset, 0, 4};
+            vkCmdCopyBuffer(rec.cmd(), b.result.buffer, b.readback, 1, &c);
+        }
+    } else {
+        rec.barrier_to_transfer();
+        if (rec.cmd()) {
+            VkBufferCopy c{b.logits.offset, 0, uint64_t(d.V) * 4};
+            vkCmdCopyBuffer(rec.cmd(), b.logits.buffer, b.readback, 1, &c);
+        }
+    }
+    rec.barrier_to_host();
+    return {};
+}
+
+class VulkanRunner final : public Runner {
+public:
+    static Result<std::unique_ptr<Runner>> create(std::shared_ptr<LoadedModel> loaded, int n_ctx);
+    Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
+    Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override;
+    int n_ctx() const override { return m_n_ctx; }
+
+private:
+    VulkanRunner(std::shared_ptr<LoadedModel> loaded, int n_ctx, VkDeviceSize block_limit, VkDeviceSize align)
+        : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
+    Status run(std::span<const int32_t> tokens, int pos, Output out);
+    Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
+
+    std::shared_ptr<LoadedModel> m_loaded;
+    int m_n_ctx;
+    int m_batch = 1;
+    Arena m_arena;
+    Buffer m_step, m_readback;
+    Buffers m_buf;
+    CommandPool m_pool;
+    Fence m_fence;
+    VkCommandBuffer m_cmd_batch = VK_NULL_HANDLE;
+    // A decode step (one token) depends on the position only through the step buffer, so its
+    // command buffers are recorded once and replayed.
+    VkCommandBuffer m_cmd_decode[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
+    bool m_decode_recorded[2] = {false, false};
+};
+
+Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded, int n_ctx) {
+    Context& ctx = *loaded->ctx;
+    const LlamaHParams& hp = loaded->model.hp;
+    if (n_ctx <= 0) return make_error("vulkan.bad_context", "context size must be positive");
+    const Dims d = dims_of(hp);
+    uint64_t kv_layer = uint64_t(n_ctx) * d.Dkv * 2;
+    if (kv_layer > ctx.max_range())
+        return make_error("vulkan.context_too_large",
+                          "a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_layer) +
+                              " bytes of K cache per layer; the device binds at most " +
+                              std::to_string(ctx.max_range()) + " bytes per buffer");
+    std::unique_ptr<VulkanRunner> r(
+        new VulkanRunner(loaded, n_ctx, ctx.block_limit(), ctx.range_alignment()));
+    const int B = batch_capacity(n_ctx);
+    r->m_batch = B;
+    auto f32 = [&](uint64_t n) { return r->m_arena.reserve(n * 4); };
+    size_t sx = f32(uint64_t(B) * d.E), sxb = f32(uint64_t(B) * d.E), sq = f32(uint64_t(B) * d.Dq),
+           sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv), satt = f32(uint64_t(B) * d.Dq),
+           stmp = f32(uint64_t(B) * d.E), sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F),
+           slog = f32(d.V), sres = f32(1);
+    for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
+        if (bytes > ctx.max_range())
+            return make_error("vulkan.batch_too_large", "activation buffer of " + std::to_string(bytes) +
+                                                            " bytes exceeds maxStorageBufferRange");
+    std::vector<size_t> skc, svc;
+    for (size_t l = 0; l < hp.n_layer; ++l) {
+        skc.push_back(r->m_arena.reserve(kv_layer));
+        svc.push_back(r->m_arena.reserve(kv_layer));
+    }
+    EMBER_TRY(r->m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
+    EMBER_ASSIGN_OR_RETURN(r->m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
+    EMBER_ASSIGN_OR_RETURN(r->m_readback, Buffer::create(ctx.device(), uint64_t(d.V) * 4, BufferKind::Readback));
+    Buffers& b = r->m_buf;
+    b.x = r->m_arena.get(sx);
+    b.xb = r->m_arena.get(sxb);
+    b.q = r->m_arena.get(sq);
+    b.k = r->m_arena.get(sk);
+    b.v = r->m_arena.get(sv);
+    b.att = r->m_arena.get(satt);
+    b.tmp = r->m_arena.get(stmp);
+    b.g = r->m_arena.get(sg);
+    b.u = r->m_arena.get(su);
+    b.logits = r->m_arena.get(slog);
+    b.result = r->m_arena.get(sres);
+    b.step = r->m_step.range();
+    for (size_t l = 0; l < hp.n_layer; ++l) {
+        b.k_cache.push_back(r->m_arena.get(skc[l]));
+        b.v_cache.push_back(r->m_arena.get(svc[l]));
+    }
+    b.readback = r->m_readback.handle();
+    EMBER_ASSIGN_OR_RETURN(r->m_pool, CommandPool::create(ctx.device()));
+    EMBER_ASSIGN_OR_RETURN(r->m_fence, Fence::create(ctx.device()));
+    EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());
+    EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[0], r->m_pool.allocate());
+    EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[1], r->m_pool.allocate());
+    return std::unique_ptr<Runner>(std::move(r));
+}
+
+Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
+    Context& ctx = *m_loaded->ctx;
+    auto* step = static_cast<uint32_t*>(m_step.mapped());
+    step[0] = uint32_t(pos);
+    step[1] = uint32_t(tokens.size());
+    for (size_t i = 0; i < tokens.size(); ++i) step[2 + i] = uint32_t(tokens[i]);
+
+    const int n = int(tokens.size());
+    const bool decode = n == 1 && out != Output::None;
+    const int di = out == Output::Argmax ? 1 : 0;
+    VkCommandBuffer cmd = decode ? m_cmd_decode[di] : m_cmd_batch;
+    if (!decode || !m_decode_recorded[di]) {
+        EMBER_VK_TRY(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
+        Recorder rec(ctx, cmd);
+        Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
+        VkResult er = vkEndCommandBuffer(cmd);
+        EMBER_TRY(st);
+        if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
+        if (decode) m_decode_recorded[di] = true;
+    }
+    return submit_and_wait(ctx.device(), cmd, m_fence);
+}
+
+Status VulkanRunner::run(std::span<const int32_t> tokens, int pos, Output out) {
+    const uint32_t n_vocab = m_loaded->model.hp.n_vocab;
+    if (tokens.empty()) return make_error("vulkan.empty_batch", "forward called with no tokens");
+    if (pos < 0 || uint64_t(pos) + tokens.size() > uint64_t(m_n_ctx))
+        return make_error("vulkan.context_full", "positions " + std::to_string(pos) + ".." +
+                                                     std::to_string(pos + int(tokens.size()) - 1) +
+                                                     " exceed the context of " + std::to_string(m_n_ctx));
+    for (int32_t t : tokens)
+        if (t < 0 || uint32_t(t) >= n_vocab)
+            return make_error("vulkan.bad_token", "token id " + std::to_string(t) + " is outside the vocabulary (" +
+                                                      std::to_string(n_vocab) + ")");
+    for (size_t i = 0; i < tokens.size(); i += size_t(m_batch)) {
+        size_t n = std::min(tokens.size() - i, size_t(m_batch));
+        bool last = i + n == tokens.size();
+        EMBER_TRY(submit_chunk(tokens.subspan(i, n), pos + int(i), last ? out : Output::None));
+    }
+    return {};
+}
+
+Status VulkanRunner::forward(std::span<const int32_t> tokens, int pos, float* logits) {
+    EMBER_TRY(run(tokens, pos, Output::Logits));
+    std::memcpy(logits, m_readback.mapped(), size_t(m_loaded->model.hp.n_vocab) * 4);
+    return {};
+}
+
+Result<int32_t> VulkanRunner::forward_argmax(std::span<const int32_t> tokens, int pos) {
+    EMBER_TRY(run(tokens, pos, Output::Argmax));
+    uint32_t idx;
+    std::memcpy(&idx, m_readback.mapped(), 4);
+    return int32_t(idx);
+}
+
+const DeviceTensor* need(const WeightStore& s, const Tensor& t, Status& st) {
+    const DeviceTensor* d = s.find(t);
+    if (!d && st.ok()) st = make_error("vulkan.missing_tensor", "tensor '" + t.name + "' was not uploaded");
+    return d;
+}
+
+}  // namespace
+
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
+    const Dims d = dims_of(hp);
+    const uint64_t B = uint64_t(batch_capacity(n_ctx));
+    RunnerSizes s;
+    s.kv_cache = 2ull * hp.n_layer * uint64_t(n_ctx) * d.Dkv * 2;
+    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1) + step_bytes(int(B));
+    return s;
+}
+
+std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
+    std::vector<const Tensor*> t = {&m.tok_embd, &m.output_norm, &m.output};
+    if (m.rope_freqs.present()) t.push_back(&m.rope_freqs);
+    for (const auto& L : m.layers)
+        for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+            t.push_back(p);
+    return t;
+}
+
+Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s) {
+    Status st;
+    DeviceModel dm;
+    dm.hp = m.hp;
+    dm.tok_embd = need(s, m.tok_embd, st);
+    dm.output_norm = need(s, m.output_norm, st);
+    dm.output = need(s, m.output, st);
+    if (m.rope_freqs.present()) dm.rope_freqs = need(s, m.rope_freqs, st);
+    for (const auto& L : m.layers) {
+        dm.layers.push_back({need(s, L.attn_norm, st), need(s, L.wq, st), need(s, L.wk, st), need(s, L.wv, st),
+                             need(s, L.wo, st), need(s, L.ffn_norm, st), need(s, L.ffn_gate, st),
+                             need(s, L.ffn_up, st), need(s, L.ffn_down, st)});
+    }
+    if (!st.ok()) return st.take_error();
+    return dm;
+}
+
+Result<std::unique_ptr<Runner>> create_runner(std::shared_ptr<LoadedModel> loaded, int n_ctx) {
+    return VulkanRunner::create(std::move(loaded), n_ctx);
+}
+
+Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
+    Recorder dry(ctx, VK_NULL_HANDLE);
+    Buffers none;
+    none.k_cache.assign(model.layers.size(), BufferRange{});
+    none.v_cache.assign(model.layers.size(), BufferRange{});
+    EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
+    EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
+    EMBER_TRY(record_forward(dry, model, none, 2, Output::None));
+    return ctx.pipelines().save_cache();
+}
+
+}  // namespace ember::vulkan

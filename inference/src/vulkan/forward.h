@@ -1,0 +1,51 @@
+// The Llama forward pass on a Vulkan device: shared weights (VulkanModel) and per-session
+// state (KV cache and activations, in VulkanRunner).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "model/backend.h"
+#include "model/llama.h"
+#include "vulkan/weights.h"
+
+namespace ember::vulkan {
+
+// Tokens evaluated by one command buffer; longer batches are split.
+constexpr int kMaxBatch = 256;
+
+struct RunnerSizes {
+    uint64_t kv_cache = 0;  // F16 K and V of every layer
+    uint64_t scratch = 0;   // activations, logits, step and readback buffers
+};
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx);
+
+// The weights of one layer on the device.
+struct DeviceLayer {
+    const DeviceTensor *attn_norm, *wq, *wk, *wv, *wo, *ffn_norm, *gate, *up, *down;
+};
+
+struct DeviceModel {
+    LlamaHParams hp;
+    const DeviceTensor *tok_embd = nullptr, *output_norm = nullptr, *output = nullptr, *rope_freqs = nullptr;
+    std::vector<DeviceLayer> layers;
+};
+
+// Binds a model's tensors to their device copies; fails if any is missing.
+Result<DeviceModel> bind_device_model(const LlamaModel& model, const WeightStore& store);
+std::vector<const Tensor*> model_tensors(const LlamaModel& model);
+
+// What a loaded model owns; runners keep it alive.
+struct LoadedModel {
+    std::unique_ptr<Context> ctx;
+    std::unique_ptr<WeightStore> store;
+    DeviceModel model;
+};
+
+Result<std::unique_ptr<Runner>> create_runner(std::shared_ptr<LoadedModel> loaded, int n_ctx);
+
+// Creates every pipeline the forward pass of this model uses (and saves the pipeline cache),
+// so that the first token does not pay for shader compilation.
+Status warm_up_pipelines(Context& ctx, const DeviceModel& model);
+
+}  // namespace ember::vulkan

@@ -1,0 +1,42 @@
+// The Vulkan backend's entry points: fit estimate and loading a Llama model onto a device.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ember/result.h"
+#include "model/backend.h"
+#include "model/llama.h"
+
+namespace ember::vulkan {
+
+struct Options {
+    std::string device;  // "" = auto; index "0" or a name substring: explicit choice
+    int n_ctx = 2048;    // for the fit estimate (KV cache)
+    std::function<bool(float)> progress;  // upload progress, false = cancel
+    const std::atomic<bool>* cancel = nullptr;
+    // Tests and diagnostics: pretend the device has only this many bytes available (0 = real),
+    // or that maxStorageBufferRange is this small (0 = real), and skip the on-disk pipeline cache.
+    uint64_t fake_available = 0;
+    uint64_t max_range_override = 0;
+    bool disk_pipeline_cache = true;
+};
+
+// Memory the model would need on a Vulkan device (the same numbers the loader uses).
+struct FitEstimate {
+    uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0, available = 0;
+    std::string device, available_source;
+    bool fits = false;
+};
+Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
+                                 uint64_t fake_available = 0);
+
+// Picks the adapter, estimates weights + KV cache at n_ctx + scratch, refuses with the numbers
+// ("needs 4.3 GiB, 3.1 GiB available", code "vulkan.does_not_fit") if it does not fit, creates
+// the device and uploads the weights.
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, const Options& opt);
+
+}  // namespace ember::vulkan

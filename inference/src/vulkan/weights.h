@@ -1,0 +1,42 @@
+// Model weights on the device: planned into pieces, sub-allocated from a few big buffers and
+// uploaded through one staging buffer. No host copy is kept.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "model/llama.h"
+#include "vulkan/ops.h"
+
+namespace ember::vulkan {
+
+struct PlacementLimits {
+    VkDeviceSize max_range = 0;    // per descriptor
+    VkDeviceSize alignment = 256;  // of bound offsets
+    VkDeviceSize block_limit = 0;  // per allocation
+};
+PlacementLimits placement_limits(const Context& ctx);
+PlacementLimits placement_limits(const Adapter& adapter, uint64_t max_range_override);
+
+class WeightStore {
+public:
+    // Device bytes the tensors take (pieces padded to the alignment); tensors sharing data count once.
+    static Result<uint64_t> estimate_bytes(const std::vector<const Tensor*>& tensors, const PlacementLimits& lim);
+    static Result<std::unique_ptr<WeightStore>> upload(Context& ctx, const std::vector<const Tensor*>& tensors,
+                                                       const std::function<bool(float)>& progress,
+                                                       const std::atomic<bool>* cancel);
+    // The device copy of a tensor given at upload (matched by its data pointer).
+    const DeviceTensor* find(const Tensor& t) const;
+    uint64_t bytes() const { return m_bytes; }
+
+private:
+    WeightStore(VkDeviceSize block_limit, VkDeviceSize alignment) : m_arena(block_limit, alignment) {}
+    Arena m_arena;
+    std::map<const uint8_t*, DeviceTensor> m_tensors;
+    uint64_t m_bytes = 0;
+};
+
+}  // namespace ember::vulkan

@@ -1,0 +1,89 @@
+// A scripted ChatEngine for the worker tests: emits given pieces with a delay, fails on demand
+// and honours the cancel flag like the real engine (checked before each token).
+#pragma once
+
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "chatengine.h"
+
+struct FakeScript {
+    std::vector<std::string> pieces;
+    std::chrono::microseconds delay{0};
+    std::string loadError;      // non-empty: load() fails with it
+    std::string generateError;  // non-empty: generate() fails with it after failAfter pieces
+    int failAfter = 0;
+};
+
+class FakeChatEngine : public ChatEngine {
+public:
+    explicit FakeChatEngine(FakeScript script) : m_script(std::move(script)) {}
+
+    std::vector<std::string> listDevices() override { return {"Fake GPU"}; }
+
+    ember::Result<EngineLoadResult> load(const EngineLoadOptions& options,
+                                         const EngineProgressCallback& progress,
+                                         const std::atomic<bool>*) override {
+        for (int i = 1; i <= 4; ++i)
+            if (progress && !progress(i / 4.0f))
+                return ember::make_error("load.cancelled", "cancelled");
+        if (!m_script.loadError.empty()) return ember::make_error("fake.load", m_script.loadError);
+        m_loaded = true;
+        EngineLoadResult r;
+        r.modelName = "fake:";
+        r.modelName += options.path;
+        r.backend = "cpu";
+        r.device = "Fake CPU";
+        r.fallbackReason = options.device == "0" ? "no suitable GPU (fake)" : "";
+        r.contextLength = options.contextLength;
+        return r;
+    }
+    void unload() override { m_loaded = false; }
+    bool isLoaded() const override { return m_loaded; }
+
+    ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
+                                        const EngineSampling&, const std::atomic<bool>* cancel,
+                                        const EngineTextCallback& onText) override {
+        {
+            std::lock_guard lock(m_mutex);
+            m_lastMessages = messages;
+        }
+        if (!m_loaded) return ember::make_error("fake.no_model", "no model is loaded");
+        EngineStats stats;
+        stats.stopReason = "eog";
+        m_emitted.store(0);
+        for (size_t i = 0; i < m_script.pieces.size(); ++i) {
+            if (!m_script.generateError.empty() && static_cast<int>(i) == m_script.failAfter)
+                return ember::make_error("fake.generate", m_script.generateError);
+            if (cancel && cancel->load()) {
+                stats.stopReason = "cancelled";
+                break;
+            }
+            std::this_thread::sleep_for(m_script.delay);
+            ++stats.generatedTokens;
+            m_emitted.store(stats.generatedTokens);
+            if (!onText(m_script.pieces[i])) {
+                stats.stopReason = "callback";
+                break;
+            }
+        }
+        return stats;
+    }
+
+    int emitted() const { return m_emitted.load(); }  // pieces handed out by the last generate
+
+    std::vector<EngineMessage> lastMessages() {
+        std::lock_guard lock(m_mutex);
+        return m_lastMessages;
+    }
+
+private:
+    FakeScript m_script;
+    std::atomic<bool> m_loaded{false};
+    std::atomic<int> m_emitted{0};
+    std::mutex m_mutex;
+    std::vector<EngineMessage> m_lastMessages;
+};

@@ -1,0 +1,107 @@
+import QtQuick
+import QtTest
+import "../../../ui"
+
+// The input box against a mock controller: Enter sends, Shift+Enter adds a line,
+// Stop replaces Send while generating.
+Item {
+    id: root
+    width: 600
+    height: 200
+
+    QtObject {
+        id: mock
+        property bool generating: false
+        property var sent: []
+        property int stops: 0
+        function send(text) { sent = sent.concat([text]) }
+        function stop() { stops += 1 }
+    }
+
+    InputBar {
+        id: bar
+        anchors.fill: parent
+        controller: mock
+    }
+
+    TestCase {
+        name: "InputBar"
+        when: windowShown
+
+        function findChildNamed(item, name) {
+            if (item.objectName === name) return item
+            for (let i = 0; i < item.children.length; ++i) {
+                const found = findChildNamed(item.children[i], name)
+                if (found) return found
+            }
+            return null
+        }
+        function init() {
+            mock.generating = false
+            mock.sent = []
+            mock.stops = 0
+            bar.ready = true
+            bar.text = ""
+            findChildNamed(bar, "messageInput").forceActiveFocus()
+        }
+
+        function test_enterSends() {
+            keyClick("H"); keyClick("i")
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, ["Hi"])
+            compare(bar.text, "", "the box is cleared after sending")
+        }
+
+        function test_keypadEnterSends() {
+            keyClick("x")
+            keyClick(Qt.Key_Enter)
+            compare(mock.sent, ["x"])
+        }
+
+        function test_shiftEnterAddsLine() {
+            keyClick("a")
+            keyClick(Qt.Key_Return, Qt.ShiftModifier)
+            keyClick("b")
+            compare(mock.sent, [])
+            compare(bar.text, "a\nb")
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, ["a\nb"])
+        }
+
+        function test_emptyIsNotSent() {
+            keyClick(Qt.Key_Space)
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, [])
+        }
+
+        function test_stopVisibleOnlyWhileGenerating() {
+            const send = findChildNamed(bar, "sendButton")
+            const stop = findChildNamed(bar, "stopButton")
+            verify(send.visible)
+            verify(!stop.visible)
+            mock.generating = true
+            verify(!send.visible)
+            verify(stop.visible)
+            mouseClick(stop)
+            compare(mock.stops, 1)
+            // Enter does not send while a response is generating; the text stays.
+            keyClick("q")
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, [])
+            compare(bar.text, "q")
+            mock.generating = false
+            verify(send.visible)
+            verify(!stop.visible)
+            mouseClick(send)
+            compare(mock.sent, ["q"])
+        }
+
+        function test_notReadyDoesNotSend() {
+            bar.ready = false
+            keyClick("z")
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, [])
+            verify(!findChildNamed(bar, "sendButton").enabled)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import QtQuick
+import QtTest
+import "../../../ui/markdown.js" as Markdown
+
+// Splitting messages into prose and code segments.
+TestCase {
+    name: "Markdown"
+
+    function test_plainProse() {
+        const s = Markdown.split("Hello **world**")
+        compare(s.length, 1)
+        compare(s[0].type, "prose")
+        compare(s[0].text, "Hello **world**")
+    }
+
+    function test_codeBetweenProse() {
+        const s = Markdown.split("Intro\n```python\nx = 1\n\ny = 2\n```\nOutro")
+        compare(s.length, 3)
+        compare(s[0].text, "Intro")
+        compare(s[1].type, "code")
+        compare(s[1].language, "python")
+        compare(s[1].text, "x = 1\n\ny = 2")
+        compare(s[2].text, "Outro")
+    }
+
+    function test_tildeAndLongerFences() {
+        const s = Markdown.split("~~~\na\n```\nstill code\n~~~\n````md\n```inner```\n````")
+        compare(s.length, 2)
+        compare(s[0].text, "a\n```\nstill code")
+        compare(s[1].language, "md")
+        compare(s[1].text, "```inner```")
+    }
+
+    function test_unterminatedFenceIsCode() {
+        const s = Markdown.split("Look:\n```js\nlet a")
+        compare(s.length, 2)
+        compare(s[1].type, "code")
+        compare(s[1].text, "let a")
+    }
+
+    function test_emptyAndBlank() {
+        compare(Markdown.split("").length, 0)
+        compare(Markdown.split("\n  \n").length, 0)
+        compare(Markdown.split(undefined).length, 0)
+    }
+
+    function test_inlineBackticksAreProse() {
+        const s = Markdown.split("Use `ls` and ``` inline ``` here")
+        compare(s.length, 1)
+        compare(s[0].type, "prose")
+    }
+}

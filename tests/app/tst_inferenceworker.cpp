@@ -1,0 +1,176 @@
+// The inference controller and its worker thread, driven by the fake engine.
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "fakechatengine.h"
+#include "inferencecontroller.h"
+
+namespace {
+
+FakeScript tokens(int n, std::chrono::microseconds delay) {
+    FakeScript s;
+    for (int i = 0; i < n; ++i) s.pieces.push_back(QString("t%1 ").arg(i).toStdString());
+    s.delay = delay;
+    return s;
+}
+
+std::string joined(const FakeScript& s) {
+    std::string out;
+    for (const auto& p : s.pieces) out += p;
+    return out;
+}
+
+// A controller over a fake engine; `engine` stays valid as long as the controller.
+std::unique_ptr<InferenceController> makeController(const FakeScript& script,
+                                                    FakeChatEngine** engine = nullptr) {
+    return std::make_unique<InferenceController>([script, engine] {
+        auto e = std::make_unique<FakeChatEngine>(script);
+        if (engine) *engine = e.get();
+        return e;
+    });
+}
+
+void load(InferenceController& c, const std::string& device = "auto") {
+    EngineLoadOptions o;
+    o.path = "/models/fake.gguf";
+    o.device = device;
+    QSignalSpy changed(&c, &InferenceController::modelChanged);
+    c.loadModel(o);
+    QVERIFY(c.loading());
+    QVERIFY(changed.wait(5000));
+    QVERIFY(c.modelLoaded());
+    QVERIFY(!c.loading());
+}
+
+QList<ChatTurn> prompt() {
+    return {{"system", "Be brief."}, {"user", "Hello"}};
+}
+
+}  // namespace
+
+class TestInferenceWorker : public QObject {
+    Q_OBJECT
+private slots:
+    void loadReportsBackendAndFallback() {
+        auto c = makeController(tokens(1, {}));
+        load(*c, "0");
+        QCOMPARE(c->modelPath(), QString("/models/fake.gguf"));
+        QCOMPARE(c->modelName(), QString("fake:/models/fake.gguf"));
+        QCOMPARE(c->backend(), QString("cpu"));
+        QCOMPARE(c->device(), QString("Fake CPU"));
+        QCOMPARE(c->fallbackReason(), QString("no suitable GPU (fake)"));
+        QCOMPARE(c->loadProgress(), 1.0);
+        QTRY_COMPARE(c->devices(), QStringList{"Fake GPU"});
+    }
+
+    void streamsBatchedText() {
+        // 400 tokens, 1 ms apart: unbatched this would be ~1000 updates per second.
+        const FakeScript script = tokens(400, std::chrono::milliseconds(1));
+        FakeChatEngine* engine = nullptr;
+        auto c = makeController(script, &engine);
+        load(*c);
+        QSignalSpy batches(c.get(), &InferenceController::textReady);
+        QSignalSpy finished(c.get(), &InferenceController::generationFinished);
+        QElapsedTimer timer;
+        timer.start();
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QVERIFY(c->generating());
+        QVERIFY(finished.wait(20000));
+        const double seconds = timer.elapsed() / 1000.0;
+        QVERIFY(!c->generating());
+
+        QString concatenated;
+        for (const auto& args : batches) concatenated += args.at(0).toString();
+        const QString full = finished.at(0).at(0).toString();
+        QCOMPARE(full, QString::fromStdString(joined(script)));
+        QCOMPARE(concatenated, full);
+        // Streamed (several updates), yet at most 30 per second plus the final flush.
+        QVERIFY2(batches.size() >= 3, qPrintable(QString::number(batches.size())));
+        QVERIFY2(batches.size() <= seconds * 30 + 2,
+                 qPrintable(QString("%1 updates in %2 s").arg(batches.size()).arg(seconds)));
+        QCOMPARE(finished.at(0).at(1).toMap().value("generatedTokens").toInt(), 400);
+        QCOMPARE(finished.at(0).at(1).toMap().value("stopReason").toString(), QString("eog"));
+
+        // The engine saw the conversation as sent.
+        const auto seen = engine->lastMessages();
+        QCOMPARE(seen.size(), size_t(2));
+        QCOMPARE(seen[0].role, std::string("system"));
+        QCOMPARE(seen[1].content, std::string("Hello"));
+    }
+
+    void stopsWithinOneToken() {
+        FakeChatEngine* engine = nullptr;
+        auto c = makeController(tokens(2000, std::chrono::milliseconds(2)), &engine);
+        load(*c);
+        QSignalSpy batches(c.get(), &InferenceController::textReady);
+        QSignalSpy finished(c.get(), &InferenceController::generationFinished);
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QVERIFY(batches.wait(5000));
+        c->stop();
+        const int atStop = engine->emitted();
+        QVERIFY(finished.wait(5000));
+        const QVariantMap stats = finished.at(0).at(1).toMap();
+        QCOMPARE(stats.value("stopReason").toString(), QString("cancelled"));
+        QVERIFY2(stats.value("generatedTokens").toInt() <= atStop + 1,
+                 qPrintable(QString("%1 tokens after stop at %2")
+                                .arg(stats.value("generatedTokens").toInt())
+                                .arg(atStop)));
+        QString concatenated;
+        for (const auto& args : batches) concatenated += args.at(0).toString();
+        QCOMPARE(concatenated, finished.at(0).at(0).toString());
+        // The next request runs normally: the cancel flag does not stick.
+        QVERIFY(!c->generating());
+        finished.clear();
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QTest::qWait(100);
+        c->stop();
+        QVERIFY(finished.wait(5000));
+        QVERIFY(finished.at(0).at(1).toMap().value("generatedTokens").toInt() > 0);
+    }
+
+    void loadFailureBecomesSignal() {
+        FakeScript script = tokens(3, {});
+        script.loadError = "tensor 'x': offset past end of file";
+        auto c = makeController(script);
+        QSignalSpy failed(c.get(), &InferenceController::loadFailed);
+        EngineLoadOptions o;
+        o.path = "/models/broken.gguf";
+        c->loadModel(o);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.at(0).at(0).toString(), QString("tensor 'x': offset past end of file"));
+        QVERIFY(!c->modelLoaded());
+        QVERIFY(!c->loading());
+        // Without a model, generation is refused rather than queued.
+        QCOMPARE(c->generate(prompt(), {}), quint64(0));
+    }
+
+    void generationFailureBecomesSignal() {
+        FakeScript script = tokens(10, {});
+        script.generateError = "vulkan: device lost";
+        script.failAfter = 4;
+        auto c = makeController(script);
+        load(*c);
+        QSignalSpy failed(c.get(), &InferenceController::generationFailed);
+        QSignalSpy finished(c.get(), &InferenceController::generationFinished);
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QVERIFY(failed.wait(5000));
+        QCOMPARE(failed.at(0).at(0).toString(), QString("vulkan: device lost"));
+        QCOMPARE(failed.at(0).at(1).toString(), QString("t0 t1 t2 t3 "));
+        QCOMPARE(finished.size(), 0);
+        QVERIFY(!c->generating());
+    }
+
+    void workerAloneReportsMissingModel() {
+        // The worker's slots also work when called directly (same thread).
+        InferenceWorker worker(std::make_unique<FakeChatEngine>(tokens(2, {})));
+        QSignalSpy failed(&worker, &InferenceWorker::generationFailed);
+        worker.generate(7, prompt(), {});
+        QCOMPARE(failed.size(), 1);
+        QCOMPARE(failed.at(0).at(0).value<quint64>(), quint64(7));
+        QCOMPARE(failed.at(0).at(1).toString(), QString("no model is loaded"));
+    }
+};
+
+QTEST_MAIN(TestInferenceWorker)
+#include "tst_inferenceworker.moc"

@@ -1,0 +1,70 @@
+// A small HTTP/1.1 server for the downloader tests, on 127.0.0.1 and an ephemeral port.
+//
+// Paths:
+//   /model.gguf       the data (HEAD, GET, Range: bytes=N-, If-Range against the ETag)
+//   /hf/model.gguf    302 to /cdn/model.gguf with X-Linked-Etag (sha256) and X-Linked-Size, as
+//                     Hugging Face's resolve URLs do; /cdn/model.gguf serves the data
+//   anything else     404
+// Behaviours (switchable): cut the connection after N body bytes, ignore Range, throttle.
+#pragma once
+
+#include <QByteArray>
+#include <QList>
+#include <QMap>
+#include <QObject>
+#include <QTcpServer>
+#include <QUrl>
+
+class QTcpSocket;
+
+class TestServer : public QObject {
+    Q_OBJECT
+public:
+    struct Request {
+        QByteArray method, path;
+        QMap<QByteArray, QByteArray> headers;  // lower-case names
+    };
+
+    explicit TestServer(QByteArray data, QObject* parent = nullptr);
+
+    bool listen();
+    quint16 port() const { return m_server.serverPort(); }
+    QUrl url(const QString& path) const;
+
+    // The next `times` GET responses carrying data close the connection after `bytes` body bytes.
+    void setCutAfter(qint64 bytes, int times = 1) {
+        m_cutAfter = bytes;
+        m_cutsLeft = times;
+    }
+    void setIgnoreRange(bool ignore) { m_ignoreRange = ignore; }
+    // Sends chunkBytes every intervalMs; 0 sends everything at once.
+    void setThrottle(int chunkBytes, int intervalMs) {
+        m_chunkBytes = chunkBytes;
+        m_intervalMs = intervalMs;
+    }
+
+    const QByteArray& data() const { return m_data; }
+    QString sha256Hex() const;
+    QString md5Hex() const;
+    const QList<Request>& requests() const { return m_requests; }
+    QList<Request> gets() const;
+    void clearRequests() { m_requests.clear(); }
+
+    static QByteArray randomData(int bytes, quint32 seed);
+
+private:
+    void onNewConnection();
+    void onReadyRead(QTcpSocket* socket);
+    void respond(QTcpSocket* socket, const Request& request);
+    void sendBody(QTcpSocket* socket, const QByteArray& body);
+
+    QTcpServer m_server;
+    QByteArray m_data;
+    QByteArray m_etag = "\"ember-test-v1\"";
+    QList<Request> m_requests;
+    qint64 m_cutAfter = -1;
+    int m_cutsLeft = 0;
+    bool m_ignoreRange = false;
+    int m_chunkBytes = 0;
+    int m_intervalMs = 0;
+};

@@ -1,0 +1,131 @@
+// resources/catalog.json: loads, built in, agrees with the GPT4All source facts, and offers only
+// what the engine runs.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+#include "catalog.h"
+#include "downloader.h"
+
+class TestCatalog : public QObject {
+    Q_OBJECT
+
+private:
+    static QString catalogPath() { return QStringLiteral(EMBER_SOURCE_DIR "/resources/catalog.json"); }
+
+    static QByteArray minimalEntry(const QString& extra) {
+        return (QStringLiteral(R"({"version": 1, "models": [{"id": "x", "name": "X",
+            "filename": "x.gguf", "url": "https://example.org/x.gguf", "size": 10,
+            "sha256": "%1", )")
+                    .arg(QString(64, QChar('a'))) +
+                extra + "}]}")
+            .toUtf8();
+    }
+
+private slots:
+    void loadsAndMatchesBuiltin() {
+        QString error;
+        auto file = Catalog::load(catalogPath(), &error);
+        QVERIFY2(file.has_value(), qPrintable(error));
+        auto builtin = Catalog::builtin(&error);
+        QVERIFY2(builtin.has_value(), qPrintable(error));
+        QCOMPARE(builtin->entries().size(), file->entries().size());
+        QVERIFY(file->entries().size() >= 10);
+        int supported = 0;
+        for (const auto& e : file->entries()) {
+            if (e.supported) supported++;
+            QVERIFY(builtin->find(e.id) != nullptr);
+        }
+        QVERIFY(supported >= 5);
+    }
+
+    void supportedOnlyWhatTheEngineRuns() {
+        auto catalog = Catalog::load(catalogPath(), nullptr);
+        QVERIFY(catalog.has_value());
+        for (const auto& e : catalog->entries()) {
+            const bool runs = e.architecture == QLatin1String("llama") &&
+                              Catalog::quantizationSupported(e.quantization);
+            QVERIFY2(e.supported == runs, qPrintable(e.id));
+            if (!e.supported) {
+                QVERIFY2(e.reason.contains(e.architecture), qPrintable(e.id + ": " + e.reason));
+                QVERIFY(e.reason.contains(QStringLiteral("not supported yet")));
+            }
+            QVERIFY2(e.checksum.isSet(), qPrintable(e.id));  // every source entry has md5 or sha256
+            QVERIFY(!e.description.isEmpty());
+        }
+    }
+
+    // Every fact that the source gives is copied exactly, and every source model is listed.
+    void agreesWithGpt4allSource() {
+        QFile f(QStringLiteral(EMBER_SHARED_DIR "/catalog/gpt4all-models3-subset.json"));
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+        const QJsonArray models = QJsonDocument::fromJson(f.readAll()).object()["models"].toArray();
+        QVERIFY(!models.isEmpty());
+        auto catalog = Catalog::load(catalogPath(), nullptr);
+        QVERIFY(catalog.has_value());
+        QCOMPARE(catalog->entries().size(), models.size());
+        for (const auto& value : models) {
+            const QJsonObject m = value.toObject();
+            const CatalogEntry* e = nullptr;
+            for (const auto& c : catalog->entries())
+                if (c.filename == m["filename"].toString()) e = &c;
+            QVERIFY2(e, qPrintable(m["filename"].toString()));
+            QCOMPARE(e->name, m["name"].toString());
+            QCOMPARE(e->url.toString(), m["url"].toString());
+            QCOMPARE(QString::number(e->size), m["filesize"].toString());
+            if (m.contains("sha256sum")) {
+                QCOMPARE(e->checksum.algorithmName(), QStringLiteral("sha256"));
+                QCOMPARE(e->checksum.hex, m["sha256sum"].toString());
+            } else {
+                QCOMPARE(e->checksum.algorithmName(), QStringLiteral("md5"));
+                QCOMPARE(e->checksum.hex, m["md5sum"].toString());
+            }
+            QCOMPARE(e->quantization, m["quant"].toString().toUpper());
+            QCOMPARE(e->parameters, m["parameters"].toString());
+            QCOMPARE(e->chatTemplate, m["chatTemplate"].toString());
+        }
+    }
+
+    void rejectsBadEntries() {
+        QString error;
+        QVERIFY(Catalog::fromJson(minimalEntry(
+                                      R"("architecture": "llama", "quantization": "Q4_0", "supported": true)"),
+                                  &error)
+                    .has_value());
+        QVERIFY(!Catalog::fromJson(
+                     minimalEntry(R"("architecture": "qwen2", "quantization": "Q4_0", "supported": true)"),
+                     &error)
+                     .has_value());
+        QVERIFY(error.contains(QStringLiteral("qwen2")));
+        QVERIFY(!Catalog::fromJson(
+                     minimalEntry(R"("architecture": "llama", "quantization": "IQ2_XS", "supported": true)"),
+                     &error)
+                     .has_value());
+        QVERIFY(!Catalog::fromJson(minimalEntry(R"("architecture": "qwen2", "supported": false)"), &error)
+                     .has_value());  // no reason
+        QVERIFY(error.contains(QStringLiteral("reason")));
+        QVERIFY(!Catalog::fromJson(QByteArray(minimalEntry(R"("supported": false, "reason": "r")"))
+                                       .replace("https://", "http://"),
+                                   &error)
+                     .has_value());
+        QVERIFY(!Catalog::fromJson("[]", &error).has_value());
+    }
+
+    void configuresADownloader() {
+        auto catalog = Catalog::load(catalogPath(), nullptr);
+        QVERIFY(catalog.has_value());
+        const CatalogEntry* e = catalog->find(QStringLiteral("llama-3.2-1b-instruct"));
+        QVERIFY(e);
+        Downloader d;
+        e->configure(&d, QStringLiteral("/models"));
+        QCOMPARE(d.url(), e->url);
+        QCOMPARE(d.destination(), QStringLiteral("/models/Llama-3.2-1B-Instruct-Q4_0.gguf"));
+        QCOMPARE(d.expectedSize(), e->size);
+        QCOMPARE(d.checksum().hex, e->checksum.hex);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCatalog)
+#include "tst_catalog.moc"

@@ -1,0 +1,141 @@
+// Adapters, device choice, error mapping, pipeline cache.
+#include <filesystem>
+
+#include "ember/ember.h"
+#include "vk_test_util.h"
+#include "vulkan/instance.h"
+#include "vulkan/pipeline.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+class Devices : public VulkanTest {};
+
+TEST_F(Devices, ListsAdaptersWithDetails) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto devs = list_devices();
+    ASSERT_TRUE(devs.ok());
+    ASSERT_FALSE(devs->empty());
+    for (const auto& d : *devs) {
+        EXPECT_FALSE(d.name.empty());
+        EXPECT_FALSE(d.driver_version.empty());
+        EXPECT_GT(d.device_local_bytes, 0u) << d.name;
+        EXPECT_GT(d.budget_bytes, 0u) << d.name;
+        EXPECT_TRUE(d.budget_source == "VK_EXT_memory_budget" || d.budget_source == "heap size") << d.budget_source;
+        EXPECT_GE(d.subgroup_size, 1u);
+        if (d.type == "cpu") {
+            EXPECT_FALSE(d.suitable);
+            EXPECT_EQ(d.unsuitable_code, "cpu_adapter");
+        }
+        if (!d.suitable) EXPECT_FALSE(d.unsuitable_reason.empty());
+    }
+}
+
+TEST_F(Devices, LavapipeIsACpuAdapterWithoutMemoryBudget) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto devs = list_devices();
+    ASSERT_TRUE(devs.ok());
+    bool found = false;
+    for (const auto& d : *devs) {
+        if (d.name.find("llvmpipe") == std::string::npos) continue;
+        found = true;
+        EXPECT_EQ(d.type, "cpu");
+        EXPECT_EQ(d.vendor, "Mesa");
+        EXPECT_EQ(d.budget_source, "heap size");
+        EXPECT_EQ(d.budget_bytes, d.device_local_bytes);
+    }
+    if (!found) GTEST_SKIP() << "no lavapipe device";
+}
+
+TEST_F(Devices, ChoosesByIndexNameOrRefuses) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto inst = Instance::create();
+    ASSERT_TRUE(inst.ok());
+    auto adapters = enumerate_adapters(*inst);
+    ASSERT_TRUE(adapters.ok());
+
+    auto by_index = choose_adapter(*adapters, "0");
+    if ((*adapters)[0].usable) {
+        ASSERT_TRUE(by_index.ok()) << by_index.error().message;
+        EXPECT_EQ(*by_index, 0u);
+    }
+    auto bad_index = choose_adapter(*adapters, "99");
+    ASSERT_FALSE(bad_index.ok());
+    EXPECT_EQ(bad_index.error().code, "vulkan.device_not_found");
+    auto bad_name = choose_adapter(*adapters, "no such gpu");
+    ASSERT_FALSE(bad_name.ok());
+    EXPECT_EQ(bad_name.error().code, "vulkan.device_not_found");
+    EXPECT_NE(bad_name.error().message.find((*adapters)[0].info.name), std::string::npos);
+
+    // A CPU adapter is taken when named, never automatically.
+    auto by_name = choose_adapter(*adapters, "LLVMPIPE");
+    bool any_suitable = false;
+    for (const auto& a : *adapters) any_suitable |= a.info.suitable;
+    auto autopick = choose_adapter(*adapters, "");
+    if (any_suitable) {
+        ASSERT_TRUE(autopick.ok());
+        EXPECT_TRUE((*adapters)[*autopick].info.suitable);
+    } else {
+        ASSERT_FALSE(autopick.ok());
+        EXPECT_EQ(autopick.error().code, "vulkan.no_suitable_device");
+        EXPECT_NE(autopick.error().message.find("software"), std::string::npos) << autopick.error().message;
+    }
+    if (by_name.ok()) EXPECT_EQ((*adapters)[*by_name].info.type, "cpu");
+}
+
+TEST(VulkanErrors, EveryResultMapsToACode) {
+    EXPECT_EQ(vk_error(VK_ERROR_OUT_OF_DEVICE_MEMORY, "x").code, "vulkan.out_of_memory");
+    EXPECT_EQ(vk_error(VK_ERROR_DEVICE_LOST, "x").code, "vulkan.device_lost");
+    EXPECT_EQ(vk_error(VK_ERROR_OUT_OF_HOST_MEMORY, "x").code, "vulkan.out_of_host_memory");
+    EXPECT_EQ(vk_error(VK_ERROR_EXTENSION_NOT_PRESENT, "x").code, "vulkan.missing_feature");
+    Error e = vk_error(VK_ERROR_DEVICE_LOST, "vkQueueSubmit");
+    EXPECT_NE(e.message.find("vkQueueSubmit"), std::string::npos);
+    EXPECT_NE(e.message.find("VK_ERROR_DEVICE_LOST"), std::string::npos);
+    EXPECT_EQ(vk_error(VkResult(-12345), "x").code, "vulkan.error");
+}
+
+TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto dir = std::filesystem::temp_directory_path() / ("ember-vk-cache-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+    std::filesystem::path file;
+    for (int round = 0; round < 2; ++round) {
+        ContextOptions o;
+        o.device = test_device();
+        auto ctx = Context::create(o);
+        ASSERT_TRUE(ctx.ok()) << ctx.error().message;
+        file = (*ctx)->pipelines().cache().file();
+        EXPECT_EQ(file.parent_path(), dir / "ember");
+        EXPECT_EQ((*ctx)->pipelines().cache().loaded_from_disk(), round == 1);
+        auto k = (*ctx)->pipelines().get("add_f32_f32", 2, 12, 256);
+        ASSERT_TRUE(k.ok()) << k.error().message;
+        ASSERT_TRUE((*ctx)->pipelines().save_cache().ok());
+        EXPECT_TRUE(std::filesystem::exists(file));
+    }
+    // No temporary file is left behind by the atomic write.
+    int n_files = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir / "ember")) n_files += e.is_regular_file();
+    EXPECT_EQ(n_files, 1);
+    ::unsetenv("XDG_CACHE_HOME");
+    std::filesystem::remove_all(dir);
+}
+
+// Proves that the validation run can fail: a deliberate misuse must be counted.
+TEST(VulkanValidation, LayerReportsErrors) {
+    const char* expect = std::getenv("EMBER_VULKAN_EXPECT_VALIDATION");
+    if (!expect || std::string(expect) != "1") GTEST_SKIP() << "not the validation run";
+    EMBER_VK_REQUIRE_DEVICE();
+    Context& ctx = shared_context();
+    uint64_t before = validation_error_count();
+    VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    ci.size = 0;  // invalid: size must be greater than 0
+    ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+    VkBuffer b = VK_NULL_HANDLE;
+    vkCreateBuffer(ctx.device().handle(), &ci, nullptr, &b);
+    if (b) vkDestroyBuffer(ctx.device().handle(), b, nullptr);
+    EXPECT_GT(validation_error_count(), before) << "the validation layer is not active";
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test

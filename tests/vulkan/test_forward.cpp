@@ -1,0 +1,250 @@
+// The whole forward pass on the device against the CPU backend, the fit estimate, and the real
+// stories260K model through the public API.
+#include <fstream>
+#include <list>
+
+#include <nlohmann/json.hpp>
+
+#include "common/log.h"
+#include "cpu/backend_cpu.h"
+#include "ember/ember.h"
+#include "quant/quant.h"
+#include "test_util.h"
+#include "vk_test_util.h"
+#include "vulkan/vulkan_backend.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+// A small random Llama model with every matrix in one type.
+struct SynthModel {
+    LlamaModel m;
+    std::list<std::vector<uint8_t>> storage;
+
+    Tensor make(const std::string& name, GgmlType type, int64_t cols, int64_t rows, float lo, float hi, uint64_t seed) {
+        auto tt = *type_traits(type);
+        uint64_t stride = row_bytes(tt, uint64_t(cols));
+        auto& buf = storage.emplace_back(stride * uint64_t(rows));
+        auto f = random_floats(size_t(cols * rows), seed, lo, hi);
+        for (int64_t r = 0; r < rows; ++r) quantize_row(type, &f[r * cols], &buf[r * stride], cols);
+        Tensor t;
+        t.name = name;
+        t.type = type;
+        t.ne[0] = cols;
+        t.ne[1] = rows;
+        t.data = buf.data();
+        t.n_bytes = buf.size();
+        t.row_stride = stride;
+        m.weight_bytes += buf.size();
+        return t;
+    }
+};
+
+std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool rope_freqs = false) {
+    auto s = std::make_unique<SynthModel>();
+    LlamaHParams& hp = s->m.hp;
+    hp.n_vocab = 300;
+    hp.n_ctx_train = 64;
+    hp.n_embd = 256;
+    hp.n_layer = 2;
+    hp.n_head = 4;
+    hp.n_head_kv = 2;
+    hp.n_ff = 512;
+    hp.head_dim = 64;
+    hp.n_rot = 64;
+    const float a_e = std::sqrt(3.0f / hp.n_embd), a_f = std::sqrt(3.0f / hp.n_ff);
+    uint64_t seed = 1000 + uint64_t(type);
+    s->m.tok_embd = s->make("token_embd.weight", type, hp.n_embd, hp.n_vocab, -1, 1, seed++);
+    s->m.output_norm = s->make("output_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+    if (tied) {
+        s->m.output = s->m.tok_embd;
+        s->m.tied_output = true;
+    } else {
+        s->m.output = s->make("output.weight", type, hp.n_embd, hp.n_vocab, -a_e, a_e, seed++);
+    }
+    if (rope_freqs) s->m.rope_freqs = s->make("rope_freqs.weight", GgmlType::F32, hp.n_rot / 2, 1, 1, 3, seed++);
+    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+        LlamaLayer L;
+        std::string p = "blk." + std::to_string(l) + ".";
+        L.attn_norm = s->make(p + "attn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+        L.wq = s->make(p + "attn_q.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
+        L.wk = s->make(p + "attn_k.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
+        L.wv = s->make(p + "attn_v.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
+        L.wo = s->make(p + "attn_output.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
+        L.ffn_norm = s->make(p + "ffn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+        L.ffn_gate = s->make(p + "ffn_gate.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
+        L.ffn_up = s->make(p + "ffn_up.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
+        L.ffn_down = s->make(p + "ffn_down.weight", type, hp.n_ff, hp.n_embd, -a_f, a_f, seed++);
+        s->m.layers.push_back(L);
+    }
+    return s;
+}
+
+Options test_options(int n_ctx) {
+    Options o;
+    o.device = test_device();
+    o.n_ctx = n_ctx;
+    o.disk_pipeline_cache = false;
+    return o;
+}
+
+// Prompt, then greedy-free decode steps with fixed tokens: logits compared at every step.
+void compare_with_cpu(const LlamaModel& model, double tol, const Options& opt) {
+    const int n_ctx = 32;
+    auto vk = create_backend_model(model, opt);
+    ASSERT_TRUE(vk.ok()) << vk.error().message;
+    EXPECT_EQ((*vk)->info().kind, BackendKind::Vulkan);
+    auto cpu_model = cpu::create_backend_model(model, 1);
+    ASSERT_TRUE(cpu_model.ok()) << cpu_model.error().message;
+    auto vr = (*vk)->create_runner(n_ctx);
+    ASSERT_TRUE(vr.ok()) << vr.error().message;
+    auto cr = (*cpu_model)->create_runner(n_ctx);
+    ASSERT_TRUE(cr.ok());
+    const int V = int(model.hp.n_vocab);
+    std::vector<float> lv(size_t(V), 0.0f), lc(size_t(V), 0.0f);
+
+    std::vector<int32_t> prompt = {1, 17, 299, 42, 0, 150, 7};
+    ASSERT_TRUE((*vr)->forward(prompt, 0, lv.data()).ok());
+    ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
+    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), tol) << "after the prompt";
+    int pos = int(prompt.size());
+    for (int32_t tok : {5, 77, 298}) {
+        std::vector<int32_t> one = {tok};
+        ASSERT_TRUE((*vr)->forward(one, pos, lv.data()).ok());
+        ASSERT_TRUE((*cr)->forward(one, pos, lc.data()).ok());
+        EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), tol) << "decode at " << pos;
+        ++pos;
+    }
+    // The device argmax of the next step agrees with the argmax of the device logits.
+    std::vector<int32_t> one = {3};
+    auto am = (*vr)->forward_argmax(one, pos);
+    ASSERT_TRUE(am.ok()) << am.error().message;
+    ASSERT_TRUE((*vr)->forward(one, pos, lv.data()).ok());  // same position again: same K/V
+    EXPECT_EQ(*am, int32_t(std::max_element(lv.begin(), lv.end()) - lv.begin()));
+
+    // Invalid input is refused, not run.
+    std::vector<int32_t> bad = {int32_t(V)};
+    auto st = (*vr)->forward(bad, 0, lv.data());
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, "vulkan.bad_token");
+    auto full = (*vr)->forward(one, n_ctx, lv.data());
+    ASSERT_FALSE(full.ok());
+    EXPECT_EQ(full.error().code, "vulkan.context_full");
+}
+
+class Forward : public VulkanTest {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
+    }
+};
+
+TEST_F(Forward, F32MatchesCpu) { compare_with_cpu(synth_model(GgmlType::F32)->m, 1e-6, test_options(32)); }
+TEST_F(Forward, F16TiedOutputMatchesCpu) { compare_with_cpu(synth_model(GgmlType::F16, true)->m, 1e-5, test_options(32)); }
+TEST_F(Forward, Q8_0RopeFreqsMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q8_0, false, true)->m, 1e-4, test_options(32)); }
+TEST_F(Forward, Q4_0MatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q4_0)->m, 1e-3, test_options(32)); }
+TEST_F(Forward, Q4_KMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q4_K)->m, 1e-3, test_options(32)); }
+TEST_F(Forward, Q6_KMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q6_K)->m, 1e-3, test_options(32)); }
+
+TEST_F(Forward, SplitTensorsMatchCpu) {
+    Options o = test_options(32);
+    o.max_range_override = 16384;  // the 300 x 256 F32 embedding and output become 5 pieces each
+    compare_with_cpu(synth_model(GgmlType::F32)->m, 1e-6, o);
+}
+
+TEST_F(Forward, RefusesAModelThatDoesNotFit) {
+    auto s = synth_model(GgmlType::F32);
+    auto est = estimate_fit(s->m, 32, test_device(), 100000);
+    ASSERT_TRUE(est.ok()) << est.error().message;
+    const auto& hp = s->m.hp;
+    EXPECT_EQ(est->kv_cache, 2ull * hp.n_layer * 32 * hp.n_kv_dim() * 2);
+    EXPECT_GE(est->weights, s->m.weight_bytes);
+    EXPECT_GT(est->scratch, 0u);
+    EXPECT_EQ(est->total, est->weights + est->kv_cache + est->scratch);
+    EXPECT_EQ(est->available, 100000u);
+    EXPECT_EQ(est->available_source, "override");
+    EXPECT_FALSE(est->fits);
+
+    auto real = estimate_fit(s->m, 32, test_device());
+    ASSERT_TRUE(real.ok());
+    EXPECT_TRUE(real->fits) << real->available;
+    EXPECT_NE(real->available_source, "override");
+
+    Options o = test_options(32);
+    o.fake_available = 100000;
+    auto vk = create_backend_model(s->m, o);
+    ASSERT_FALSE(vk.ok());
+    EXPECT_EQ(vk.error().code, "vulkan.does_not_fit");
+    EXPECT_NE(vk.error().message.find("needs"), std::string::npos) << vk.error().message;
+    EXPECT_NE(vk.error().message.find("available"), std::string::npos) << vk.error().message;
+    EXPECT_NE(vk.error().message.find(format_bytes(est->total)), std::string::npos) << vk.error().message;
+}
+
+TEST_F(Forward, UploadCanBeCancelled) {
+    auto s = synth_model(GgmlType::F32);
+    Options o = test_options(32);
+    int calls = 0;
+    o.progress = [&](float p) {
+        EXPECT_GE(p, 0.0f);
+        EXPECT_LE(p, 1.0f);
+        return ++calls < 3;
+    };
+    auto vk = create_backend_model(s->m, o);
+    ASSERT_FALSE(vk.ok());
+    EXPECT_EQ(vk.error().code, "vulkan.cancelled");
+}
+
+TEST_F(Forward, MemoryStatsCountOwnAllocations) {
+    auto s = synth_model(GgmlType::F32);
+    auto vk = create_backend_model(s->m, test_options(32));
+    ASSERT_TRUE(vk.ok()) << vk.error().message;
+    MemoryStats before = (*vk)->memory();
+    EXPECT_GE(before.used, s->m.weight_bytes);
+    EXPECT_GT(before.budget, 0u);
+    auto r = (*vk)->create_runner(32);
+    ASSERT_TRUE(r.ok());
+    EXPECT_GT((*vk)->memory().used, before.used);
+}
+
+// The real model through the public API: greedy continuations equal the reference.
+TEST_F(Forward, Stories260KGreedyMatchesReference) {
+    std::ifstream in(ember::test::shared_path("models/stories260K.reference.json"));
+    if (!in) GTEST_SKIP() << "no stories260K reference";
+    auto ref = nlohmann::json::parse(in);
+    LoadParams lp;
+    lp.backend = BackendKind::Vulkan;
+    lp.device = test_device();
+    lp.n_ctx = 128;
+    auto model = Model::load(ember::test::stories_model(), lp);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
+    for (const auto& c : ref["cases"]) {
+        auto session = Session::create(**model);
+        ASSERT_TRUE(session.ok());
+        std::vector<int32_t> ids = c["prompt_ids"].get<std::vector<int32_t>>();
+        auto want = c["greedy_32"].get<std::vector<int32_t>>();
+        auto logits = (*session)->eval(ids);
+        ASSERT_TRUE(logits.ok()) << logits.error().message;
+        auto ref_logits = c["logits_after_prompt"].get<std::vector<float>>();
+        ASSERT_EQ(logits->size(), ref_logits.size());
+        EXPECT_LT(nmse(logits->data(), ref_logits.data(), ref_logits.size()), 1e-6);
+        std::vector<int32_t> got;
+        int32_t next = int32_t(std::max_element(logits->begin(), logits->end()) - logits->begin());
+        while (got.size() < want.size()) {
+            got.push_back(next);
+            std::vector<int32_t> one = {next};
+            auto am = (*session)->eval_argmax(one);
+            ASSERT_TRUE(am.ok()) << am.error().message;
+            next = *am;
+        }
+        EXPECT_EQ(got, want) << c["prompt"];
+    }
+}
+
+TEST(ForwardProbe, F32RopeFreqs) { compare_with_cpu(synth_model(GgmlType::F32, false, true)->m, 1e-6, test_options(32)); }
+TEST(ForwardProbe, Q8_0Plain) { compare_with_cpu(synth_model(GgmlType::Q8_0)->m, 1e-4, test_options(32)); }
+TEST(ForwardProbe, Q5_1Plain) { compare_with_cpu(synth_model(GgmlType::Q5_1)->m, 1e-4, test_options(32)); }
+}
+}  // namespace
+}  // namespace ember::vulkan::test

@@ -1,0 +1,153 @@
+// Mat-vec, mat-mat and embedding lookup for every weight type, against the CPU.
+#include "cpu/matmul.h"
+#include "model/llama.h"
+#include "quant/quant.h"
+#include "vk_test_util.h"
+#include "vulkan/weights.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+// A random weight [rows, cols] quantized to `type`, kept on the host.
+struct HostWeight {
+    GgmlType type;
+    int64_t rows, cols;
+    uint64_t row_stride;
+    std::vector<uint8_t> data;
+    Tensor tensor() const {
+        Tensor t;
+        t.name = "w";
+        t.type = type;
+        t.ne[0] = cols;
+        t.ne[1] = rows;
+        t.data = data.data();
+        t.n_bytes = data.size();
+        t.row_stride = row_stride;
+        return t;
+    }
+    cpu::WeightView view() const { return {type, rows, cols, data.data(), row_stride}; }
+    std::vector<float> dequantized() const {
+        std::vector<float> out(size_t(rows * cols));
+        for (int64_t r = 0; r < rows; ++r) dequantize_row(type, &data[r * row_stride], &out[r * cols], cols);
+        return out;
+    }
+};
+
+HostWeight make_weight(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
+    auto tt = *type_traits(type);
+    HostWeight w{type, rows, cols, row_bytes(tt, uint64_t(cols)), {}};
+    w.data.resize(w.row_stride * uint64_t(rows));
+    auto f = random_floats(size_t(rows * cols), seed);
+    for (int64_t r = 0; r < rows; ++r) quantize_row(type, &f[r * cols], &w.data[r * w.row_stride], cols);
+    return w;
+}
+
+struct TypeCase {
+    GgmlType type;
+    int64_t cols;          // a multiple of the block size; for float types not of 32
+    double nmse_vs_cpu;    // the CPU may quantize activations to 8 bits for quantized types
+};
+
+const TypeCase kTypes[] = {
+    {GgmlType::F32, 100, 1e-10},  {GgmlType::F16, 72, 1e-10},    {GgmlType::BF16, 40, 1e-10},
+    {GgmlType::Q8_0, 96, 1e-4},   {GgmlType::Q4_0, 64, 1e-4},    {GgmlType::Q4_1, 64, 1e-4},
+    {GgmlType::Q5_0, 128, 1e-4},  {GgmlType::Q5_1, 64, 1e-4},    {GgmlType::Q4_K, 256, 1e-4},
+    {GgmlType::Q5_K, 512, 1e-4},  {GgmlType::Q6_K, 256, 1e-4},
+};
+
+class Matmul : public VulkanTest, public ::testing::WithParamInterface<TypeCase> {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
+    }
+};
+
+// Uploads w to ctx (through the staging path) and checks W x for n_tokens tokens.
+void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cpu, size_t min_pieces = 1) {
+    Tensor t = w.tensor();
+    auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    const DeviceTensor* dt = (*store)->find(t);
+    ASSERT_NE(dt, nullptr);
+    EXPECT_GE(dt->pieces.size(), min_pieces);
+
+    auto x = random_floats(size_t(w.cols) * n_tokens, 99 + n_tokens, -1, 1);
+    HostBuffer bx(ctx, x.size()), by(ctx, size_t(w.rows) * n_tokens);
+    bx.fill(x.data(), x.size() * 4);
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens); }).ok());
+
+    // Exact reference: the dequantized weights in double.
+    auto wf = w.dequantized();
+    std::vector<float> exact(size_t(w.rows) * n_tokens);
+    for (int t2 = 0; t2 < n_tokens; ++t2)
+        for (int64_t r = 0; r < w.rows; ++r) {
+            double s = 0;
+            for (int64_t c = 0; c < w.cols; ++c) s += double(wf[r * w.cols + c]) * x[size_t(t2) * w.cols + c];
+            exact[size_t(t2) * w.rows + r] = float(s);
+        }
+    const char* name = type_traits(w.type)->name.data();
+    EXPECT_LT(nmse(by.f32(), exact.data(), exact.size()), 1e-10) << name << " tokens " << n_tokens;
+
+    cpu::ThreadPool pool(1);
+    cpu::MatmulScratch scratch;
+    std::vector<float> ref(exact.size());
+    cpu::matmul(pool, w.view(), x.data(), n_tokens, ref.data(), scratch);
+    EXPECT_LT(nmse(by.f32(), ref.data(), ref.size()), tol_cpu) << name << " tokens " << n_tokens;
+    EXPECT_TRUE(by.guard_intact()) << name;
+}
+
+TEST_P(Matmul, MatvecAndMatmulMatchCpu) {
+    const TypeCase& tc = GetParam();
+    Context& ctx = shared_context();
+    auto w = make_weight(tc.type, 37, tc.cols, 7 + uint64_t(tc.type));
+    for (int n_tokens : {1, 3, 9}) check_matmul(ctx, w, n_tokens, tc.nmse_vs_cpu);
+}
+
+TEST_P(Matmul, GetRowsMatchesCpu) {
+    const TypeCase& tc = GetParam();
+    Context& ctx = shared_context();
+    auto w = make_weight(tc.type, 50, tc.cols, 17 + uint64_t(tc.type));
+    Tensor t = w.tensor();
+    auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    const std::vector<uint32_t> tokens = {0, 49, 7, 7, 23};
+    HostBuffer step(ctx, 2 + tokens.size()), out(ctx, tokens.size() * size_t(w.cols));
+    step.words()[0] = 0;
+    step.words()[1] = uint32_t(tokens.size());
+    std::copy(tokens.begin(), tokens.end(), step.words() + 2);
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+        return op_get_rows(r, *(*store)->find(t), step.range(), out.range(), int(tokens.size()));
+    }).ok());
+    std::vector<float> want(tokens.size() * size_t(w.cols));
+    for (size_t i = 0; i < tokens.size(); ++i) cpu::get_row(w.view(), tokens[i], &want[i * size_t(w.cols)]);
+    EXPECT_LT(nmse(out.f32(), want.data(), want.size()), 1e-14);
+    EXPECT_TRUE(out.guard_intact());
+}
+
+std::string type_case_name(const ::testing::TestParamInfo<TypeCase>& info) {
+    return std::string(type_traits(info.param.type)->name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, Matmul, ::testing::ValuesIn(kTypes), type_case_name);
+
+// A device that binds only 4 KiB per descriptor: tensors are split into row pieces.
+TEST(MatmulPieces, SplitTensorsMatch) {
+    EMBER_VK_REQUIRE_DEVICE();
+    ContextOptions o;
+    o.device = test_device();
+    o.disk_pipeline_cache = false;
+    o.max_range_override = 4096;
+    auto ctx = Context::create(o);
+    ASSERT_TRUE(ctx.ok()) << ctx.error().message;
+    uint64_t before = validation_error_count();
+    auto w = make_weight(GgmlType::Q4_K, 100, 512, 5);  // 288 bytes a row: 14 rows a piece
+    check_matmul(**ctx, w, 1, 1e-4, 7);
+    check_matmul(**ctx, w, 10, 1e-4, 7);
+    auto wf = make_weight(GgmlType::F32, 40, 100, 6);  // 400 bytes a row
+    check_matmul(**ctx, wf, 2, 1e-10, 4);
+    EXPECT_EQ(validation_error_count(), before);
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test

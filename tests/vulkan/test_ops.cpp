@@ -1,0 +1,189 @@
+// Elementwise, normalization, rope, KV store, attention and argmax against the CPU ops.
+#include <algorithm>
+
+#include "cpu/ops.h"
+#include "cpu/threadpool.h"
+#include "quant/quant.h"
+#include "vk_test_util.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+class Ops : public VulkanTest {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
+    }
+};
+
+TEST_F(Ops, RmsNorm) {
+    Context& ctx = shared_context();
+    for (auto [n, rows] : {std::pair{64, 1}, {100, 3}, {4099, 2}}) {
+        auto x = random_floats(size_t(n) * rows, 1 + n, -3, 3);
+        auto w = random_floats(size_t(n), 2 + n);
+        HostBuffer bx(ctx, x.size()), bw(ctx, w.size()), bo(ctx, x.size());
+        bx.fill(x.data(), x.size() * 4);
+        bw.fill(w.data(), w.size() * 4);
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+            return op_rms_norm(r, bx.range(), 0, bw.range(), bo.range(), 0, n, rows, n, 1e-5f);
+        }).ok());
+        std::vector<float> want(x.size());
+        for (int r = 0; r < rows; ++r) cpu::rms_norm(&x[size_t(r) * n], w.data(), &want[size_t(r) * n], n, 1e-5f);
+        EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10) << "n=" << n;
+        EXPECT_TRUE(bo.guard_intact());
+    }
+}
+
+TEST_F(Ops, RmsNormOfOneRowAtAnOffset) {
+    Context& ctx = shared_context();
+    const int n = 96;
+    auto x = random_floats(size_t(n) * 3, 5);
+    auto w = random_floats(size_t(n), 6);
+    HostBuffer bx(ctx, x.size()), bw(ctx, w.size()), bo(ctx, size_t(n));
+    bx.fill(x.data(), x.size() * 4);
+    bw.fill(w.data(), w.size() * 4);
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+        return op_rms_norm(r, bx.range(), 2 * n, bw.range(), bo.range(), 0, n, 1, n, 1e-6f);
+    }).ok());
+    std::vector<float> want(static_cast<size_t>(n));
+    cpu::rms_norm(&x[2 * n], w.data(), want.data(), n, 1e-6f);
+    EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10);
+    EXPECT_TRUE(bo.guard_intact());
+}
+
+void check_rope(int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, bool with_ff) {
+    Context& ctx = shared_context();
+    const int stride = n_heads * head_dim;
+    auto x = random_floats(size_t(n_tokens) * stride, 11 + pos0);
+    auto ff = random_floats(size_t(n_rot / 2), 12, 1.0f, 4.0f);
+    HostBuffer bx(ctx, x.size()), bff(ctx, ff.size()), step(ctx, 2 + size_t(n_tokens));
+    bx.fill(x.data(), x.size() * 4);
+    bff.fill(ff.data(), ff.size() * 4);
+    step.words()[0] = uint32_t(pos0);
+    step.words()[1] = uint32_t(n_tokens);
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+        return op_rope(r, bx.range(), 0, uint32_t(stride), step.range(), with_ff ? bff.range() : BufferRange{},
+                       n_tokens, n_heads, head_dim, n_rot, 10000.0f);
+    }).ok());
+    std::vector<float> want = x;
+    for (int t = 0; t < n_tokens; ++t)
+        cpu::rope(&want[size_t(t) * stride], n_heads, head_dim, n_rot, pos0 + t, 10000.0f, with_ff ? ff.data() : nullptr);
+    EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 1e-9)
+        << "tokens " << n_tokens << " heads " << n_heads << " rot " << n_rot << " pos " << pos0;
+    EXPECT_TRUE(bx.guard_intact());
+}
+
+TEST_F(Ops, Rope) {
+    check_rope(1, 4, 64, 64, 0, false);
+    check_rope(3, 2, 64, 64, 7, false);
+    check_rope(5, 3, 48, 32, 300, false);  // partial rotation
+    check_rope(2, 8, 128, 128, 1000, true);  // frequency factors
+}
+
+TEST_F(Ops, SiluMulAndAdd) {
+    Context& ctx = shared_context();
+    for (uint32_t n : {1u, 1000u, 70001u}) {
+        auto g = random_floats(n, n, -6, 6), u = random_floats(n, n + 1, -2, 2);
+        HostBuffer bg(ctx, n), bu(ctx, n), bo(ctx, n);
+        bg.fill(g.data(), n * 4);
+        bu.fill(u.data(), n * 4);
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_silu_mul(r, bg.range(), bu.range(), bo.range(), n); }).ok());
+        std::vector<float> want(n);
+        cpu::silu_mul(g.data(), u.data(), want.data(), int(n));
+        EXPECT_LT(nmse(bo.f32(), want.data(), n), 1e-10) << n;
+        EXPECT_TRUE(bo.guard_intact());
+
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_add(r, bg.range(), bu.range(), n); }).ok());
+        std::vector<float> sum = g;
+        cpu::add_inplace(sum.data(), u.data(), int(n));
+        EXPECT_LT(nmse(bg.f32(), sum.data(), n), 1e-12) << n;
+        EXPECT_TRUE(bg.guard_intact());
+    }
+}
+
+TEST_F(Ops, StoreF16AtThePosition) {
+    Context& ctx = shared_context();
+    const int n = 40, n_tokens = 3, pos0 = 5, n_ctx = 10;
+    auto src = random_floats(size_t(n) * n_tokens, 21, -100, 100);
+    HostBuffer bs(ctx, src.size()), bd(ctx, size_t(n) * n_ctx / 2), step(ctx, 2 + n_tokens);
+    bs.fill(src.data(), src.size() * 4);
+    std::fill(bd.f16(), bd.f16() + n * n_ctx, uint16_t(0x7e00));
+    step.words()[0] = pos0;
+    step.words()[1] = n_tokens;
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+        return op_store_f16(r, bs.range(), 0, bd.range(), 0, step.range(), n, n_tokens);
+    }).ok());
+    for (int p = 0; p < n_ctx; ++p)
+        for (int i = 0; i < n; ++i) {
+            uint16_t got = bd.f16()[p * n + i];
+            if (p < pos0 || p >= pos0 + n_tokens) {
+                ASSERT_EQ(got, 0x7e00) << "wrote outside positions [" << pos0 << ", " << pos0 + n_tokens << ")";
+            } else {
+                float want = src[size_t(p - pos0) * n + i];
+                // Rounding of the conversion is implementation-defined: within one half-precision ulp.
+                ASSERT_NEAR(fp16_to_fp32(got), want, std::abs(want) / 1024.0f + 1e-7f);
+            }
+        }
+    EXPECT_TRUE(bd.guard_intact());
+}
+
+void check_attention(int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim) {
+    Context& ctx = shared_context();
+    const int n_kv = pos0 + n_tokens, kv_dim = n_head_kv * head_dim, q_dim = n_head * head_dim;
+    auto q = random_floats(size_t(n_tokens) * q_dim, 31 + pos0, -2, 2);
+    auto kf = random_floats(size_t(n_kv) * kv_dim, 32 + pos0, -2, 2);
+    auto vf = random_floats(size_t(n_kv) * kv_dim, 33 + pos0, -2, 2);
+    std::vector<uint16_t> k(kf.size()), v(vf.size());
+    for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]), v[i] = fp32_to_fp16(vf[i]);
+    HostBuffer bq(ctx, q.size()), bk(ctx, (k.size() + 1) / 2), bv(ctx, (v.size() + 1) / 2),
+        bo(ctx, q.size()), step(ctx, 2 + size_t(n_tokens));
+    bq.fill(q.data(), q.size() * 4);
+    bk.fill(k.data(), k.size() * 2);
+    bv.fill(v.data(), v.size() * 2);
+    step.words()[0] = uint32_t(pos0);
+    step.words()[1] = uint32_t(n_tokens);
+    AttentionShape s{n_tokens, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))};
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+        return op_attention(r, bq.range(), bk.range(), bv.range(), bo.range(), step.range(), s);
+    }).ok());
+    cpu::ThreadPool pool(1);
+    std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
+    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head, n_head_kv, head_dim,
+                   scratch.data());
+    EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
+        << "tokens " << n_tokens << " pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv << " dim " << head_dim;
+    EXPECT_TRUE(bo.guard_intact());
+}
+
+TEST_F(Ops, AttentionPrefillCausal) {
+    check_attention(5, 0, 4, 4, 64);
+    check_attention(7, 3, 4, 2, 48);     // GQA, a head size that is not a power of two
+    check_attention(70, 0, 2, 1, 32);    // more positions than one tile
+}
+
+TEST_F(Ops, AttentionDecode) {
+    check_attention(1, 0, 4, 2, 64);
+    check_attention(1, 130, 8, 2, 128);  // several tiles, the last partial
+    check_attention(1, 64, 6, 3, 256);   // exactly one full tile before, head_dim > workgroup
+}
+
+TEST_F(Ops, Argmax) {
+    Context& ctx = shared_context();
+    for (uint32_t n : {1u, 5u, 300u, 32000u}) {
+        auto x = random_floats(n, 40 + n, -5, 5);
+        uint32_t want = uint32_t(std::max_element(x.begin(), x.end()) - x.begin());
+        if (n > 10) {  // a tie: the lower index wins
+            x[n / 3] = x[n - 2] = 9.0f;
+            want = n / 3;
+        }
+        HostBuffer bx(ctx, n), bres(ctx, 1);
+        bx.fill(x.data(), n * 4);
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_argmax(r, bx.range(), 0, n, bres.range()); }).ok());
+        EXPECT_EQ(bres.words()[0], want) << "n=" << n;
+        EXPECT_TRUE(bres.guard_intact());
+    }
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test

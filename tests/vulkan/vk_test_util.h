@@ -1,0 +1,105 @@
+// Helpers shared by the Vulkan tests: the test device, host-visible buffers with guard regions,
+// one-off recording, NMSE.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "vulkan/context.h"
+#include "vulkan/ops.h"
+
+namespace ember::vulkan::test {
+
+// The device the tests use: $EMBER_VULKAN_TEST_DEVICE, else lavapipe ("llvmpipe").
+inline std::string test_device() {
+    const char* e = std::getenv("EMBER_VULKAN_TEST_DEVICE");
+    return e && *e ? e : "llvmpipe";
+}
+
+// Empty when a Vulkan device exists; otherwise why not (the test then skips).
+std::string no_device_reason();
+
+// A context on the test device shared by the op tests (no disk pipeline cache).
+Context& shared_context();
+
+#define EMBER_VK_REQUIRE_DEVICE()                                           \
+    do {                                                                    \
+        std::string why = ::ember::vulkan::test::no_device_reason();        \
+        if (!why.empty()) GTEST_SKIP() << "no Vulkan device: " << why;      \
+    } while (0)
+
+// Fails the current test if the validation layer reported errors during it.
+class VulkanTest : public ::testing::Test {
+protected:
+    void SetUp() override;
+    void TearDown() override;
+    uint64_t m_errors_before = 0;
+};
+
+constexpr uint32_t kGuardWords = 64;
+constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no op produces
+
+// A host-visible storage buffer of n 32-bit words followed by a guard region.
+class HostBuffer {
+public:
+    HostBuffer(Context& ctx, size_t n_words) : m_n(n_words) {
+        auto b = Buffer::create(ctx.device(), (n_words + kGuardWords) * 4, BufferKind::HostStorage);
+        EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.error().message);
+        if (b.ok()) m_buf = std::move(b).value();
+        auto* w = words();
+        for (size_t i = 0; i < n_words + kGuardWords; ++i) w[i] = kSentinel;
+    }
+    uint32_t* words() { return static_cast<uint32_t*>(m_buf.mapped()); }
+    float* f32() { return reinterpret_cast<float*>(words()); }
+    uint16_t* f16() { return reinterpret_cast<uint16_t*>(words()); }
+    BufferRange range() const { return m_buf.range(0, m_n * 4); }
+    void fill(const void* src, size_t bytes) { std::memcpy(words(), src, bytes); }
+    bool guard_intact() {
+        for (size_t i = m_n; i < m_n + kGuardWords; ++i)
+            if (words()[i] != kSentinel) return false;
+        return true;
+    }
+
+private:
+    Buffer m_buf;
+    size_t m_n;
+};
+
+// Records with fn into a one-off command buffer, submits, waits.
+inline Status run_ops(Context& ctx, const std::function<Status(Recorder&)>& fn) {
+    EMBER_ASSIGN_OR_RETURN(VkCommandBuffer cmd, ctx.begin_oneoff());
+    Recorder rec(ctx, cmd);
+    Status st = fn(rec);
+    rec.barrier_to_host();
+    Status end = ctx.end_oneoff_and_wait(cmd);
+    if (!st.ok()) return st;
+    return end;
+}
+
+inline double nmse(const float* got, const float* want, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; ++i) {
+        double d = double(got[i]) - double(want[i]);
+        num += d * d;
+        den += double(want[i]) * want[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> d(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = d(rng);
+    return v;
+}
+
+}  // namespace ember::vulkan::test

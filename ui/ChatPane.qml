@@ -1,0 +1,84 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Layouts
+
+// The right side of the window: header (title, model, backend), banners, messages, input.
+Page {
+    id: root
+    property var chat
+    property var inference
+    property var settings
+    signal openModelRequested()
+
+    header: ToolBar {
+        Material.background: Material.theme === Material.Dark ? "#202226" : "#fafafa"
+        Material.foreground: Material.theme === Material.Dark ? "#e8e8e8" : "#202124"
+        Material.elevation: 1
+        RowLayout {
+            anchors.fill: parent
+            anchors.leftMargin: 16
+            anchors.rightMargin: 8
+            Label {
+                text: root.chat.currentTitle.length ? root.chat.currentTitle : qsTr("New conversation")
+                font.pixelSize: 16
+                font.bold: true
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
+            Label {
+                objectName: "backendLabel"
+                visible: root.inference.modelLoaded
+                text: root.inference.backend.toUpperCase() + " · " + root.inference.device
+                      + (root.inference.lastStats.length ? " · " + root.inference.lastStats : "")
+                color: Material.hintTextColor
+                elide: Text.ElideRight
+                Layout.maximumWidth: 480
+            }
+            ModelMenu {
+                chat: root.chat
+                inference: root.inference
+                onOpenFileRequested: root.openModelRequested()
+            }
+        }
+    }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 0
+        ProgressBar {
+            Layout.fillWidth: true
+            visible: root.inference.loading
+            value: root.inference.loadProgress
+        }
+        Banner {
+            objectName: "errorBanner"
+            Layout.fillWidth: true
+            Layout.margins: visible ? 8 : 0
+            text: root.chat.errorMessage
+            error: true
+            onDismissed: root.chat.dismissError()
+        }
+        Banner {
+            objectName: "infoBanner"
+            Layout.fillWidth: true
+            Layout.margins: visible ? 8 : 0
+            text: root.chat.infoMessage
+            error: false
+            onDismissed: root.chat.dismissInfo()
+        }
+        ChatView {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+            controller: root.chat
+            fontSize: root.settings.fontSize
+        }
+        InputBar {
+            Layout.fillWidth: true
+            Layout.maximumWidth: 900
+            Layout.alignment: Qt.AlignHCenter
+            controller: root.chat
+            ready: root.inference.modelLoaded && !root.inference.loading
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+
+// A fenced code block: language label, Copy button, monospace text.
+Rectangle {
+    id: root
+    property string code
+    property string language
+    property int fontSize: 14
+
+    implicitHeight: column.implicitHeight
+    radius: 6
+    color: "#1f2228"
+    border.color: "#33373f"
+
+    ColumnLayout {
+        id: column
+        anchors.left: parent.left
+        anchors.right: parent.right
+        spacing: 0
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.leftMargin: 10
+            Layout.rightMargin: 4
+            Label {
+                text: root.language.length ? root.language : qsTr("code")
+                color: "#9aa0aa"
+                font.pixelSize: root.fontSize - 2
+                Layout.fillWidth: true
+            }
+            ToolButton {
+                id: copyButton
+                objectName: "copyCodeButton"
+                text: qsTr("Copy")
+                font.pixelSize: root.fontSize - 2
+                onClicked: {
+                    codeText.selectAll()
+                    codeText.copy()
+                    codeText.deselect()
+                    text = qsTr("Copied")
+                    resetLabel.restart()
+                }
+                Timer { id: resetLabel; interval: 1500; onTriggered: copyButton.text = qsTr("Copy") }
+            }
+        }
+        TextEdit {
+            id: codeText
+            objectName: "codeText"
+            Layout.fillWidth: true
+            Layout.margins: 10
+            Layout.topMargin: 2
+            text: root.code
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.WrapAnywhere
+            textFormat: TextEdit.PlainText
+            font.family: "monospace"
+            font.pixelSize: root.fontSize - 1
+            color: "#e6e6e6"
+            selectionColor: "#3d5a80"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+
+// The message box: Enter sends, Shift+Enter starts a new line; Stop replaces Send while a
+// response is generating. `controller` needs: generating, send(text), stop().
+Pane {
+    id: root
+    property var controller
+    property bool ready: true           // a model is loaded
+    property alias text: input.text
+    readonly property bool generating: controller ? controller.generating : false
+
+    function submit() {
+        if (generating || !ready || input.text.trim().length === 0)
+            return
+        controller.send(input.text)
+        input.clear()
+    }
+
+    padding: 12
+    RowLayout {
+        anchors.fill: parent
+        spacing: 8
+
+        ScrollView {
+            Layout.fillWidth: true
+            Layout.preferredHeight: Math.min(Math.max(input.implicitHeight, 44), 160)
+            TextArea {
+                id: input
+                objectName: "messageInput"
+                placeholderText: root.ready ? qsTr("Message Ember… (Enter to send, Shift+Enter for a new line)")
+                                            : qsTr("Load a model to start chatting")
+                wrapMode: TextArea.Wrap
+                focus: true
+                Keys.onPressed: (event) => {
+                    if (event.key !== Qt.Key_Return && event.key !== Qt.Key_Enter)
+                        return
+                    event.accepted = true
+                    if (event.modifiers & Qt.ShiftModifier)
+                        input.insert(input.cursorPosition, "\n")
+                    else
+                        root.submit()
+                }
+            }
+        }
+        Button {
+            id: sendButton
+            objectName: "sendButton"
+            text: qsTr("Send")
+            highlighted: true
+            focusPolicy: Qt.NoFocus  // keep typing in the box after a click
+            visible: !root.generating
+            enabled: root.ready && input.text.trim().length > 0
+            onClicked: root.submit()
+        }
+        Button {
+            id: stopButton
+            objectName: "stopButton"
+            text: qsTr("Stop")
+            focusPolicy: Qt.NoFocus
+            visible: root.generating
+            onClicked: root.controller.stop()
+        }
+    }
+}

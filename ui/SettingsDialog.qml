@@ -1,0 +1,95 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+
+// Device, threads, context, sampling defaults, system prompt and appearance.
+Dialog {
+    id: root
+    property var settings
+    property var inference
+    property var chat
+
+    title: qsTr("Settings")
+    modal: true
+    standardButtons: Dialog.Close
+    width: Math.min(parent ? parent.width - 80 : 560, 560)
+    height: Math.min(parent ? parent.height - 80 : 640, 640)
+
+    // "auto", each GPU by index, "cpu"
+    readonly property var deviceValues: ["auto"].concat(inference.devices.map((n, i) => String(i))).concat(["cpu"])
+    readonly property var deviceNames: [qsTr("Auto")].concat(inference.devices.map((n, i) => qsTr("GPU %1: %2").arg(i).arg(n))).concat([qsTr("CPU")])
+
+    ScrollView {
+        anchors.fill: parent
+        contentWidth: availableWidth
+        GridLayout {
+            width: parent.width
+            columns: 2
+            columnSpacing: 16
+
+            Label { text: qsTr("Model"); font.bold: true; Layout.columnSpan: 2 }
+            Label { text: qsTr("Device") }
+            ComboBox {
+                Layout.fillWidth: true
+                model: root.deviceNames
+                currentIndex: Math.max(0, root.deviceValues.indexOf(root.settings.device))
+                onActivated: (i) => root.settings.device = root.deviceValues[i]
+            }
+            Label { text: qsTr("CPU threads (0 = auto)") }
+            SpinBox { from: 0; to: 256; value: root.settings.threads; editable: true
+                      onValueModified: root.settings.threads = value }
+            Label { text: qsTr("Context length") }
+            SpinBox { from: 256; to: 131072; stepSize: 256; editable: true; value: root.settings.contextLength
+                      onValueModified: root.settings.contextLength = value }
+            Button {
+                Layout.columnSpan: 2
+                text: qsTr("Reload model to apply")
+                enabled: root.inference.modelLoaded && !root.inference.generating && !root.inference.loading
+                onClicked: root.chat.reloadModel()
+            }
+
+            Label { text: qsTr("Sampling"); font.bold: true; Layout.columnSpan: 2; Layout.topMargin: 12 }
+            Label { text: qsTr("Temperature") }
+            NumberField { number: root.settings.temperature; maximum: 5; onNumberEdited: (v) => root.settings.temperature = v }
+            Label { text: qsTr("Top-k (0 = off)") }
+            SpinBox { from: 0; to: 1000; editable: true; value: root.settings.topK
+                      onValueModified: root.settings.topK = value }
+            Label { text: qsTr("Top-p") }
+            NumberField { number: root.settings.topP; maximum: 1; onNumberEdited: (v) => root.settings.topP = v }
+            Label { text: qsTr("Min-p") }
+            NumberField { number: root.settings.minP; maximum: 1; onNumberEdited: (v) => root.settings.minP = v }
+            Label { text: qsTr("Repeat penalty") }
+            NumberField { number: root.settings.repeatPenalty; maximum: 3; onNumberEdited: (v) => root.settings.repeatPenalty = v }
+            Label { text: qsTr("Maximum tokens") }
+            SpinBox { from: 1; to: 32768; editable: true; value: root.settings.maxTokens
+                      onValueModified: root.settings.maxTokens = value }
+            Label { text: qsTr("System prompt"); Layout.alignment: Qt.AlignTop }
+            TextArea {
+                Layout.fillWidth: true
+                wrapMode: TextArea.Wrap
+                text: root.settings.systemPrompt
+                onEditingFinished: root.settings.systemPrompt = text
+            }
+
+            Label { text: qsTr("Appearance"); font.bold: true; Layout.columnSpan: 2; Layout.topMargin: 12 }
+            Label { text: qsTr("Theme") }
+            ComboBox {
+                readonly property var values: ["system", "light", "dark"]
+                Layout.fillWidth: true
+                model: [qsTr("System"), qsTr("Light"), qsTr("Dark")]
+                currentIndex: Math.max(0, values.indexOf(root.settings.theme))
+                onActivated: (i) => root.settings.theme = values[i]
+            }
+            Label { text: qsTr("Font size") }
+            SpinBox { from: 9; to: 32; value: root.settings.fontSize
+                      onValueModified: root.settings.fontSize = value }
+            Button {
+                Layout.columnSpan: 2
+                Layout.topMargin: 12
+                text: qsTr("Restore defaults")
+                flat: true
+                onClicked: root.settings.resetToDefaults()
+            }
+        }
+    }
+}
