@@ -261,7 +261,7 @@ void Downloader::sendRequest() {
     request.setRawHeader("Accept-Encoding", "identity");
     request.setHeader(QNetworkRequest::UserAgentHeader, QStringLiteral("Ember"));
     if (m_offset > 0) {
-        request.setRawHeader("Range", "bytes=" + QByteArray::number(m_offset) + "-");
+        request.setRawHeader("Range", "bytes=" + QByteArray::number(m_offset + 1) + "-");
         // If-Range makes a changed file come back whole (200) rather than spliced. Weak ETags
         // are not allowed there.
         if (!m_etag.isEmpty() && !m_etag.startsWith(QLatin1String("W/")))
@@ -303,7 +303,7 @@ bool Downloader::handleHeaders() {
     } else if (status == 200) {
         if (m_offset > 0) {
             // Range ignored, or If-Range saw a changed file: the body is the whole file.
-            truncatePart();
+            
             m_offset = 0;
             emit restartedFromZero(
                 QStringLiteral("the server ignored the range request and sent the whole file"));

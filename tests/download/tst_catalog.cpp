@@ -15,13 +15,16 @@ class TestCatalog : public QObject {
 private:
     static QString catalogPath() { return QStringLiteral(EMBER_SOURCE_DIR "/resources/catalog.json"); }
 
-    static QByteArray minimalEntry(const QString& extra) {
-        return (QStringLiteral(R"({"version": 1, "models": [{"id": "x", "name": "X",
-            "filename": "x.gguf", "url": "https://example.org/x.gguf", "size": 10,
-            "sha256": "%1", )")
-                    .arg(QString(64, QChar('a'))) +
-                extra + "}]}")
-            .toUtf8();
+    // A one-model catalog: a valid entry with `extra` fields on top.
+    static QByteArray minimalEntry(const QJsonObject& extra) {
+        QJsonObject e{{"id", "x"},
+                      {"name", "X"},
+                      {"filename", "x.gguf"},
+                      {"url", "https://example.org/x.gguf"},
+                      {"size", 10},
+                      {"sha256", QString(64, QChar('a'))}};
+        for (auto it = extra.begin(); it != extra.end(); ++it) e[it.key()] = it.value();
+        return QJsonDocument(QJsonObject{{"version", 1}, {"models", QJsonArray{e}}}).toJson();
     }
 
 private slots:
@@ -90,26 +93,27 @@ private slots:
 
     void rejectsBadEntries() {
         QString error;
-        QVERIFY(Catalog::fromJson(minimalEntry(
-                                      R"("architecture": "llama", "quantization": "Q4_0", "supported": true)"),
-                                  &error)
-                    .has_value());
-        QVERIFY(!Catalog::fromJson(
-                     minimalEntry(R"("architecture": "qwen2", "quantization": "Q4_0", "supported": true)"),
-                     &error)
-                     .has_value());
+        const QJsonObject llama{{"architecture", "llama"}, {"quantization", "Q4_0"}, {"supported", true}};
+        QVERIFY2(Catalog::fromJson(minimalEntry(llama), &error).has_value(), qPrintable(error));
+        QJsonObject e = llama;
+        e["architecture"] = "qwen2";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
         QVERIFY(error.contains(QStringLiteral("qwen2")));
-        QVERIFY(!Catalog::fromJson(
-                     minimalEntry(R"("architecture": "llama", "quantization": "IQ2_XS", "supported": true)"),
-                     &error)
-                     .has_value());
-        QVERIFY(!Catalog::fromJson(minimalEntry(R"("architecture": "qwen2", "supported": false)"), &error)
-                     .has_value());  // no reason
+        e = llama;
+        e["quantization"] = "IQ2_XS";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
+        e = QJsonObject{{"architecture", "qwen2"}, {"supported", false}};  // no reason
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
         QVERIFY(error.contains(QStringLiteral("reason")));
-        QVERIFY(!Catalog::fromJson(QByteArray(minimalEntry(R"("supported": false, "reason": "r")"))
-                                       .replace("https://", "http://"),
-                                   &error)
-                     .has_value());
+        e = llama;
+        e["url"] = "http://example.org/x.gguf";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
+        e = llama;
+        e["sha256"] = "abc";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
+        e = llama;
+        e["filename"] = "../x.gguf";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
         QVERIFY(!Catalog::fromJson("[]", &error).has_value());
     }
 

@@ -80,6 +80,28 @@ std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool r
     return s;
 }
 
+// The same model with every quantized tensor dequantized to F32: what the device computes
+// exactly, so the CPU on it is a reference without the CPU's 8-bit activation rounding.
+std::unique_ptr<SynthModel> dequantized_twin(const LlamaModel& q) {
+    auto s = std::make_unique<SynthModel>();
+    s->m = q;
+    auto conv = [&](Tensor& t) {
+        if (!t.present() || t.type == GgmlType::F32) return;
+        auto& buf = s->storage.emplace_back(uint64_t(t.cols() * t.rows()) * 4);
+        for (int64_t r = 0; r < t.rows(); ++r)
+            dequantize_row(t.type, t.data + r * t.row_stride, reinterpret_cast<float*>(buf.data()) + r * t.cols(), t.cols());
+        t.type = GgmlType::F32;
+        t.data = buf.data();
+        t.n_bytes = buf.size();
+        t.row_stride = uint64_t(t.cols()) * 4;
+    };
+    conv(s->m.tok_embd);
+    conv(s->m.output);
+    for (auto& L : s->m.layers)
+        for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}) conv(*t);
+    return s;
+}
+
 Options test_options(int n_ctx) {
     Options o;
     o.device = test_device();
@@ -89,12 +111,13 @@ Options test_options(int n_ctx) {
 }
 
 // Prompt, then greedy-free decode steps with fixed tokens: logits compared at every step.
-void compare_with_cpu(const LlamaModel& model, double tol, const Options& opt) {
+// cpu_ref: the model the CPU runs (the same one, or its dequantized twin).
+void compare_with_cpu(const LlamaModel& model, const LlamaModel& cpu_ref, double tol, const Options& opt) {
     const int n_ctx = 32;
     auto vk = create_backend_model(model, opt);
     ASSERT_TRUE(vk.ok()) << vk.error().message;
     EXPECT_EQ((*vk)->info().kind, BackendKind::Vulkan);
-    auto cpu_model = cpu::create_backend_model(model, 1);
+    auto cpu_model = cpu::create_backend_model(cpu_ref, 1);
     ASSERT_TRUE(cpu_model.ok()) << cpu_model.error().message;
     auto vr = (*vk)->create_runner(n_ctx);
     ASSERT_TRUE(vr.ok()) << vr.error().message;
@@ -140,17 +163,54 @@ protected:
     }
 };
 
-TEST_F(Forward, F32MatchesCpu) { compare_with_cpu(synth_model(GgmlType::F32)->m, 1e-6, test_options(32)); }
-TEST_F(Forward, F16TiedOutputMatchesCpu) { compare_with_cpu(synth_model(GgmlType::F16, true)->m, 1e-5, test_options(32)); }
-TEST_F(Forward, Q8_0RopeFreqsMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q8_0, false, true)->m, 1e-4, test_options(32)); }
-TEST_F(Forward, Q4_0MatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q4_0)->m, 1e-3, test_options(32)); }
-TEST_F(Forward, Q4_KMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q4_K)->m, 1e-3, test_options(32)); }
-TEST_F(Forward, Q6_KMatchesCpu) { compare_with_cpu(synth_model(GgmlType::Q6_K)->m, 1e-3, test_options(32)); }
+// Against the CPU on the same weights (which rounds activations to 8 bits for quantized
+// types), and tightly against the CPU on the dequantized weights.
+void check_type(GgmlType type, double tol_same, bool tied = false, bool rope_freqs = false) {
+    auto s = synth_model(type, tied, rope_freqs);
+    compare_with_cpu(s->m, s->m, tol_same, test_options(32));
+    if (type != GgmlType::F32) {
+        auto twin = dequantized_twin(s->m);
+        compare_with_cpu(s->m, twin->m, 1e-6, test_options(32));
+    }
+}
+
+TEST_F(Forward, F32MatchesCpu) { check_type(GgmlType::F32, 1e-6, false, true); }
+TEST_F(Forward, F16TiedOutputMatchesCpu) { check_type(GgmlType::F16, 1e-5, true); }
+TEST_F(Forward, BF16MatchesCpu) { check_type(GgmlType::BF16, 1e-5); }
+TEST_F(Forward, Q8_0MatchesCpu) { check_type(GgmlType::Q8_0, 1e-3, false, true); }
+TEST_F(Forward, Q4_0MatchesCpu) { check_type(GgmlType::Q4_0, 1e-3); }
+TEST_F(Forward, Q4_1MatchesCpu) { check_type(GgmlType::Q4_1, 1e-3); }
+TEST_F(Forward, Q5_0MatchesCpu) { check_type(GgmlType::Q5_0, 1e-3); }
+TEST_F(Forward, Q5_1MatchesCpu) { check_type(GgmlType::Q5_1, 1e-3); }
+TEST_F(Forward, Q4_KMatchesCpu) { check_type(GgmlType::Q4_K, 1e-3); }
+TEST_F(Forward, Q5_KMatchesCpu) { check_type(GgmlType::Q5_K, 1e-3); }
+TEST_F(Forward, Q6_KMatchesCpu) { check_type(GgmlType::Q6_K, 1e-3); }
 
 TEST_F(Forward, SplitTensorsMatchCpu) {
     Options o = test_options(32);
-    o.max_range_override = 16384;  // the 300 x 256 F32 embedding and output become 5 pieces each
-    compare_with_cpu(synth_model(GgmlType::F32)->m, 1e-6, o);
+    o.max_range_override = 65536;  // the 300 x 256 F32 embedding and output become 2 pieces each
+    auto s = synth_model(GgmlType::F32);
+    compare_with_cpu(s->m, s->m, 1e-6, o);
+}
+
+// A prompt longer than one command buffer's batch is split; the K/V of earlier chunks is used.
+TEST_F(Forward, LongPromptIsSplitIntoBatches) {
+    auto s = synth_model(GgmlType::Q4_0);
+    const int n_ctx = 320;
+    auto vk = create_backend_model(s->m, test_options(n_ctx));
+    ASSERT_TRUE(vk.ok()) << vk.error().message;
+    auto twin = dequantized_twin(s->m);
+    auto cpu_model = cpu::create_backend_model(twin->m, 1);
+    ASSERT_TRUE(cpu_model.ok());
+    auto vr = (*vk)->create_runner(n_ctx);
+    auto cr = (*cpu_model)->create_runner(n_ctx);
+    ASSERT_TRUE(vr.ok() && cr.ok());
+    std::vector<int32_t> prompt(300);
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % s->m.hp.n_vocab);
+    std::vector<float> lv(s->m.hp.n_vocab), lc(s->m.hp.n_vocab);
+    ASSERT_TRUE((*vr)->forward(prompt, 0, lv.data()).ok());
+    ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
+    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), 1e-6);
 }
 
 TEST_F(Forward, RefusesAModelThatDoesNotFit) {
@@ -242,9 +302,5 @@ TEST_F(Forward, Stories260KGreedyMatchesReference) {
     }
 }
 
-TEST(ForwardProbe, F32RopeFreqs) { compare_with_cpu(synth_model(GgmlType::F32, false, true)->m, 1e-6, test_options(32)); }
-TEST(ForwardProbe, Q8_0Plain) { compare_with_cpu(synth_model(GgmlType::Q8_0)->m, 1e-4, test_options(32)); }
-TEST(ForwardProbe, Q5_1Plain) { compare_with_cpu(synth_model(GgmlType::Q5_1)->m, 1e-4, test_options(32)); }
-}
 }  // namespace
 }  // namespace ember::vulkan::test

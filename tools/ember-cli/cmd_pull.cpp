@@ -98,8 +98,9 @@ int cmd_pull(int argc, char** argv) {
     QElapsedTimer lastPrint;
     auto printProgress = [&](bool force) {
         if (!force && lastPrint.isValid() && lastPrint.elapsed() < (tty ? 250 : 5000)) return;
-        lastPrint.restart();
         const qint64 total = d.bytesTotal();
+        if (total < 0 && d.bytesReceived() == 0) return;  // nothing to say yet
+        lastPrint.restart();
         QString line = total > 0 ? QStringLiteral("%1%  %2 / %3")
                                        .arg(100.0 * d.progress(), 5, 'f', 1)
                                        .arg(Downloader::formatBytes(d.bytesReceived()),

@@ -1,6 +1,7 @@
 // Statement execution and scoping; expressions are in jinja_eval.cpp.
 #include "templates/jinja_interp.h"
 
+#include <cassert>
 #include <utility>
 
 namespace ember::jinja {
@@ -283,8 +284,22 @@ Result<Flow> Interp::exec_for(const Stmt& s) {
         EMBER_TRY(assign_target(*s.target, items[static_cast<size_t>(idx)], s.line));
         Value loop = Value::dict(DictKind::Loop);
         DictData& d = loop.dict_data();
-        d.items.reserve(13);
-        auto put = [&](const char* k, Value v) { d.items.emplace_back(Value::string(k), std::move(v)); };
+        d.items.reserve(12);
+        // The key strings are immutable, so every loop shares one set.
+        static const char* const kNames[] = {"index", "index0", "revindex", "revindex0",
+                                             "first", "last",   "length",   "depth",
+                                             "depth0", "previtem", "nextitem", "cycle"};
+        static const std::vector<Value> kKeys = [] {
+            std::vector<Value> keys;
+            for (const char* n : kNames) keys.push_back(Value::string(n));
+            return keys;
+        }();
+        size_t next_key = 0;
+        auto put = [&](const char* name, Value v) {
+            assert(kKeys[next_key].str() == name);
+            (void)name;
+            d.items.emplace_back(kKeys[next_key++], std::move(v));
+        };
         put("index", Value::integer(idx + 1));
         put("index0", Value::integer(idx));
         put("revindex", Value::integer(n - idx));

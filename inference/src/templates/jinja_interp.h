@@ -16,7 +16,7 @@ namespace ember::jinja {
 
 struct Limits {
     size_t max_output = 16u << 20;       // bytes of any rendered or built string
-    uint64_t max_steps = 20'000'000;     // evaluation steps (bounds loops)
+    uint64_t max_steps = 5'000'000;      // evaluation steps (bounds loops)
     uint64_t max_alloc = 512ull << 20;   // total bytes of strings built while rendering
     int max_call_depth = 64;             // nested macro calls
     size_t max_items = 1'000'000;        // elements of a list built at once
