@@ -1,6 +1,11 @@
 #include "settings.h"
 
-Settings::Settings(QObject* parent) : QObject(parent) {}
+#include <QCoreApplication>
+
+// ~/.config/<app>/<app>.conf: the app sets no organization name.
+Settings::Settings(QObject* parent)
+    : QObject(parent),
+      m_settings(QCoreApplication::applicationName(), QCoreApplication::applicationName()) {}
 
 QString Settings::device() const {
     return m_settings.value("device", QString("auto")).toString();

@@ -11,7 +11,9 @@
 
 namespace {
 
-QString str(const QJsonObject& o, const char* key) { return o.value(QLatin1String(key)).toString(); }
+QString str(const QJsonObject& o, const char* key) {
+    return o.value(QLatin1String(key)).toString();
+}
 
 }  // namespace
 
@@ -55,7 +57,8 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
     };
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(json, &parseError);
-    if (!doc.isObject()) return bad(QStringLiteral("not a JSON object: %1").arg(parseError.errorString()));
+    if (!doc.isObject())
+        return bad(QStringLiteral("not a JSON object: %1").arg(parseError.errorString()));
     const QJsonObject root = doc.object();
     if (root.value(QStringLiteral("version")).toInt() != 1)
         return bad(QStringLiteral("unsupported catalog version (expected 1)"));
@@ -99,11 +102,12 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
         e.chatTemplate = str(o, "chat_template");
         e.systemMessage = str(o, "system_message");
         e.systemPrompt = str(o, "system_prompt");
-        if (e.supported && !(architectureSupported(e.architecture) &&
-                             quantizationSupported(e.quantization)))
-            return bad(where + ": marked supported, but the engine does not run " +
-                       e.architecture + " " + e.quantization);
-        if (!e.supported && e.reason.isEmpty()) return bad(where + ": unsupported without a reason");
+        if (e.supported &&
+            !(architectureSupported(e.architecture) && quantizationSupported(e.quantization)))
+            return bad(where + ": marked supported, but the engine does not run " + e.architecture +
+                       " " + e.quantization);
+        if (!e.supported && e.reason.isEmpty())
+            return bad(where + ": unsupported without a reason");
         catalog.m_entries.push_back(e);
     }
     return catalog;

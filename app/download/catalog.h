@@ -13,16 +13,16 @@
 class Downloader;
 
 struct CatalogEntry {
-    QString id;            // stable key, e.g. "llama-3.2-1b-instruct"
-    QString name;          // display name
-    QString filename;      // the .gguf file name
+    QString id;        // stable key, e.g. "llama-3.2-1b-instruct"
+    QString name;      // display name
+    QString filename;  // the .gguf file name
     QUrl url;
-    qint64 size = 0;       // bytes
+    qint64 size = 0;            // bytes
     ExpectedChecksum checksum;  // may be unset: the downloader then asks the server (HEAD)
-    QString architecture;  // GGUF general.architecture, e.g. "llama"
+    QString architecture;       // GGUF general.architecture, e.g. "llama"
     QString family;
-    QString parameters;    // e.g. "8 billion"
-    QString quantization;  // e.g. "Q4_0"
+    QString parameters;      // e.g. "8 billion"
+    QString quantization;    // e.g. "Q4_0"
     int contextLength = -1;  // trained context in tokens; -1: unknown
     QString license;
     QString description;

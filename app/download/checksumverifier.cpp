@@ -6,9 +6,12 @@
 
 QString ExpectedChecksum::algorithmName() const {
     switch (algorithm) {
-        case Algorithm::Sha256: return QStringLiteral("sha256");
-        case Algorithm::Md5: return QStringLiteral("md5");
-        case Algorithm::None: break;
+        case Algorithm::Sha256:
+            return QStringLiteral("sha256");
+        case Algorithm::Md5:
+            return QStringLiteral("md5");
+        case Algorithm::None:
+            break;
     }
     return QString();
 }
@@ -25,8 +28,9 @@ ExpectedChecksum ExpectedChecksum::parse(const QString& algorithm, const QString
         c.algorithm = Algorithm::Md5;
         length = 32;
     } else {
-        if (error) *error = QStringLiteral("unknown checksum algorithm '%1' (expected sha256 or md5)")
-                                .arg(algorithm);
+        if (error)
+            *error = QStringLiteral("unknown checksum algorithm '%1' (expected sha256 or md5)")
+                         .arg(algorithm);
         return {};
     }
     c.hex = hex.trimmed().toLower();

@@ -93,7 +93,9 @@ bool Downloader::setChecksum(const QString& algorithm, const QString& hex, QStri
     return true;
 }
 
-qint64 Downloader::bytesTotal() const { return m_expectedSize >= 0 ? m_expectedSize : m_total; }
+qint64 Downloader::bytesTotal() const {
+    return m_expectedSize >= 0 ? m_expectedSize : m_total;
+}
 
 double Downloader::progress() const {
     const qint64 total = bytesTotal();
@@ -102,8 +104,12 @@ double Downloader::progress() const {
     return double(m_received) / double(total);
 }
 
-QString Downloader::partPath(const QString& destination) { return destination + ".part"; }
-QString Downloader::statePath(const QString& destination) { return destination + ".part.json"; }
+QString Downloader::partPath(const QString& destination) {
+    return destination + ".part";
+}
+QString Downloader::statePath(const QString& destination) {
+    return destination + ".part.json";
+}
 
 QString Downloader::formatBytes(qint64 bytes) {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -120,8 +126,8 @@ QString Downloader::formatBytes(qint64 bytes) {
 // ---- starting ------------------------------------------------------------------------------
 
 void Downloader::start() {
-    if (m_state == State::Probing || m_state == State::Downloading ||
-        m_state == State::Retrying || m_state == State::Verifying)
+    if (m_state == State::Probing || m_state == State::Downloading || m_state == State::Retrying ||
+        m_state == State::Verifying)
         return;
     m_attempt = 0;
     m_total = -1;
@@ -188,7 +194,8 @@ void Downloader::adoptPartialDownload() {
     if (same && m_expectedSize >= 0 && saved->expectedSize >= 0)
         same = saved->expectedSize == m_expectedSize;
     const qint64 size = QFileInfo(part).size();
-    const qint64 expected = m_expectedSize >= 0 ? m_expectedSize : (saved ? saved->expectedSize : -1);
+    const qint64 expected =
+        m_expectedSize >= 0 ? m_expectedSize : (saved ? saved->expectedSize : -1);
     if (same && expected >= 0 && size > expected) same = false;
     if (!same) {
         removePartFiles();
@@ -234,7 +241,8 @@ void Downloader::beginTransfer() {
     m_part.setFileName(partPath(m_destination));
     if (!m_part.open(QIODevice::ReadWrite)) {
         fail(Error::FileError,
-             QStringLiteral("cannot open %1 for writing: %2").arg(m_part.fileName(), m_part.errorString()),
+             QStringLiteral("cannot open %1 for writing: %2")
+                 .arg(m_part.fileName(), m_part.errorString()),
              Cleanup::KeepPart);
         return;
     }
@@ -261,7 +269,7 @@ void Downloader::sendRequest() {
     request.setRawHeader("Accept-Encoding", "identity");
     request.setHeader(QNetworkRequest::UserAgentHeader, QStringLiteral("Ember"));
     if (m_offset > 0) {
-        request.setRawHeader("Range", "bytes=" + QByteArray::number(m_offset + 1) + "-");
+        request.setRawHeader("Range", "bytes=" + QByteArray::number(m_offset) + "-");
         // If-Range makes a changed file come back whole (200) rather than spliced. Weak ETags
         // are not allowed there.
         if (!m_etag.isEmpty() && !m_etag.startsWith(QLatin1String("W/")))
@@ -303,7 +311,7 @@ bool Downloader::handleHeaders() {
     } else if (status == 200) {
         if (m_offset > 0) {
             // Range ignored, or If-Range saw a changed file: the body is the whole file.
-            
+            truncatePart();
             m_offset = 0;
             emit restartedFromZero(
                 QStringLiteral("the server ignored the range request and sent the whole file"));
@@ -313,7 +321,8 @@ bool Downloader::handleHeaders() {
     } else {
         return true;  // an error status: onReplyFinished reports it
     }
-    const QByteArray etag = m_reply->rawHeader("ETag"), modified = m_reply->rawHeader("Last-Modified");
+    const QByteArray etag = m_reply->rawHeader("ETag"),
+                     modified = m_reply->rawHeader("Last-Modified");
     if (status == 200 || !etag.isEmpty()) m_etag = QString::fromLatin1(etag);
     if (status == 200 || !modified.isEmpty()) m_lastModified = QString::fromLatin1(modified);
 
@@ -365,7 +374,8 @@ void Downloader::onReplyFinished() {
     const int status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
     const QNetworkReply::NetworkError error = m_reply->error();
     const QString errorText = m_reply->errorString();
-    const QString reason = m_reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString();
+    const QString reason =
+        m_reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString();
     if ((status == 200 || status == 206) && !writeData(m_reply->readAll())) return;
     releaseReply();
     if (!m_part.flush()) {
@@ -430,8 +440,8 @@ void Downloader::scheduleRetry(const QString& reason) {
              Cleanup::RemovePartIfEmpty);
         return;
     }
-    const qint64 delay =
-        std::min<qint64>(qint64(m_retryBaseDelayMs) << std::min(m_attempt - 1, 20), kMaxRetryDelayMs);
+    const qint64 delay = std::min<qint64>(qint64(m_retryBaseDelayMs) << std::min(m_attempt - 1, 20),
+                                          kMaxRetryDelayMs);
     saveState();
     resetSpeed();
     setState(State::Retrying);
@@ -495,7 +505,8 @@ void Downloader::finalize(bool verified) {
     QFile file(part);
     if (!file.rename(m_destination)) {
         fail(Error::FileError,
-             QStringLiteral("cannot rename %1 to %2: %3").arg(part, m_destination, file.errorString()),
+             QStringLiteral("cannot rename %1 to %2: %3")
+                 .arg(part, m_destination, file.errorString()),
              Cleanup::KeepPart);
         return;
     }
@@ -614,7 +625,8 @@ void Downloader::saveState() {
     s.lastModified = m_lastModified;
     QString error;
     // A lost state only costs a restart from zero later, so it is not worth failing over.
-    if (!s.save(statePath(m_destination), &error)) qWarning("ember download: %s", qPrintable(error));
+    if (!s.save(statePath(m_destination), &error))
+        qWarning("ember download: %s", qPrintable(error));
 }
 
 // ---- bookkeeping ---------------------------------------------------------------------------

@@ -47,11 +47,11 @@ class Downloader : public QObject {
 public:
     enum class State {
         Idle,
-        Probing,      // HEAD request for the size and sha256 (when not given)
+        Probing,  // HEAD request for the size and sha256 (when not given)
         Downloading,
-        Retrying,     // waiting out the backoff delay before the next attempt
+        Retrying,  // waiting out the backoff delay before the next attempt
         Paused,
-        Verifying,    // hashing the complete .part on a worker thread
+        Verifying,  // hashing the complete .part on a worker thread
         Finished,
         Failed,
         Cancelled
@@ -60,13 +60,13 @@ public:
 
     enum class Error {
         NoError,
-        InvalidRequest,     // bad url or destination
-        FileExists,         // the destination already exists
+        InvalidRequest,  // bad url or destination
+        FileExists,      // the destination already exists
         InsufficientSpace,
-        HttpError,          // the server answered with an error status
-        NetworkError,       // connection, TLS, timeout... after the retries
-        FileError,          // reading or writing the local files
-        SizeMismatch,       // the server's size differs from the expected one
+        HttpError,     // the server answered with an error status
+        NetworkError,  // connection, TLS, timeout... after the retries
+        FileError,     // reading or writing the local files
+        SizeMismatch,  // the server's size differs from the expected one
         ChecksumMismatch
     };
     Q_ENUM(Error)
@@ -95,7 +95,9 @@ public:
     // Tuning; the defaults suit the app, tests make them small.
     void setMaxRetries(int retries) { m_maxRetries = retries; }
     void setRetryBaseDelay(int ms) { m_retryBaseDelayMs = ms; }  // doubles after each failure
-    void setTransferTimeout(int ms) { m_transferTimeoutMs = ms; }  // stall time that fails an attempt
+    void setTransferTimeout(int ms) {
+        m_transferTimeoutMs = ms;
+    }  // stall time that fails an attempt
     void setFreeSpaceMargin(qint64 bytes) { m_freeSpaceMargin = bytes; }
     void setFreeSpaceFunction(FreeSpaceFunction fn) { m_freeSpace = std::move(fn); }
     // With no checksum or no size given, ask the server first (Hugging Face X-Linked-*).
@@ -103,8 +105,8 @@ public:
 
     State state() const { return m_state; }
     qint64 bytesReceived() const { return m_received; }
-    qint64 bytesTotal() const;    // -1 when unknown
-    double progress() const;      // 0..1, or -1 when the total is unknown
+    qint64 bytesTotal() const;                // -1 when unknown
+    double progress() const;                  // 0..1, or -1 when the total is unknown
     double speed() const { return m_speed; }  // bytes per second, smoothed
     int etaSeconds() const { return m_eta; }  // -1 when unknown
     Error error() const { return m_error; }

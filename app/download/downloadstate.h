@@ -10,7 +10,7 @@
 class DownloadState {
 public:
     QUrl url;
-    qint64 expectedSize = -1;  // -1: unknown
+    qint64 expectedSize = -1;   // -1: unknown
     QString checksumAlgorithm;  // "sha256", "md5" or empty
     QString checksum;           // lower-case hex
     qint64 bytesDone = 0;       // informative; the .part file's size is what counts

@@ -10,7 +10,9 @@ constexpr int kMaxRedirects = 10;
 
 HeadProbe::HeadProbe(QNetworkAccessManager* nam, QObject* parent) : QObject(parent), m_nam(nam) {}
 
-HeadProbe::~HeadProbe() { abort(); }
+HeadProbe::~HeadProbe() {
+    abort();
+}
 
 QString HeadProbe::sha256FromEtag(const QByteArray& value) {
     QByteArray v = value.trimmed();
@@ -68,7 +70,8 @@ void HeadProbe::onReplyFinished() {
 
     if (status >= 300 && status < 400 && reply->hasRawHeader("Location")) {
         const QUrl next = reply->url().resolved(QUrl::fromEncoded(reply->rawHeader("Location")));
-        if (reply->url().scheme() == QLatin1String("https") && next.scheme() != QLatin1String("https")) {
+        if (reply->url().scheme() == QLatin1String("https") &&
+            next.scheme() != QLatin1String("https")) {
             m_info.error = QStringLiteral("HEAD %1 redirects to the less safe %2")
                                .arg(reply->url().toString(), next.toString());
             m_info.fatal = true;
@@ -95,13 +98,14 @@ void HeadProbe::onReplyFinished() {
         // Only answers that say the file is not there for us; a server that merely dislikes
         // HEAD (405, 501) still gets the GET.
         m_info.fatal = status == 401 || status == 403 || status == 404 || status == 410;
-        m_info.error = QStringLiteral("HEAD %1: HTTP %2 %3")
-                           .arg(reply->url().toString())
-                           .arg(status)
-                           .arg(reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute)
-                                    .toString());
+        m_info.error =
+            QStringLiteral("HEAD %1: HTTP %2 %3")
+                .arg(reply->url().toString())
+                .arg(status)
+                .arg(reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString());
     } else {
-        m_info.error = QStringLiteral("HEAD %1: %2").arg(reply->url().toString(), reply->errorString());
+        m_info.error =
+            QStringLiteral("HEAD %1: %2").arg(reply->url().toString(), reply->errorString());
     }
     emit finished(m_info);
 }

@@ -9,18 +9,22 @@
 
 #include <memory>
 
-TestServer::TestServer(QByteArray data, QObject* parent) : QObject(parent), m_data(std::move(data)) {
+TestServer::TestServer(QByteArray data, QObject* parent)
+    : QObject(parent), m_data(std::move(data)) {
     connect(&m_server, &QTcpServer::newConnection, this, &TestServer::onNewConnection);
 }
 
-bool TestServer::listen() { return m_server.listen(QHostAddress::LocalHost, 0); }
+bool TestServer::listen() {
+    return m_server.listen(QHostAddress::LocalHost, 0);
+}
 
 QUrl TestServer::url(const QString& path) const {
     return QUrl(QStringLiteral("http://127.0.0.1:%1%2").arg(port()).arg(path));
 }
 
 QString TestServer::sha256Hex() const {
-    return QString::fromLatin1(QCryptographicHash::hash(m_data, QCryptographicHash::Sha256).toHex());
+    return QString::fromLatin1(
+        QCryptographicHash::hash(m_data, QCryptographicHash::Sha256).toHex());
 }
 
 QString TestServer::md5Hex() const {
@@ -65,7 +69,8 @@ void TestServer::onReadyRead(QTcpSocket* socket) {
     for (int i = 1; i < lines.size(); i++) {
         const int colon = lines[i].indexOf(':');
         if (colon > 0)
-            request.headers[lines[i].left(colon).trimmed().toLower()] = lines[i].mid(colon + 1).trimmed();
+            request.headers[lines[i].left(colon).trimmed().toLower()] =
+                lines[i].mid(colon + 1).trimmed();
     }
     m_requests.push_back(request);
     respond(socket, request);
@@ -81,8 +86,8 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
     if (request.path.startsWith("/hf/")) {
         reply("302 Found",
               "Location: /cdn/" + request.path.mid(4) + "\r\nX-Linked-Etag: \"" +
-                  sha256Hex().toLatin1() + "\"\r\nX-Linked-Size: " +
-                  QByteArray::number(m_data.size()) + "\r\n",
+                  sha256Hex().toLatin1() +
+                  "\"\r\nX-Linked-Size: " + QByteArray::number(m_data.size()) + "\r\n",
               QByteArray());
         return;
     }
@@ -90,8 +95,9 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         reply("404 Not Found", "Content-Type: text/plain\r\n", "no such file\n");
         return;
     }
-    const QByteArray common = "ETag: " + m_etag + "\r\n" +
-                              (m_ignoreRange ? QByteArray() : QByteArray("Accept-Ranges: bytes\r\n"));
+    const QByteArray common =
+        "ETag: " + m_etag + "\r\n" +
+        (m_ignoreRange ? QByteArray() : QByteArray("Accept-Ranges: bytes\r\n"));
     if (request.method == "HEAD") {
         socket->write("HTTP/1.1 200 OK\r\n" + common + "Content-Length: " +
                       QByteArray::number(m_data.size()) + "\r\nConnection: close\r\n\r\n");
@@ -109,16 +115,17 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         start = range.mid(6, range.size() - 7).toLongLong();
         if (start >= m_data.size()) {
             reply("416 Range Not Satisfiable",
-                  "Content-Range: bytes */" + QByteArray::number(m_data.size()) + "\r\n", QByteArray());
+                  "Content-Range: bytes */" + QByteArray::number(m_data.size()) + "\r\n",
+                  QByteArray());
             return;
         }
     }
     QByteArray body = m_data.mid(start);
-    QByteArray head = start > 0 ? QByteArray("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes ") +
-                                      QByteArray::number(start) + "-" +
-                                      QByteArray::number(m_data.size() - 1) + "/" +
-                                      QByteArray::number(m_data.size()) + "\r\n"
-                                : QByteArray("HTTP/1.1 200 OK\r\n");
+    QByteArray head =
+        start > 0 ? QByteArray("HTTP/1.1 206 Partial Content\r\nContent-Range: bytes ") +
+                        QByteArray::number(start) + "-" + QByteArray::number(m_data.size() - 1) +
+                        "/" + QByteArray::number(m_data.size()) + "\r\n"
+                  : QByteArray("HTTP/1.1 200 OK\r\n");
     head += common + "Content-Length: " + QByteArray::number(body.size()) +
             "\r\nConnection: close\r\n\r\n";
     if (m_cutsLeft > 0 && m_cutAfter >= 0 && m_cutAfter < body.size()) {
@@ -126,6 +133,10 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         body = body.left(m_cutAfter);  // the announced length stays: the client sees a cut
     }
     socket->write(head);
+    if (m_stallAfter >= 0 && m_stallAfter < body.size()) {
+        socket->write(body.left(m_stallAfter));
+        return;  // never finishes: the client's own timers have to act
+    }
     sendBody(socket, body);
 }
 

@@ -37,6 +37,8 @@ public:
         m_cutsLeft = times;
     }
     void setIgnoreRange(bool ignore) { m_ignoreRange = ignore; }
+    // GET responses stop sending after `bytes` body bytes and keep the connection open.
+    void setStallAfter(qint64 bytes) { m_stallAfter = bytes; }
     // Sends chunkBytes every intervalMs; 0 sends everything at once.
     void setThrottle(int chunkBytes, int intervalMs) {
         m_chunkBytes = chunkBytes;
@@ -64,6 +66,7 @@ private:
     QList<Request> m_requests;
     qint64 m_cutAfter = -1;
     int m_cutsLeft = 0;
+    qint64 m_stallAfter = -1;
     bool m_ignoreRange = false;
     int m_chunkBytes = 0;
     int m_intervalMs = 0;

@@ -13,7 +13,9 @@ class TestCatalog : public QObject {
     Q_OBJECT
 
 private:
-    static QString catalogPath() { return QStringLiteral(EMBER_SOURCE_DIR "/resources/catalog.json"); }
+    static QString catalogPath() {
+        return QStringLiteral(EMBER_SOURCE_DIR "/resources/catalog.json");
+    }
 
     // A one-model catalog: a valid entry with `extra` fields on top.
     static QByteArray minimalEntry(const QJsonObject& extra) {
@@ -93,7 +95,8 @@ private slots:
 
     void rejectsBadEntries() {
         QString error;
-        const QJsonObject llama{{"architecture", "llama"}, {"quantization", "Q4_0"}, {"supported", true}};
+        const QJsonObject llama{
+            {"architecture", "llama"}, {"quantization", "Q4_0"}, {"supported", true}};
         QVERIFY2(Catalog::fromJson(minimalEntry(llama), &error).has_value(), qPrintable(error));
         QJsonObject e = llama;
         e["architecture"] = "qwen2";

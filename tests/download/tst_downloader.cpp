@@ -150,7 +150,8 @@ private slots:
         waitDone(*d);
         QCOMPARE(d->state(), Downloader::State::Failed);
         QCOMPARE(d->error(), Downloader::Error::ChecksumMismatch);
-        QVERIFY2(d->errorString().contains(QStringLiteral("checksum mismatch")), qPrintable(d->errorString()));
+        QVERIFY2(d->errorString().contains(QStringLiteral("checksum mismatch")),
+                 qPrintable(d->errorString()));
         QVERIFY(d->errorString().contains(m_server->sha256Hex()));
         QCOMPARE(failed.count(), 1);
         QCOMPARE(files(), QStringList());
@@ -265,6 +266,23 @@ private slots:
         QVERIFY(!m_server->gets()[0].headers.contains("range"));
     }
 
+    void reportsSpeedAndEta() {
+        m_server->setThrottle(32 * 1024, 10);
+        auto d = make();
+        expectSha256(*d);
+        QSignalSpy speed(d.get(), &Downloader::speedChanged);
+        d->start();
+        QTRY_VERIFY_WITH_TIMEOUT(d->speed() > 0 || done(*d), kTimeoutMs);
+        QVERIFY(d->speed() > 0);
+        QVERIFY(d->etaSeconds() >= 0);
+        QVERIFY(d->progress() > 0 && d->progress() < 1);
+        QVERIFY(!speed.isEmpty());
+        waitDone(*d);
+        expectInstalled(*d);
+        QCOMPARE(d->speed(), 0.0);  // idle once finished
+        QCOMPARE(d->progress(), 1.0);
+    }
+
     void cancelRemovesPart() {
         m_server->setThrottle(64 * 1024, 10);
         auto d = make();
@@ -290,7 +308,8 @@ private slots:
         d->start();
         QCOMPARE(d->state(), Downloader::State::Failed);
         QCOMPARE(d->error(), Downloader::Error::InsufficientSpace);
-        QVERIFY2(d->errorString().contains(QStringLiteral("not enough disk space")), qPrintable(d->errorString()));
+        QVERIFY2(d->errorString().contains(QStringLiteral("not enough disk space")),
+                 qPrintable(d->errorString()));
         QCOMPARE(QDir(askedFor).absolutePath(), QDir(m_dir->path()).absolutePath());
         QTest::qWait(50);
         QCOMPARE(m_server->requests().size(), 0);
@@ -298,18 +317,35 @@ private slots:
     }
 
     void runningOutOfSpaceStopsAndKeepsPart() {
-        m_server->setThrottle(32 * 1024, 10);
+        m_server->setStallAfter(256 * 1024);  // the transfer cannot end before the check runs
         auto d = make();
         expectSha256(*d);
         bool full = false;
-        d->setFreeSpaceFunction([&](const QString&) { return full ? qint64(1000) : qint64(1) << 40; });
+        d->setFreeSpaceFunction(
+            [&](const QString&) { return full ? qint64(1000) : qint64(1) << 40; });
         d->start();
-        QTRY_VERIFY_WITH_TIMEOUT(d->bytesReceived() > 128 * 1024, kTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(d->bytesReceived(), qint64(256 * 1024), kTimeoutMs);
         full = true;  // the periodic check (every second) notices
         waitDone(*d);
         QCOMPARE(d->error(), Downloader::Error::InsufficientSpace);
-        QVERIFY(QFileInfo::exists(Downloader::partPath(dest())));  // resumable once space is freed
+        QCOMPARE(QFileInfo(Downloader::partPath(dest())).size(), qint64(256 * 1024));  // resumable
+        QVERIFY(QFileInfo::exists(Downloader::statePath(dest())));
         QVERIFY(!QFileInfo::exists(dest()));
+    }
+
+    void stalledTransferTimesOutAndResumes() {
+        m_server->setStallAfter(300 * 1000);
+        auto d = make();
+        expectSha256(*d);
+        d->setTransferTimeout(300);
+        QSignalSpy retrying(d.get(), &Downloader::retrying);
+        // The retry goes out after this signal, to a server that no longer stalls.
+        connect(d.get(), &Downloader::retrying, this, [this] { m_server->setStallAfter(-1); });
+        d->start();
+        waitDone(*d);
+        QCOMPARE(retrying.count(), 1);
+        expectInstalled(*d);
+        QCOMPARE(m_server->gets().last().headers.value("range"), QByteArray("bytes=300000-"));
     }
 
     void huggingFaceHeadGivesSizeAndSha256() {
@@ -355,7 +391,8 @@ private slots:
         const QString sha = m_server->sha256Hex();
         QCOMPARE(HeadProbe::sha256FromEtag(("\"" + sha + "\"").toLatin1()), sha);
         QCOMPARE(HeadProbe::sha256FromEtag(("W/\"" + sha.toUpper() + "\"").toLatin1()), sha);
-        QCOMPARE(HeadProbe::sha256FromEtag("\"0123abcd\""), QString());  // a git sha1-sized etag is no sha256
+        QCOMPARE(HeadProbe::sha256FromEtag("\"0123abcd\""),
+                 QString());  // a git sha1-sized etag is no sha256
     }
 };
 

@@ -46,9 +46,9 @@ private slots:
         TestServer server(m_data);
         QVERIFY(server.listen());
         QTemporaryDir dir;
-        const Run r = pull({server.url(QStringLiteral("/model.gguf")).toString(),
-                            QStringLiteral("--sha256"), server.sha256Hex(), QStringLiteral("--dir"),
-                            dir.path()});
+        const Run r =
+            pull({server.url(QStringLiteral("/model.gguf")).toString(), QStringLiteral("--sha256"),
+                  server.sha256Hex(), QStringLiteral("--dir"), dir.path()});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const QString path = dir.filePath(QStringLiteral("model.gguf"));
         QCOMPARE(r.out.trimmed(), path);
@@ -56,7 +56,8 @@ private slots:
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QVERIFY(f.readAll() == m_data);
-        QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList{QStringLiteral("model.gguf")});
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files),
+                 QStringList{QStringLiteral("model.gguf")});
     }
 
     void successWithMd5AfterACut() {
@@ -64,8 +65,9 @@ private slots:
         QVERIFY(server.listen());
         server.setCutAfter(700 * 1000);
         QTemporaryDir dir;
-        const Run r = pull({server.url(QStringLiteral("/model.gguf")).toString(), QStringLiteral("--md5"),
-                            server.md5Hex(), QStringLiteral("--dir"), dir.path()});
+        const Run r =
+            pull({server.url(QStringLiteral("/model.gguf")).toString(), QStringLiteral("--md5"),
+                  server.md5Hex(), QStringLiteral("--dir"), dir.path()});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QVERIFY2(r.err.contains(QStringLiteral("retry 1")), qPrintable(r.err));
         QFile f(dir.filePath(QStringLiteral("model.gguf")));
@@ -78,9 +80,9 @@ private slots:
         TestServer server(m_data);
         QVERIFY(server.listen());
         QTemporaryDir dir;
-        const Run r = pull({server.url(QStringLiteral("/model.gguf")).toString(),
-                            QStringLiteral("--sha256"), QString(64, QChar('1')), QStringLiteral("--dir"),
-                            dir.path()});
+        const Run r =
+            pull({server.url(QStringLiteral("/model.gguf")).toString(), QStringLiteral("--sha256"),
+                  QString(64, QChar('1')), QStringLiteral("--dir"), dir.path()});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains(QStringLiteral("checksum mismatch")), qPrintable(r.err));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files), QStringList());
@@ -108,7 +110,8 @@ private slots:
         QVERIFY(unknown.err.contains(QStringLiteral("catalog")));
         const Run unsupported = pull({QStringLiteral("qwen2-1.5b-instruct")});
         QCOMPARE(unsupported.exitCode, 1);
-        QVERIFY2(unsupported.err.contains(QStringLiteral("architecture qwen2")), qPrintable(unsupported.err));
+        QVERIFY2(unsupported.err.contains(QStringLiteral("architecture qwen2")),
+                 qPrintable(unsupported.err));
         const Run list = pull({QStringLiteral("--list")});
         QCOMPARE(list.exitCode, 0);
         QVERIFY(list.out.contains(QStringLiteral("llama-3.2-1b-instruct")));

@@ -17,6 +17,12 @@ TEST_F(Devices, ListsAdaptersWithDetails) {
     ASSERT_TRUE(devs.ok());
     ASSERT_FALSE(devs->empty());
     for (const auto& d : *devs) {
+        std::printf("device %d: %s (%s, %s, driver %s, Vulkan %s, %llu MiB device-local, budget %llu MiB by %s, "
+                    "subgroup %u)%s%s\n",
+                    d.index, d.name.c_str(), d.type.c_str(), d.vendor.c_str(), d.driver_version.c_str(),
+                    d.api_version.c_str(), (unsigned long long)(d.device_local_bytes >> 20),
+                    (unsigned long long)(d.budget_bytes >> 20), d.budget_source.c_str(), d.subgroup_size,
+                    d.suitable ? "" : " not suitable: ", d.unsuitable_reason.c_str());
         EXPECT_FALSE(d.name.empty());
         EXPECT_FALSE(d.driver_version.empty());
         EXPECT_GT(d.device_local_bytes, 0u) << d.name;
@@ -111,6 +117,9 @@ TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
         auto k = (*ctx)->pipelines().get("add_f32_f32", 2, 12, 256);
         ASSERT_TRUE(k.ok()) << k.error().message;
         ASSERT_TRUE((*ctx)->pipelines().save_cache().ok());
+        if (round == 1 && (*ctx)->adapter().has_creation_feedback)
+            std::printf("pipeline cache hits on the second start: %d of %d\n", (*ctx)->pipelines().n_cache_hits(),
+                        (*ctx)->pipelines().n_created());
         EXPECT_TRUE(std::filesystem::exists(file));
     }
     // No temporary file is left behind by the atomic write.

@@ -8,8 +8,8 @@
 #include <QFileInfo>
 #include <QTimer>
 
-#include <cstdio>
 #include <unistd.h>
+#include <cstdio>
 
 #include "catalog.h"
 #include "downloader.h"
@@ -32,7 +32,8 @@ namespace {
 QString formatDuration(int seconds) {
     if (seconds < 0) return QStringLiteral("?");
     if (seconds < 60) return QStringLiteral("%1s").arg(seconds);
-    if (seconds < 3600) return QStringLiteral("%1m%2s").arg(seconds / 60).arg(seconds % 60, 2, 10, QChar('0'));
+    if (seconds < 3600)
+        return QStringLiteral("%1m%2s").arg(seconds / 60).arg(seconds % 60, 2, 10, QChar('0'));
     return QStringLiteral("%1h%2m").arg(seconds / 3600).arg((seconds / 60) % 60, 2, 10, QChar('0'));
 }
 
@@ -41,9 +42,10 @@ int list_catalog() {
     auto catalog = Catalog::builtin(&error);
     if (!catalog) return fail(error.toStdString());
     for (const CatalogEntry& e : catalog->entries()) {
-        std::printf("%-32s %9s  %s%s\n", qPrintable(e.id), qPrintable(Downloader::formatBytes(e.size)),
-                    qPrintable(e.name),
-                    e.supported ? "" : qPrintable(QStringLiteral("  [unsupported: %1]").arg(e.reason)));
+        std::printf(
+            "%-32s %9s  %s%s\n", qPrintable(e.id), qPrintable(Downloader::formatBytes(e.size)),
+            qPrintable(e.name),
+            e.supported ? "" : qPrintable(QStringLiteral("  [unsupported: %1]").arg(e.reason)));
     }
     return 0;
 }
@@ -57,8 +59,9 @@ int cmd_pull(int argc, char** argv) {
     QCoreApplication app(qargc, argv);  // the downloader runs on Qt's event loop
     if (a.has("--list")) return list_catalog();
     if (a.positional().size() != 1)
-        return fail("usage: ember-cli pull (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] "
-                    "[--retries N]; --list shows the catalog");
+        return fail(
+            "usage: ember-cli pull (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] "
+            "[--retries N]; --list shows the catalog");
     if (a.has("--sha256") && a.has("--md5")) return fail("give --sha256 or --md5, not both");
     auto retries = a.get_int("--retries", 5, 0, 100);
     if (!retries) return fail(retries.error());
@@ -69,7 +72,8 @@ int cmd_pull(int argc, char** argv) {
     if (target.contains(QLatin1String("://"))) {
         const QUrl url(target, QUrl::StrictMode);
         const QString name = url.fileName();
-        if (!url.isValid() || name.isEmpty() || name == QLatin1String("..") || name == QLatin1String("."))
+        if (!url.isValid() || name.isEmpty() || name == QLatin1String("..") ||
+            name == QLatin1String("."))
             return fail("'" + target.toStdString() + "' is not a URL that ends in a file name");
         d.setUrl(url);
         d.setDestination(QDir(dir).filePath(name));
@@ -108,7 +112,8 @@ int cmd_pull(int argc, char** argv) {
                                  : Downloader::formatBytes(d.bytesReceived());
         if (d.speed() > 0)
             line += QStringLiteral("  %1/s  ETA %2")
-                        .arg(Downloader::formatBytes(qint64(d.speed())), formatDuration(d.etaSeconds()));
+                        .arg(Downloader::formatBytes(qint64(d.speed())),
+                             formatDuration(d.etaSeconds()));
         std::fprintf(stderr, tty ? "\r%-70s" : "%s\n", qPrintable(line));
     };
     auto endLine = [&] {
@@ -117,11 +122,12 @@ int cmd_pull(int argc, char** argv) {
     };
 
     QObject::connect(&d, &Downloader::progressChanged, [&] { printProgress(false); });
-    QObject::connect(&d, &Downloader::retrying, [&](int attempt, int delayMs, const QString& reason) {
-        endLine();
-        std::fprintf(stderr, "ember-cli: %s; retry %d in %.1f s\n", qPrintable(reason), attempt,
-                     delayMs / 1000.0);
-    });
+    QObject::connect(&d, &Downloader::retrying,
+                     [&](int attempt, int delayMs, const QString& reason) {
+                         endLine();
+                         std::fprintf(stderr, "ember-cli: %s; retry %d in %.1f s\n",
+                                      qPrintable(reason), attempt, delayMs / 1000.0);
+                     });
     QObject::connect(&d, &Downloader::restartedFromZero, [&](const QString& reason) {
         endLine();
         std::fprintf(stderr, "ember-cli: %s; starting over\n", qPrintable(reason));
@@ -130,7 +136,8 @@ int cmd_pull(int argc, char** argv) {
         if (s == Downloader::State::Verifying) {
             printProgress(true);
             endLine();
-            std::fprintf(stderr, "verifying %s checksum...\n", qPrintable(d.checksum().algorithmName()));
+            std::fprintf(stderr, "verifying %s checksum...\n",
+                         qPrintable(d.checksum().algorithmName()));
         }
     });
     QObject::connect(&d, &Downloader::finished, [&](const QString& path) {

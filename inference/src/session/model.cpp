@@ -6,6 +6,7 @@
 #include "cpu/backend_cpu.h"
 #include "ember/ember.h"
 #include "gguf/gguf.h"
+#include "model/validate.h"
 #include "session/model_impl.h"
 #include "templates/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -79,8 +80,14 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
     auto report = [&](float p) { return !params.progress || params.progress(p); };
 
     EMBER_ASSIGN_OR_RETURN(impl->file, gguf::File::open(path));
-    EMBER_ASSIGN_OR_RETURN(impl->tokenizer, Tokenizer::from_gguf(*impl->file));
+    auto tok = Tokenizer::from_gguf(*impl->file);
+    if (!tok) {  // the tokenizer's messages name the key but not the file
+        Error e = tok.take_error();
+        return make_error(e.code, path + ": " + e.message);
+    }
+    impl->tokenizer = std::move(tok).value();
     EMBER_ASSIGN_OR_RETURN(impl->llama, load_llama(*impl->file));
+    EMBER_TRY(check_finite_weights(impl->llama, path, params.n_threads));
     if (impl->tokenizer->n_vocab() != int(impl->llama.hp.n_vocab))
         return make_error("model.vocab_mismatch",
                           path + ": the tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) +
