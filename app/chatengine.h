@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,15 @@ struct EngineStats {
     double timeToFirstTokenMs = 0;
     std::string stopReason;         // "eog", "max_tokens", "cancelled", "context_full", "callback"
     bool templateFallback = false;  // the model has no usable template: ChatML was used
+    double promptMs = 0;            // evaluating the evaluatedTokens
+    int contextUsed = 0;            // positions the session holds afterwards
+};
+
+// Memory of the device that runs the model (bytes).
+struct EngineMemory {
+    uint64_t used = 0;
+    uint64_t budget = 0;
+    std::string source;  // "VK_EXT_memory_budget", "heap size + own allocations", "process RSS"
 };
 
 // Called with each piece of complete UTF-8 text; return false to stop.
@@ -67,6 +77,8 @@ public:
                                                  const std::atomic<bool>* cancel) = 0;
     virtual void unload() = 0;
     virtual bool isLoaded() const = 0;
+    // May be called from another thread while generate() runs, never during load()/unload().
+    virtual EngineMemory memory() const { return {}; }
     // Renders the conversation with the model's chat template (dropping the oldest turns,
     // never the system prompt, when it does not fit) and generates the reply.
     virtual ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,

@@ -58,6 +58,12 @@ bool EmberChatEngine::isLoaded() const {
     return m_model != nullptr;
 }
 
+EngineMemory EmberChatEngine::memory() const {
+    if (!m_model) return {};
+    const ember::MemoryStats m = m_model->memory();
+    return {m.used, m.budget, m.source};
+}
+
 // Renders and tokenizes the conversation; drops the oldest turns after the system prompt until
 // the prompt fits in `budget` tokens.
 ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
@@ -137,6 +143,8 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     stats.generatedTokens = gen.n_generated;
     stats.tokensPerSecond = gen.tg_tok_s;
     stats.timeToFirstTokenMs = gen.ttft_ms;
+    stats.promptMs = gen.prompt_ms;
+    stats.contextUsed = m_session->n_past();
     switch (gen.stop) {
         case ember::StopReason::EndOfGeneration:
             stats.stopReason = "eog";

@@ -24,6 +24,7 @@ public:
                                          const std::atomic<bool>* cancel) override;
     void unload() override;
     bool isLoaded() const override;
+    EngineMemory memory() const override;
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
                                         const EngineSampling& sampling,
                                         const std::atomic<bool>* cancel,

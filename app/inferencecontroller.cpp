@@ -14,6 +14,7 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
     auto* worker = new InferenceWorker(factory());
     worker->moveToThread(&m_thread);
     m_worker = worker;
+    m_probe = worker->memoryProbe();
     connect(&m_thread, &QThread::finished, worker, &QObject::deleteLater);
 
     // Requests go to the worker's thread; replies come back to this one (queued both ways).
@@ -38,6 +39,10 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
         emit devicesChanged();
     });
     connect(worker, &InferenceWorker::textReady, this, &InferenceController::onTextReady);
+    connect(worker, &InferenceWorker::tokensTimed, this,
+            [this](quint64 requestId, const QList<double>& times) {
+                if (requestId == m_currentRequest) emit tokensGenerated(times);
+            });
     connect(worker, &InferenceWorker::generationFinished, this, &InferenceController::onFinished);
     connect(worker, &InferenceWorker::generationFailed, this, &InferenceController::onFailed);
 

@@ -47,6 +47,8 @@ public:
     QStringList devices() const { return m_devices; }
     QString modelsDirectory() const;
     QVariantList installedModels() const { return m_installedModels; }
+    // For the memory monitor: reads the loaded model's memory from any thread.
+    std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
 
     void loadModel(const EngineLoadOptions& options);
     // Returns the request id, or 0 if the request was refused (busy or no model).
@@ -65,6 +67,8 @@ signals:
     void installedModelsChanged();
     void loadFailed(const QString& message);
     void textReady(const QString& text);
+    // Times (PerfMetrics::nowMs()) of the tokens of the current response since the last batch.
+    void tokensGenerated(const QList<double>& timesMs);
     void generationFinished(const QString& text, const QVariantMap& stats);
     void generationFailed(const QString& message, const QString& partialText);
 
@@ -86,6 +90,7 @@ private:
 
     QThread m_thread;
     QPointer<InferenceWorker> m_worker;
+    std::shared_ptr<MemoryProbe> m_probe;
     bool m_loading = false;
     double m_loadProgress = 0;
     bool m_modelLoaded = false;

@@ -3,10 +3,14 @@
 #include <QElapsedTimer>
 #include <string>
 
+#include "perfmetrics.h"
+
 InferenceWorker::InferenceWorker(std::unique_ptr<ChatEngine> engine, QObject* parent)
     : QObject(parent), m_engine(std::move(engine)) {}
 
-InferenceWorker::~InferenceWorker() = default;
+InferenceWorker::~InferenceWorker() {
+    m_probe->detach();
+}
 
 void InferenceWorker::listDevices() {
     QStringList names;
@@ -25,12 +29,15 @@ void InferenceWorker::loadModel(const EngineLoadOptions& options) {
         }
         return !m_cancel.load();
     };
+    // The engine drops the previous model first: no reading may run meanwhile.
+    m_probe->detach();
     auto result = m_engine->load(options, progress, &m_cancel);
     if (!result.ok()) {
         emit loadFailed(QString::fromStdString(result.error().message));
         return;
     }
     const auto& r = result.value();
+    m_probe->attach(m_engine.get());
     emit loadProgress(1.0);
     emit modelLoaded({{"modelName", QString::fromStdString(r.modelName)},
                       {"backend", QString::fromStdString(r.backend)},
@@ -41,6 +48,7 @@ void InferenceWorker::loadModel(const EngineLoadOptions& options) {
 }
 
 void InferenceWorker::unloadModel() {
+    m_probe->detach();
     m_engine->unload();
     emit modelUnloaded();
 }
@@ -54,15 +62,18 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
     // Tokens arrive far faster than a UI can repaint: accumulate, and flush at most every 33 ms
     // (checked as tokens arrive, since this thread's event loop is busy) and at the end.
     std::string full, pending;
+    QList<double> times;
     QElapsedTimer sinceFlush;
     sinceFlush.start();
     auto flush = [&] {
-        if (pending.empty()) return;
-        emit textReady(requestId, QString::fromStdString(pending));
+        if (!times.isEmpty()) emit tokensTimed(requestId, times);
+        times.clear();
+        if (!pending.empty()) emit textReady(requestId, QString::fromStdString(pending));
         pending.clear();
         sinceFlush.restart();
     };
     auto onText = [&](std::string_view text) {
+        times.append(PerfMetrics::nowMs());
         full += text;
         pending += text;
         if (sinceFlush.elapsed() >= kFlushIntervalMs) flush();
@@ -87,5 +98,7 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
                              {"tokensPerSecond", s.tokensPerSecond},
                              {"timeToFirstTokenMs", s.timeToFirstTokenMs},
                              {"stopReason", stop},
-                             {"templateFallback", s.templateFallback}});
+                             {"templateFallback", s.templateFallback},
+                             {"promptMs", s.promptMs},
+                             {"contextUsed", s.contextUsed}});
 }

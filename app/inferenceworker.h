@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "chatengine.h"
+#include "memoryprobe.h"
 
 struct ChatTurn {
     QString role;
@@ -32,6 +33,8 @@ public:
 
     // Thread-safe: stops the running load or generation within one token.
     void requestCancel() { m_cancel.store(true); }
+    // Reads the loaded model's memory from another thread (the memory monitor's).
+    std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
 
 public slots:
     void listDevices();
@@ -49,12 +52,16 @@ signals:
     void modelUnloaded();
     // A batch of newly generated text.
     void textReady(quint64 requestId, const QString& text);
+    // When the tokens since the last batch were generated (PerfMetrics::nowMs() clock); sent
+    // with each textReady and for tokens that produced no text yet.
+    void tokensTimed(quint64 requestId, const QList<double>& timesMs);
     // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages, tokensPerSecond,
-    // timeToFirstTokenMs, stopReason, templateFallback
+    // timeToFirstTokenMs, stopReason, templateFallback, promptMs, contextUsed
     void generationFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
     void generationFailed(quint64 requestId, const QString& message, const QString& partialText);
 
 private:
     std::unique_ptr<ChatEngine> m_engine;
+    std::shared_ptr<MemoryProbe> m_probe = std::make_shared<MemoryProbe>();
     std::atomic<bool> m_cancel{false};
 };

@@ -15,6 +15,7 @@
 #include "ember/ember.h"
 #include "emberchatengine.h"
 #include "inferencecontroller.h"
+#include "perfmonitor.h"
 #include "settings.h"
 #include "testdriver.h"
 
@@ -43,17 +44,25 @@ int main(int argc, char* argv[]) {
                                         "text");
     const QCommandLineOption shotOption(
         "screenshot", "Test hook: save the window to <png> after the reply, then quit.", "png");
-    parser.addOptions({versionOption, modelOption, sendOption, shotOption});
+    const QCommandLineOption deviceOption(
+        "device", "Run on <device> this time: auto, cpu, a GPU index or a GPU name substring.",
+        "device");
+    const QCommandLineOption overlayOption("overlay", "Show the performance overlay.");
+    parser.addOptions(
+        {versionOption, modelOption, sendOption, shotOption, deviceOption, overlayOption});
     parser.process(app);
 
     QQuickStyle::setStyle("Material");
     Settings settings;
+    if (parser.isSet(deviceOption)) settings.setDeviceOverride(parser.value(deviceOption));
+    if (parser.isSet(overlayOption)) settings.setPerfOverlay(true);
     ConversationStore store;
     InferenceController inference([] { return std::make_unique<EmberChatEngine>(); });
     const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     QDir().mkpath(dataDir + "/models");
     const bool storeOk = store.open(dataDir + "/conversations.sqlite");
     ChatController chat(&store, &inference, &settings);
+    PerfMonitor perf(&inference);
     if (!storeOk) chat.setError(store.lastError());
     // Keep what a response has produced so far when the app closes mid-generation.
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &chat, &ChatController::saveInterrupted);
@@ -68,6 +77,7 @@ int main(int argc, char* argv[]) {
     engine.setInitialProperties({{"chat", QVariant::fromValue(&chat)},
                                  {"inference", QVariant::fromValue(&inference)},
                                  {"settings", QVariant::fromValue(&settings)},
+                                 {"perf", QVariant::fromValue(&perf)},
                                  {"askForModel", model.isEmpty()}});
     engine.load(QUrl("qrc:/Ember/Main.qml"));
     if (engine.rootObjects().isEmpty()) return 1;
@@ -75,6 +85,7 @@ int main(int argc, char* argv[]) {
 
     TestDriver driver(&chat, &inference, window, parser.value(sendOption),
                       parser.value(shotOption));
+    if (parser.isSet(overlayOption)) driver.setPerf(&perf);
     if (parser.isSet(sendOption) || parser.isSet(shotOption)) driver.start(120000);
     if (!model.isEmpty()) chat.loadModel(QUrl::fromLocalFile(QFileInfo(model).absoluteFilePath()));
     return app.exec();

@@ -125,6 +125,15 @@ void Settings::setLastModelPath(const QString& value) {
     emit lastModelPathChanged();
 }
 
+bool Settings::perfOverlay() const {
+    return m_settings.value("ui/perfOverlay", false).toBool();
+}
+void Settings::setPerfOverlay(bool value) {
+    if (perfOverlay() == value) return;
+    m_settings.setValue("ui/perfOverlay", value);
+    emit perfOverlayChanged();
+}
+
 EngineSampling Settings::sampling() const {
     EngineSampling s;
     s.temperature = static_cast<float>(temperature());
@@ -139,7 +148,7 @@ EngineSampling Settings::sampling() const {
 EngineLoadOptions Settings::loadOptions(const QString& modelPath) const {
     EngineLoadOptions o;
     o.path = modelPath.toStdString();
-    o.device = device().toStdString();
+    o.device = (m_deviceOverride.isEmpty() ? device() : m_deviceOverride).toStdString();
     o.threads = threads();
     o.contextLength = contextLength();
     return o;

@@ -26,6 +26,7 @@ class Settings : public QObject {
     Q_PROPERTY(int fontSize READ fontSize WRITE setFontSize NOTIFY fontSizeChanged)
     Q_PROPERTY(
         QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
+    Q_PROPERTY(bool perfOverlay READ perfOverlay WRITE setPerfOverlay NOTIFY perfOverlayChanged)
 
 public:
     explicit Settings(QObject* parent = nullptr);
@@ -56,6 +57,10 @@ public:
     void setFontSize(int value);
     QString lastModelPath() const;
     void setLastModelPath(const QString& value);
+    bool perfOverlay() const;
+    void setPerfOverlay(bool value);
+    // This run only (the --device option): loads use it instead of the saved device.
+    void setDeviceOverride(const QString& value) { m_deviceOverride = value; }
 
     // device: "auto", "cpu" or a GPU index; theme: "light", "dark", "system".
     EngineSampling sampling() const;
@@ -76,7 +81,9 @@ signals:
     void themeChanged();
     void fontSizeChanged();
     void lastModelPathChanged();
+    void perfOverlayChanged();
 
 private:
     QSettings m_settings;
+    QString m_deviceOverride;
 };

@@ -8,6 +8,7 @@
 
 #include "chatcontroller.h"
 #include "inferencecontroller.h"
+#include "perfmonitor.h"
 
 TestDriver::TestDriver(ChatController* chat, InferenceController* inference, QQuickWindow* window,
                        const QString& prompt, const QString& screenshotPath, QObject* parent)
@@ -42,6 +43,16 @@ void TestDriver::start(int timeoutMs) {
 }
 
 void TestDriver::grabAndQuit() {
+    if (m_perf) {
+        std::printf(
+            "EMBER_PERF: backend=%s tokens=%d tok_s=%.1f prompt_tok_s=%.1f ttft_ms=%.2f "
+            "context=%d/%d mem_used=%.0f mem_budget=%.0f source=%s device=%s\n",
+            qPrintable(m_perf->backend()), m_perf->generatedTokens(),
+            m_perf->responseTokensPerSecond(), m_perf->promptTokensPerSecond(),
+            m_perf->timeToFirstTokenMs(), m_perf->contextUsed(), m_perf->contextSize(),
+            m_perf->memoryUsed(), m_perf->memoryBudget(),
+            qPrintable(m_perf->memorySource().replace(' ', '_')), qPrintable(m_perf->device()));
+    }
     if (!m_screenshot.isEmpty()) {
         if (!m_window) return finish(1, "no window to grab");
         const QImage image = m_window->grabWindow();

@@ -8,6 +8,7 @@
 
 class ChatController;
 class InferenceController;
+class PerfMonitor;
 class QQuickWindow;
 
 class TestDriver : public QObject {
@@ -16,6 +17,8 @@ public:
     TestDriver(ChatController* chat, InferenceController* inference, QQuickWindow* window,
                const QString& prompt, const QString& screenshotPath, QObject* parent = nullptr);
     void start(int timeoutMs);
+    // Also prints the performance overlay's numbers (EMBER_PERF) when it grabs the window.
+    void setPerf(PerfMonitor* perf) { m_perf = perf; }
 
 private:
     void finish(int exitCode, const QString& message);
@@ -24,6 +27,7 @@ private:
     ChatController* m_chat;
     InferenceController* m_inference;
     QPointer<QQuickWindow> m_window;
+    QPointer<PerfMonitor> m_perf;
     QString m_prompt, m_screenshot;
     bool m_sent = false, m_done = false;
 };

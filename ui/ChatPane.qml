@@ -9,6 +9,7 @@ Page {
     property var chat
     property var inference
     property var settings
+    property var perf   // PerfMonitor: the performance overlay's numbers
     signal openModelRequested()
 
     header: ToolBar {
@@ -34,6 +35,9 @@ Page {
                 color: Material.hintTextColor
                 elide: Text.ElideRight
                 Layout.maximumWidth: 480
+            }
+            PerfOverlayButton {
+                settings: root.settings
             }
             ModelMenu {
                 chat: root.chat
@@ -80,5 +84,14 @@ Page {
             controller: root.chat
             ready: root.inference.modelLoaded && !root.inference.loading
         }
+    }
+
+    PerfOverlay {
+        anchors.top: parent.top
+        anchors.right: parent.right
+        anchors.margins: 12
+        width: 300
+        metrics: root.perf
+        visible: !!root.perf && root.settings.perfOverlay
     }
 }

@@ -10,6 +10,7 @@ ApplicationWindow {
     required property var chat
     required property var inference
     required property var settings
+    property var perf: null             // PerfMonitor, for the performance overlay
     property bool askForModel: false   // no model given or found: open the picker on start
 
     width: 1180
@@ -66,6 +67,7 @@ ApplicationWindow {
             chat: window.chat
             inference: window.inference
             settings: window.settings
+            perf: window.perf
             SplitView.fillWidth: true
             onOpenModelRequested: modelDialog.open()
         }

@@ -409,7 +409,7 @@ void Downloader::onReplyFinished() {
         const QString message =
             QStringLiteral("HTTP %1 %2 for %3").arg(status).arg(reason, m_url.toString());
         if (retryableStatus(status))
-            scheduleRetry(message);
+            scheduleRetry(message, Error::HttpError);
         else
             fail(Error::HttpError, message, Cleanup::RemovePart);
         return;
@@ -431,12 +431,11 @@ void Downloader::restartFromZero(const QString& reason) {
     sendRequest();
 }
 
-void Downloader::scheduleRetry(const QString& reason) {
+void Downloader::scheduleRetry(const QString& reason, Error error) {
     // A failure after progress is a fresh streak: only failures in a row count.
     if (m_receivedThisAttempt > 0) m_attempt = 0;
     if (++m_attempt > m_maxRetries) {
-        fail(Error::NetworkError,
-             QStringLiteral("%1; gave up after %2 retries").arg(reason).arg(m_maxRetries),
+        fail(error, QStringLiteral("%1; gave up after %2 retries").arg(reason).arg(m_maxRetries),
              Cleanup::RemovePartIfEmpty);
         return;
     }

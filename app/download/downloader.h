@@ -9,9 +9,9 @@
 //
 // What is left behind on failure:
 //   - a 4xx answer (404, 403...), a size or checksum mismatch, cancel(): nothing;
-//   - network failures after the last retry, too little disk space, write errors, pause() or
-//     destruction mid-download: NAME.part and NAME.part.json if any byte arrived (start() or
-//     resume() later continues from there), nothing otherwise.
+//   - network failures or 5xx answers after the last retry, too little disk space, write errors,
+//     pause() or destruction mid-download: NAME.part and NAME.part.json if any byte arrived
+//     (start() or resume() later continues from there), nothing otherwise.
 #pragma once
 
 #include <QElapsedTimer>
@@ -151,7 +151,7 @@ private:
     void onReplyFinished();
     bool writeData(const QByteArray& data);
     void restartFromZero(const QString& reason);
-    void scheduleRetry(const QString& reason);
+    void scheduleRetry(const QString& reason, Error error = Error::NetworkError);
     void onRetryTimer();
     void transferComplete();
     void onVerified(bool matches, const QString& actualHex, const QString& error);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End to end: starts the real app under Xvfb with the tiny model, sends a prompt, waits for the
 # reply, and checks that it was printed, saved, and that a screenshot of the window exists.
-# Usage: e2e.sh EMBER_BINARY MODEL OUTPUT_DIR
+# A second run shows the performance overlay on DEVICE (default cpu; "llvmpipe" for the Vulkan
+# software device) and saves overlay-e2e.png.
+# Usage: e2e.sh EMBER_BINARY MODEL OUTPUT_DIR [DEVICE]
 set -euo pipefail
-app="$1"; model="$2"; out="$3"
+app="$1"; model="$2"; out="$3"; device="${4:-cpu}"
 mkdir -p "$out"
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT
@@ -31,3 +33,28 @@ db="$XDG_DATA_HOME/ember/conversations.sqlite"
 [ -s "$db" ] || { echo "e2e: no conversation database at $db" >&2; exit 1; }
 grep -a -q "Once upon a time" "$db" "$db-wal" 2>/dev/null || { echo "e2e: the prompt is not in the database" >&2; exit 1; }
 echo "e2e: reply of ${#reply} characters; screenshot $shot"
+
+# The performance overlay during a generation on the chosen device, in a fresh profile.
+export XDG_DATA_HOME="$home/data2" XDG_CONFIG_HOME="$home/config2"
+ovl="$out/overlay-e2e.png"
+rm -f "$ovl"
+log="$out/overlay-e2e.log"
+status=0
+xvfb-run -a -s "-screen 0 1280x800x24" \
+    "$app" --model "$model" --device "$device" --overlay --send "Once upon a time" \
+    --screenshot "$ovl" >"$log" 2>&1 || status=$?
+cat "$log"
+[ "$status" -eq 0 ] || { echo "e2e: ember (overlay, $device) exited with $status" >&2; exit 1; }
+[ -s "$ovl" ] || { echo "e2e: no screenshot at $ovl" >&2; exit 1; }
+perf="$(sed -n 's/^EMBER_PERF: //p' "$log")"
+[ -n "$perf" ] || { echo "e2e: no performance numbers printed" >&2; exit 1; }
+want_backend=vulkan; [ "$device" = cpu ] && want_backend=cpu
+case " $perf " in *" backend=$want_backend "*) ;; *) echo "e2e: expected backend $want_backend: $perf" >&2; exit 1;; esac
+# The overlay's numbers are real: tokens were counted and the device memory was read.
+tokens="$(sed -n 's/.* tokens=\([0-9]*\) .*/\1/p' <<<"$perf")"
+used="$(sed -n 's/.* mem_used=\([0-9]*\) .*/\1/p' <<<"$perf")"
+budget="$(sed -n 's/.* mem_budget=\([0-9]*\) .*/\1/p' <<<"$perf")"
+[ "${tokens:-0}" -gt 0 ] || { echo "e2e: no tokens counted: $perf" >&2; exit 1; }
+[ "${used:-0}" -gt 0 ] && [ "${budget:-0}" -ge "${used:-0}" ] \
+    || { echo "e2e: no memory numbers: $perf" >&2; exit 1; }
+echo "e2e: overlay on $want_backend; screenshot $ovl"

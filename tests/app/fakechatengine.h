@@ -43,6 +43,14 @@ public:
     }
     void unload() override { m_loaded = false; }
     bool isLoaded() const override { return m_loaded; }
+    // Grows by 1 KiB per reading, so that every reading differs; flags a reading without a model.
+    EngineMemory memory() const override {
+        if (!m_loaded) m_readWithoutModel.store(true);
+        const int n = ++m_memoryReads;
+        return {1000000 + 1024 * static_cast<uint64_t>(n), 8000000, "fake budget"};
+    }
+    int memoryReads() const { return m_memoryReads.load(); }
+    bool readWithoutModel() const { return m_readWithoutModel.load(); }
 
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
                                         const EngineSampling&, const std::atomic<bool>* cancel,
@@ -84,6 +92,8 @@ private:
     FakeScript m_script;
     std::atomic<bool> m_loaded{false};
     std::atomic<int> m_emitted{0};
+    mutable std::atomic<int> m_memoryReads{0};
+    mutable std::atomic<bool> m_readWithoutModel{false};
     std::mutex m_mutex;
     std::vector<EngineMessage> m_lastMessages;
 };

@@ -2,12 +2,8 @@
 
 #include <QCryptographicHash>
 #include <QHostAddress>
-#include <QPointer>
 #include <QRandomGenerator>
 #include <QTcpSocket>
-#include <QTimer>
-
-#include <memory>
 
 TestServer::TestServer(QByteArray data, QObject* parent)
     : QObject(parent), m_data(std::move(data)) {
@@ -95,6 +91,11 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         reply("404 Not Found", "Content-Type: text/plain\r\n", "no such file\n");
         return;
     }
+    if (m_failsLeft > 0) {
+        m_failsLeft--;
+        reply(QByteArray::number(m_failStatus) + " Test Failure", QByteArray(), "try later\n");
+        return;
+    }
     const QByteArray common =
         "ETag: " + m_etag + "\r\n" +
         (m_ignoreRange ? QByteArray() : QByteArray("Accept-Ranges: bytes\r\n"));
@@ -137,30 +138,6 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         socket->write(body.left(m_stallAfter));
         return;  // never finishes: the client's own timers have to act
     }
-    sendBody(socket, body);
-}
-
-void TestServer::sendBody(QTcpSocket* socket, const QByteArray& body) {
-    if (m_chunkBytes <= 0) {
-        socket->write(body);
-        socket->disconnectFromHost();
-        return;
-    }
-    auto* timer = new QTimer(socket);
-    auto offset = std::make_shared<qint64>(0);
-    QPointer<QTcpSocket> guard(socket);
-    const int chunk = m_chunkBytes;
-    connect(timer, &QTimer::timeout, socket, [guard, timer, offset, body, chunk] {
-        if (!guard || guard->state() != QAbstractSocket::ConnectedState) {
-            timer->stop();
-            return;
-        }
-        guard->write(body.mid(*offset, chunk));
-        *offset += chunk;
-        if (*offset >= body.size()) {
-            timer->stop();
-            guard->disconnectFromHost();
-        }
-    });
-    timer->start(m_intervalMs);
+    socket->write(body);
+    socket->disconnectFromHost();  // after the buffered body has gone out
 }

@@ -5,7 +5,8 @@
 //   /hf/model.gguf    302 to /cdn/model.gguf with X-Linked-Etag (sha256) and X-Linked-Size, as
 //                     Hugging Face's resolve URLs do; /cdn/model.gguf serves the data
 //   anything else     404
-// Behaviours (switchable): cut the connection after N body bytes, ignore Range, throttle.
+// Behaviours (switchable): cut the connection after N body bytes, stall after N body bytes,
+// ignore Range.
 #pragma once
 
 #include <QByteArray>
@@ -37,13 +38,13 @@ public:
         m_cutsLeft = times;
     }
     void setIgnoreRange(bool ignore) { m_ignoreRange = ignore; }
+    // The next `times` requests for the data get this error status (e.g. 503).
+    void setFailWith(int status, int times = 1) {
+        m_failStatus = status;
+        m_failsLeft = times;
+    }
     // GET responses stop sending after `bytes` body bytes and keep the connection open.
     void setStallAfter(qint64 bytes) { m_stallAfter = bytes; }
-    // Sends chunkBytes every intervalMs; 0 sends everything at once.
-    void setThrottle(int chunkBytes, int intervalMs) {
-        m_chunkBytes = chunkBytes;
-        m_intervalMs = intervalMs;
-    }
 
     const QByteArray& data() const { return m_data; }
     QString sha256Hex() const;
@@ -58,7 +59,6 @@ private:
     void onNewConnection();
     void onReadyRead(QTcpSocket* socket);
     void respond(QTcpSocket* socket, const Request& request);
-    void sendBody(QTcpSocket* socket, const QByteArray& body);
 
     QTcpServer m_server;
     QByteArray m_data;
@@ -67,7 +67,7 @@ private:
     qint64 m_cutAfter = -1;
     int m_cutsLeft = 0;
     qint64 m_stallAfter = -1;
+    int m_failStatus = 0;
+    int m_failsLeft = 0;
     bool m_ignoreRange = false;
-    int m_chunkBytes = 0;
-    int m_intervalMs = 0;
 };

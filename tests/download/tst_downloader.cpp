@@ -199,12 +199,37 @@ private slots:
         QCOMPARE(files(), QStringList());  // nothing arrived, so nothing is kept
     }
 
+    void serverErrorsAreRetried() {
+        m_server->setFailWith(503, 2);
+        auto d = make();
+        expectSha256(*d);
+        QSignalSpy retrying(d.get(), &Downloader::retrying);
+        d->start();
+        waitDone(*d);
+        expectInstalled(*d);
+        QCOMPARE(retrying.count(), 2);
+        QVERIFY(retrying[0][2].toString().contains(QStringLiteral("HTTP 503")));
+
+        QFile::remove(dest());
+        m_server->setFailWith(500, 100);  // never recovers
+        auto again = make();
+        expectSha256(*again);
+        again->start();
+        waitDone(*again);
+        QCOMPARE(again->error(), Downloader::Error::HttpError);
+        QVERIFY2(again->errorString().contains(QStringLiteral("HTTP 500")) &&
+                     again->errorString().contains(QStringLiteral("gave up after 3 retries")),
+                 qPrintable(again->errorString()));
+        QCOMPARE(files(), QStringList());
+    }
+
     void pauseThenResume() {
-        m_server->setThrottle(64 * 1024, 10);
+        m_server->setStallAfter(700 * 1000);  // stands still until paused
         auto d = make();
         expectSha256(*d);
         d->start();
-        QTRY_VERIFY_WITH_TIMEOUT(d->bytesReceived() > 512 * 1024, kTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(d->bytesReceived(), qint64(700 * 1000), kTimeoutMs);
+        m_server->setStallAfter(-1);
         d->pause();
         QCOMPARE(d->state(), Downloader::State::Paused);
         const qint64 paused = d->bytesReceived();
@@ -225,11 +250,11 @@ private slots:
     }
 
     void newDownloaderResumesFromPart() {
-        m_server->setThrottle(64 * 1024, 10);
+        m_server->setStallAfter(1100 * 1000);
         auto first = make();
         expectSha256(*first);
         first->start();
-        QTRY_VERIFY_WITH_TIMEOUT(first->bytesReceived() > 1024 * 1024, kTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(first->bytesReceived(), qint64(1100 * 1000), kTimeoutMs);
         first.reset();  // the app quits mid-download
         const qint64 kept = QFileInfo(Downloader::partPath(dest())).size();
         QVERIFY(kept > 0 && kept < m_data.size());
@@ -238,7 +263,7 @@ private slots:
         QCOMPARE(state->url, m_server->url(QStringLiteral("/model.gguf")));
         QCOMPARE(state->checksum, m_server->sha256Hex());
 
-        m_server->setThrottle(0, 0);
+        m_server->setStallAfter(-1);
         auto second = make();  // no checksum or size given: both come from the state file
         second->setProbeWithHead(false);
         second->start();
@@ -267,9 +292,11 @@ private slots:
     }
 
     void reportsSpeedAndEta() {
-        m_server->setThrottle(32 * 1024, 10);
+        m_server->setStallAfter(512 * 1024);  // in the middle long enough for a speed sample
         auto d = make();
         expectSha256(*d);
+        d->setTransferTimeout(1500);  // then the stall times out and a retry finishes the file
+        connect(d.get(), &Downloader::retrying, this, [this] { m_server->setStallAfter(-1); });
         QSignalSpy speed(d.get(), &Downloader::speedChanged);
         d->start();
         QTRY_VERIFY_WITH_TIMEOUT(d->speed() > 0 || done(*d), kTimeoutMs);
@@ -284,11 +311,11 @@ private slots:
     }
 
     void cancelRemovesPart() {
-        m_server->setThrottle(64 * 1024, 10);
+        m_server->setStallAfter(256 * 1024);
         auto d = make();
         expectSha256(*d);
         d->start();
-        QTRY_VERIFY_WITH_TIMEOUT(d->bytesReceived() > 256 * 1024, kTimeoutMs);
+        QTRY_COMPARE_WITH_TIMEOUT(d->bytesReceived(), qint64(256 * 1024), kTimeoutMs);
         d->cancel();
         QCOMPARE(d->state(), Downloader::State::Cancelled);
         QCOMPARE(files(), QStringList());

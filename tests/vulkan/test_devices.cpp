@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "ember/ember.h"
+#include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/instance.h"
 #include "vulkan/pipeline.h"
@@ -17,17 +18,20 @@ TEST_F(Devices, ListsAdaptersWithDetails) {
     ASSERT_TRUE(devs.ok());
     ASSERT_FALSE(devs->empty());
     for (const auto& d : *devs) {
-        std::printf("device %d: %s (%s, %s, driver %s, Vulkan %s, %llu MiB device-local, budget %llu MiB by %s, "
-                    "subgroup %u)%s%s\n",
-                    d.index, d.name.c_str(), d.type.c_str(), d.vendor.c_str(), d.driver_version.c_str(),
-                    d.api_version.c_str(), (unsigned long long)(d.device_local_bytes >> 20),
-                    (unsigned long long)(d.budget_bytes >> 20), d.budget_source.c_str(), d.subgroup_size,
-                    d.suitable ? "" : " not suitable: ", d.unsuitable_reason.c_str());
+        std::printf(
+            "device %d: %s (%s, %s, driver %s, Vulkan %s, %llu MiB device-local, budget %llu MiB "
+            "by %s, "
+            "subgroup %u)%s%s\n",
+            d.index, d.name.c_str(), d.type.c_str(), d.vendor.c_str(), d.driver_version.c_str(),
+            d.api_version.c_str(), (unsigned long long)(d.device_local_bytes >> 20),
+            (unsigned long long)(d.budget_bytes >> 20), d.budget_source.c_str(), d.subgroup_size,
+            d.suitable ? "" : " not suitable: ", d.unsuitable_reason.c_str());
         EXPECT_FALSE(d.name.empty());
         EXPECT_FALSE(d.driver_version.empty());
         EXPECT_GT(d.device_local_bytes, 0u) << d.name;
         EXPECT_GT(d.budget_bytes, 0u) << d.name;
-        EXPECT_TRUE(d.budget_source == "VK_EXT_memory_budget" || d.budget_source == "heap size") << d.budget_source;
+        EXPECT_TRUE(d.budget_source == "VK_EXT_memory_budget" || d.budget_source == "heap size")
+            << d.budget_source;
         EXPECT_GE(d.subgroup_size, 1u);
         if (d.type == "cpu") {
             EXPECT_FALSE(d.suitable);
@@ -55,7 +59,7 @@ TEST_F(Devices, LavapipeIsACpuAdapterWithoutMemoryBudget) {
 
 TEST_F(Devices, ChoosesByIndexNameOrRefuses) {
     EMBER_VK_REQUIRE_DEVICE();
-    auto inst = Instance::create();
+    auto inst = Instance::get();
     ASSERT_TRUE(inst.ok());
     auto adapters = enumerate_adapters(*inst);
     ASSERT_TRUE(adapters.ok());
@@ -84,7 +88,8 @@ TEST_F(Devices, ChoosesByIndexNameOrRefuses) {
     } else {
         ASSERT_FALSE(autopick.ok());
         EXPECT_EQ(autopick.error().code, "vulkan.no_suitable_device");
-        EXPECT_NE(autopick.error().message.find("software"), std::string::npos) << autopick.error().message;
+        EXPECT_NE(autopick.error().message.find("software"), std::string::npos)
+            << autopick.error().message;
     }
     if (by_name.ok()) EXPECT_EQ((*adapters)[*by_name].info.type, "cpu");
 }
@@ -102,7 +107,8 @@ TEST(VulkanErrors, EveryResultMapsToACode) {
 
 TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
     EMBER_VK_REQUIRE_DEVICE();
-    auto dir = std::filesystem::temp_directory_path() / ("ember-vk-cache-" + std::to_string(::getpid()));
+    auto dir =
+        std::filesystem::temp_directory_path() / ("ember-vk-cache-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
     std::filesystem::path file;
@@ -118,13 +124,14 @@ TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
         ASSERT_TRUE(k.ok()) << k.error().message;
         ASSERT_TRUE((*ctx)->pipelines().save_cache().ok());
         if (round == 1 && (*ctx)->adapter().has_creation_feedback)
-            std::printf("pipeline cache hits on the second start: %d of %d\n", (*ctx)->pipelines().n_cache_hits(),
-                        (*ctx)->pipelines().n_created());
+            std::printf("pipeline cache hits on the second start: %d of %d\n",
+                        (*ctx)->pipelines().n_cache_hits(), (*ctx)->pipelines().n_created());
         EXPECT_TRUE(std::filesystem::exists(file));
     }
     // No temporary file is left behind by the atomic write.
     int n_files = 0;
-    for (const auto& e : std::filesystem::directory_iterator(dir / "ember")) n_files += e.is_regular_file();
+    for (const auto& e : std::filesystem::directory_iterator(dir / "ember"))
+        n_files += e.is_regular_file();
     EXPECT_EQ(n_files, 1);
     ::unsetenv("XDG_CACHE_HOME");
     std::filesystem::remove_all(dir);
@@ -144,6 +151,22 @@ TEST(VulkanValidation, LayerReportsErrors) {
     vkCreateBuffer(ctx.device().handle(), &ci, nullptr, &b);
     if (b) vkDestroyBuffer(ctx.device().handle(), b, nullptr);
     EXPECT_GT(validation_error_count(), before) << "the validation layer is not active";
+}
+
+// Run by the test_vulkan_no_driver ctest entry, whose loader sees no driver.
+TEST(VulkanNoDriver, ListingFailsAndLoadingFallsBackToTheCpu) {
+    const char* expect = std::getenv("EMBER_VULKAN_EXPECT_NO_DRIVER");
+    if (!expect || std::string(expect) != "1") GTEST_SKIP() << "not the no-driver run";
+    auto devs = list_devices();
+    ASSERT_FALSE(devs.ok());
+    EXPECT_EQ(devs.error().code.rfind("vulkan.", 0), 0u) << devs.error().code;
+    EXPECT_FALSE(devs.error().message.empty());
+
+    LoadParams lp;  // auto: Vulkan if possible
+    auto model = Model::load(ember::test::stories_model(), lp);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_EQ((*model)->backend().kind, BackendKind::Cpu);
+    EXPECT_EQ((*model)->backend().fallback_code, devs.error().code);
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ struct SynthModel {
     LlamaModel m;
     std::list<std::vector<uint8_t>> storage;
 
-    Tensor make(const std::string& name, GgmlType type, int64_t cols, int64_t rows, float lo, float hi, uint64_t seed) {
+    Tensor make(const std::string& name, GgmlType type, int64_t cols, int64_t rows, float lo,
+                float hi, uint64_t seed) {
         auto tt = *type_traits(type);
         uint64_t stride = row_bytes(tt, uint64_t(cols));
         auto& buf = storage.emplace_back(stride * uint64_t(rows));
@@ -55,23 +56,28 @@ std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool r
     const float a_e = std::sqrt(3.0f / hp.n_embd), a_f = std::sqrt(3.0f / hp.n_ff);
     uint64_t seed = 1000 + uint64_t(type);
     s->m.tok_embd = s->make("token_embd.weight", type, hp.n_embd, hp.n_vocab, -1, 1, seed++);
-    s->m.output_norm = s->make("output_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+    s->m.output_norm =
+        s->make("output_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
     if (tied) {
         s->m.output = s->m.tok_embd;
         s->m.tied_output = true;
     } else {
         s->m.output = s->make("output.weight", type, hp.n_embd, hp.n_vocab, -a_e, a_e, seed++);
     }
-    if (rope_freqs) s->m.rope_freqs = s->make("rope_freqs.weight", GgmlType::F32, hp.n_rot / 2, 1, 1, 3, seed++);
+    if (rope_freqs)
+        s->m.rope_freqs =
+            s->make("rope_freqs.weight", GgmlType::F32, hp.n_rot / 2, 1, 1, 3, seed++);
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
         LlamaLayer L;
         std::string p = "blk." + std::to_string(l) + ".";
-        L.attn_norm = s->make(p + "attn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+        L.attn_norm =
+            s->make(p + "attn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
         L.wq = s->make(p + "attn_q.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
         L.wk = s->make(p + "attn_k.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
         L.wv = s->make(p + "attn_v.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
         L.wo = s->make(p + "attn_output.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
-        L.ffn_norm = s->make(p + "ffn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
+        L.ffn_norm =
+            s->make(p + "ffn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
         L.ffn_gate = s->make(p + "ffn_gate.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
         L.ffn_up = s->make(p + "ffn_up.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
         L.ffn_down = s->make(p + "ffn_down.weight", type, hp.n_ff, hp.n_embd, -a_f, a_f, seed++);
@@ -89,7 +95,8 @@ std::unique_ptr<SynthModel> dequantized_twin(const LlamaModel& q) {
         if (!t.present() || t.type == GgmlType::F32) return;
         auto& buf = s->storage.emplace_back(uint64_t(t.cols() * t.rows()) * 4);
         for (int64_t r = 0; r < t.rows(); ++r)
-            dequantize_row(t.type, t.data + r * t.row_stride, reinterpret_cast<float*>(buf.data()) + r * t.cols(), t.cols());
+            dequantize_row(t.type, t.data + r * t.row_stride,
+                           reinterpret_cast<float*>(buf.data()) + r * t.cols(), t.cols());
         t.type = GgmlType::F32;
         t.data = buf.data();
         t.n_bytes = buf.size();
@@ -98,7 +105,8 @@ std::unique_ptr<SynthModel> dequantized_twin(const LlamaModel& q) {
     conv(s->m.tok_embd);
     conv(s->m.output);
     for (auto& L : s->m.layers)
-        for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down}) conv(*t);
+        for (Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+            conv(*t);
     return s;
 }
 
@@ -112,7 +120,8 @@ Options test_options(int n_ctx) {
 
 // Prompt, then greedy-free decode steps with fixed tokens: logits compared at every step.
 // cpu_ref: the model the CPU runs (the same one, or its dequantized twin).
-void compare_with_cpu(const LlamaModel& model, const LlamaModel& cpu_ref, double tol, const Options& opt) {
+void compare_with_cpu(const LlamaModel& model, const LlamaModel& cpu_ref, double tol,
+                      const Options& opt) {
     const int n_ctx = 32;
     auto vk = create_backend_model(model, opt);
     ASSERT_TRUE(vk.ok()) << vk.error().message;
@@ -174,17 +183,39 @@ void check_type(GgmlType type, double tol_same, bool tied = false, bool rope_fre
     }
 }
 
-TEST_F(Forward, F32MatchesCpu) { check_type(GgmlType::F32, 1e-6, false, true); }
-TEST_F(Forward, F16TiedOutputMatchesCpu) { check_type(GgmlType::F16, 1e-5, true); }
-TEST_F(Forward, BF16MatchesCpu) { check_type(GgmlType::BF16, 1e-5); }
-TEST_F(Forward, Q8_0MatchesCpu) { check_type(GgmlType::Q8_0, 1e-3, false, true); }
-TEST_F(Forward, Q4_0MatchesCpu) { check_type(GgmlType::Q4_0, 1e-3); }
-TEST_F(Forward, Q4_1MatchesCpu) { check_type(GgmlType::Q4_1, 1e-3); }
-TEST_F(Forward, Q5_0MatchesCpu) { check_type(GgmlType::Q5_0, 1e-3); }
-TEST_F(Forward, Q5_1MatchesCpu) { check_type(GgmlType::Q5_1, 1e-3); }
-TEST_F(Forward, Q4_KMatchesCpu) { check_type(GgmlType::Q4_K, 1e-3); }
-TEST_F(Forward, Q5_KMatchesCpu) { check_type(GgmlType::Q5_K, 1e-3); }
-TEST_F(Forward, Q6_KMatchesCpu) { check_type(GgmlType::Q6_K, 1e-3); }
+TEST_F(Forward, F32MatchesCpu) {
+    check_type(GgmlType::F32, 1e-6, false, true);
+}
+TEST_F(Forward, F16TiedOutputMatchesCpu) {
+    check_type(GgmlType::F16, 1e-5, true);
+}
+TEST_F(Forward, BF16MatchesCpu) {
+    check_type(GgmlType::BF16, 1e-5);
+}
+TEST_F(Forward, Q8_0MatchesCpu) {
+    check_type(GgmlType::Q8_0, 1e-3, false, true);
+}
+TEST_F(Forward, Q4_0MatchesCpu) {
+    check_type(GgmlType::Q4_0, 1e-3);
+}
+TEST_F(Forward, Q4_1MatchesCpu) {
+    check_type(GgmlType::Q4_1, 1e-3);
+}
+TEST_F(Forward, Q5_0MatchesCpu) {
+    check_type(GgmlType::Q5_0, 1e-3);
+}
+TEST_F(Forward, Q5_1MatchesCpu) {
+    check_type(GgmlType::Q5_1, 1e-3);
+}
+TEST_F(Forward, Q4_KMatchesCpu) {
+    check_type(GgmlType::Q4_K, 1e-3);
+}
+TEST_F(Forward, Q5_KMatchesCpu) {
+    check_type(GgmlType::Q5_K, 1e-3);
+}
+TEST_F(Forward, Q6_KMatchesCpu) {
+    check_type(GgmlType::Q6_K, 1e-3);
+}
 
 TEST_F(Forward, SplitTensorsMatchCpu) {
     Options o = test_options(32);
@@ -238,7 +269,8 @@ TEST_F(Forward, RefusesAModelThatDoesNotFit) {
     EXPECT_EQ(vk.error().code, "vulkan.does_not_fit");
     EXPECT_NE(vk.error().message.find("needs"), std::string::npos) << vk.error().message;
     EXPECT_NE(vk.error().message.find("available"), std::string::npos) << vk.error().message;
-    EXPECT_NE(vk.error().message.find(format_bytes(est->total)), std::string::npos) << vk.error().message;
+    EXPECT_NE(vk.error().message.find(format_bytes(est->total)), std::string::npos)
+        << vk.error().message;
 }
 
 TEST_F(Forward, UploadCanBeCancelled) {

@@ -28,7 +28,8 @@ struct HostWeight {
     cpu::WeightView view() const { return {type, rows, cols, data.data(), row_stride}; }
     std::vector<float> dequantized() const {
         std::vector<float> out(size_t(rows * cols));
-        for (int64_t r = 0; r < rows; ++r) dequantize_row(type, &data[r * row_stride], &out[r * cols], cols);
+        for (int64_t r = 0; r < rows; ++r)
+            dequantize_row(type, &data[r * row_stride], &out[r * cols], cols);
         return out;
     }
 };
@@ -38,21 +39,22 @@ HostWeight make_weight(GgmlType type, int64_t rows, int64_t cols, uint64_t seed)
     HostWeight w{type, rows, cols, row_bytes(tt, uint64_t(cols)), {}};
     w.data.resize(w.row_stride * uint64_t(rows));
     auto f = random_floats(size_t(rows * cols), seed);
-    for (int64_t r = 0; r < rows; ++r) quantize_row(type, &f[r * cols], &w.data[r * w.row_stride], cols);
+    for (int64_t r = 0; r < rows; ++r)
+        quantize_row(type, &f[r * cols], &w.data[r * w.row_stride], cols);
     return w;
 }
 
 struct TypeCase {
     GgmlType type;
-    int64_t cols;          // a multiple of the block size; for float types not of 32
-    double nmse_vs_cpu;    // the CPU may quantize activations to 8 bits for quantized types
+    int64_t cols;        // a multiple of the block size; for float types not of 32
+    double nmse_vs_cpu;  // the CPU may quantize activations to 8 bits for quantized types
 };
 
 const TypeCase kTypes[] = {
-    {GgmlType::F32, 100, 1e-10},  {GgmlType::F16, 72, 1e-10},    {GgmlType::BF16, 40, 1e-10},
-    {GgmlType::Q8_0, 96, 1e-4},   {GgmlType::Q4_0, 64, 1e-4},    {GgmlType::Q4_1, 64, 1e-4},
-    {GgmlType::Q5_0, 128, 1e-4},  {GgmlType::Q5_1, 64, 1e-4},    {GgmlType::Q4_K, 256, 1e-4},
-    {GgmlType::Q5_K, 512, 1e-4},  {GgmlType::Q6_K, 256, 1e-4},
+    {GgmlType::F32, 100, 1e-10}, {GgmlType::F16, 72, 1e-10},  {GgmlType::BF16, 40, 1e-10},
+    {GgmlType::Q8_0, 96, 1e-4},  {GgmlType::Q4_0, 64, 1e-4},  {GgmlType::Q4_1, 64, 1e-4},
+    {GgmlType::Q5_0, 128, 1e-4}, {GgmlType::Q5_1, 64, 1e-4},  {GgmlType::Q4_K, 256, 1e-4},
+    {GgmlType::Q5_K, 512, 1e-4}, {GgmlType::Q6_K, 256, 1e-4},
 };
 
 class Matmul : public VulkanTest, public ::testing::WithParamInterface<TypeCase> {
@@ -64,7 +66,8 @@ protected:
 };
 
 // Uploads w to ctx (through the staging path) and checks W x for n_tokens tokens.
-void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cpu, size_t min_pieces = 1) {
+void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cpu,
+                  size_t min_pieces = 1) {
     Tensor t = w.tensor();
     auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
@@ -75,7 +78,9 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
     auto x = random_floats(size_t(w.cols) * n_tokens, 99 + n_tokens, -1, 1);
     HostBuffer bx(ctx, x.size()), by(ctx, size_t(w.rows) * n_tokens);
     bx.fill(x.data(), x.size() * 4);
-    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens); }).ok());
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                    return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens);
+                }).ok());
 
     // Exact reference: the dequantized weights in double.
     auto wf = w.dequantized();
@@ -83,7 +88,8 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
     for (int t2 = 0; t2 < n_tokens; ++t2)
         for (int64_t r = 0; r < w.rows; ++r) {
             double s = 0;
-            for (int64_t c = 0; c < w.cols; ++c) s += double(wf[r * w.cols + c]) * x[size_t(t2) * w.cols + c];
+            for (int64_t c = 0; c < w.cols; ++c)
+                s += double(wf[r * w.cols + c]) * x[size_t(t2) * w.cols + c];
             exact[size_t(t2) * w.rows + r] = float(s);
         }
     const char* name = type_traits(w.type)->name.data();
@@ -117,10 +123,12 @@ TEST_P(Matmul, GetRowsMatchesCpu) {
     step.words()[1] = uint32_t(tokens.size());
     std::copy(tokens.begin(), tokens.end(), step.words() + 2);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-        return op_get_rows(r, *(*store)->find(t), step.range(), out.range(), int(tokens.size()));
-    }).ok());
+                    return op_get_rows(r, *(*store)->find(t), step.range(), out.range(),
+                                       int(tokens.size()));
+                }).ok());
     std::vector<float> want(tokens.size() * size_t(w.cols));
-    for (size_t i = 0; i < tokens.size(); ++i) cpu::get_row(w.view(), tokens[i], &want[i * size_t(w.cols)]);
+    for (size_t i = 0; i < tokens.size(); ++i)
+        cpu::get_row(w.view(), tokens[i], &want[i * size_t(w.cols)]);
     EXPECT_LT(nmse(out.f32(), want.data(), want.size()), 1e-14);
     EXPECT_TRUE(out.guard_intact());
 }

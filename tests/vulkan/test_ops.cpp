@@ -26,10 +26,12 @@ TEST_F(Ops, RmsNorm) {
         bx.fill(x.data(), x.size() * 4);
         bw.fill(w.data(), w.size() * 4);
         ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-            return op_rms_norm(r, bx.range(), 0, bw.range(), bo.range(), 0, n, rows, n, 1e-5f);
-        }).ok());
+                        return op_rms_norm(r, bx.range(), 0, bw.range(), bo.range(), 0, n, rows, n,
+                                           1e-5f);
+                    }).ok());
         std::vector<float> want(x.size());
-        for (int r = 0; r < rows; ++r) cpu::rms_norm(&x[size_t(r) * n], w.data(), &want[size_t(r) * n], n, 1e-5f);
+        for (int r = 0; r < rows; ++r)
+            cpu::rms_norm(&x[size_t(r) * n], w.data(), &want[size_t(r) * n], n, 1e-5f);
         EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10) << "n=" << n;
         EXPECT_TRUE(bo.guard_intact());
     }
@@ -44,8 +46,9 @@ TEST_F(Ops, RmsNormOfOneRowAtAnOffset) {
     bx.fill(x.data(), x.size() * 4);
     bw.fill(w.data(), w.size() * 4);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-        return op_rms_norm(r, bx.range(), 2 * n, bw.range(), bo.range(), 0, n, 1, n, 1e-6f);
-    }).ok());
+                    return op_rms_norm(r, bx.range(), 2 * n, bw.range(), bo.range(), 0, n, 1, n,
+                                       1e-6f);
+                }).ok());
     std::vector<float> want(static_cast<size_t>(n));
     cpu::rms_norm(&x[2 * n], w.data(), want.data(), n, 1e-6f);
     EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10);
@@ -63,12 +66,14 @@ void check_rope(int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, bo
     step.words()[0] = uint32_t(pos0);
     step.words()[1] = uint32_t(n_tokens);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-        return op_rope(r, bx.range(), 0, uint32_t(stride), step.range(), with_ff ? bff.range() : BufferRange{},
-                       n_tokens, n_heads, head_dim, n_rot, 10000.0f);
-    }).ok());
+                    return op_rope(r, bx.range(), 0, uint32_t(stride), step.range(),
+                                   with_ff ? bff.range() : BufferRange{}, n_tokens, n_heads,
+                                   head_dim, n_rot, 10000.0f);
+                }).ok());
     std::vector<float> want = x;
     for (int t = 0; t < n_tokens; ++t)
-        cpu::rope(&want[size_t(t) * stride], n_heads, head_dim, n_rot, pos0 + t, 10000.0f, with_ff ? ff.data() : nullptr);
+        cpu::rope(&want[size_t(t) * stride], n_heads, head_dim, n_rot, pos0 + t, 10000.0f,
+                  with_ff ? ff.data() : nullptr);
     EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 1e-9)
         << "tokens " << n_tokens << " heads " << n_heads << " rot " << n_rot << " pos " << pos0;
     EXPECT_TRUE(bx.guard_intact());
@@ -77,7 +82,7 @@ void check_rope(int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, bo
 TEST_F(Ops, Rope) {
     check_rope(1, 4, 64, 64, 0, false);
     check_rope(3, 2, 64, 64, 7, false);
-    check_rope(5, 3, 48, 32, 300, false);  // partial rotation
+    check_rope(5, 3, 48, 32, 300, false);    // partial rotation
     check_rope(2, 8, 128, 128, 1000, true);  // frequency factors
 }
 
@@ -88,13 +93,16 @@ TEST_F(Ops, SiluMulAndAdd) {
         HostBuffer bg(ctx, n), bu(ctx, n), bo(ctx, n);
         bg.fill(g.data(), n * 4);
         bu.fill(u.data(), n * 4);
-        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_silu_mul(r, bg.range(), bu.range(), bo.range(), n); }).ok());
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                        return op_silu_mul(r, bg.range(), bu.range(), bo.range(), n);
+                    }).ok());
         std::vector<float> want(n);
         cpu::silu_mul(g.data(), u.data(), want.data(), int(n));
         EXPECT_LT(nmse(bo.f32(), want.data(), n), 1e-10) << n;
         EXPECT_TRUE(bo.guard_intact());
 
-        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_add(r, bg.range(), bu.range(), n); }).ok());
+        ASSERT_TRUE(
+            run_ops(ctx, [&](Recorder& r) { return op_add(r, bg.range(), bu.range(), n); }).ok());
         std::vector<float> sum = g;
         cpu::add_inplace(sum.data(), u.data(), int(n));
         EXPECT_LT(nmse(bg.f32(), sum.data(), n), 1e-12) << n;
@@ -112,16 +120,18 @@ TEST_F(Ops, StoreF16AtThePosition) {
     step.words()[0] = pos0;
     step.words()[1] = n_tokens;
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-        return op_store_f16(r, bs.range(), 0, bd.range(), 0, step.range(), n, n_tokens);
-    }).ok());
+                    return op_store_f16(r, bs.range(), 0, bd.range(), 0, step.range(), n, n_tokens);
+                }).ok());
     for (int p = 0; p < n_ctx; ++p)
         for (int i = 0; i < n; ++i) {
             uint16_t got = bd.f16()[p * n + i];
             if (p < pos0 || p >= pos0 + n_tokens) {
-                ASSERT_EQ(got, 0x7e00) << "wrote outside positions [" << pos0 << ", " << pos0 + n_tokens << ")";
+                ASSERT_EQ(got, 0x7e00)
+                    << "wrote outside positions [" << pos0 << ", " << pos0 + n_tokens << ")";
             } else {
                 float want = src[size_t(p - pos0) * n + i];
-                // Rounding of the conversion is implementation-defined: within one half-precision ulp.
+                // Rounding of the conversion is implementation-defined: within one half-precision
+                // ulp.
                 ASSERT_NEAR(fp16_to_fp32(got), want, std::abs(want) / 1024.0f + 1e-7f);
             }
         }
@@ -145,21 +155,23 @@ void check_attention(int n_tokens, int pos0, int n_head, int n_head_kv, int head
     step.words()[1] = uint32_t(n_tokens);
     AttentionShape s{n_tokens, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))};
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-        return op_attention(r, bq.range(), bk.range(), bv.range(), bo.range(), step.range(), s);
-    }).ok());
+                    return op_attention(r, bq.range(), bk.range(), bv.range(), bo.range(),
+                                        step.range(), s);
+                }).ok());
     cpu::ThreadPool pool(1);
     std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
-    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head, n_head_kv, head_dim,
-                   scratch.data());
+    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head,
+                   n_head_kv, head_dim, scratch.data());
     EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
-        << "tokens " << n_tokens << " pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv << " dim " << head_dim;
+        << "tokens " << n_tokens << " pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv
+        << " dim " << head_dim;
     EXPECT_TRUE(bo.guard_intact());
 }
 
 TEST_F(Ops, AttentionPrefillCausal) {
     check_attention(5, 0, 4, 4, 64);
-    check_attention(7, 3, 4, 2, 48);     // GQA, a head size that is not a power of two
-    check_attention(70, 0, 2, 1, 32);    // more positions than one tile
+    check_attention(7, 3, 4, 2, 48);   // GQA, a head size that is not a power of two
+    check_attention(70, 0, 2, 1, 32);  // more positions than one tile
 }
 
 TEST_F(Ops, AttentionDecode) {
@@ -179,7 +191,9 @@ TEST_F(Ops, Argmax) {
         }
         HostBuffer bx(ctx, n), bres(ctx, 1);
         bx.fill(x.data(), n * 4);
-        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_argmax(r, bx.range(), 0, n, bres.range()); }).ok());
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                        return op_argmax(r, bx.range(), 0, n, bres.range());
+                    }).ok());
         EXPECT_EQ(bres.words()[0], want) << "n=" << n;
         EXPECT_TRUE(bres.guard_intact());
     }

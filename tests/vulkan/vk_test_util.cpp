@@ -21,7 +21,8 @@ Context& shared_context() {
         o.disk_pipeline_cache = false;
         auto c = Context::create(o);
         if (!c.ok()) {
-            ADD_FAILURE() << "cannot create a context on '" << o.device << "': " << c.error().message;
+            ADD_FAILURE() << "cannot create a context on '" << o.device
+                          << "': " << c.error().message;
             std::abort();
         }
         return std::move(c).value();
@@ -29,10 +30,13 @@ Context& shared_context() {
     return *ctx;
 }
 
-void VulkanTest::SetUp() { m_errors_before = validation_error_count(); }
+void VulkanTest::SetUp() {
+    m_errors_before = validation_error_count();
+}
 
 void VulkanTest::TearDown() {
-    EXPECT_EQ(validation_error_count(), m_errors_before) << "the Vulkan validation layer reported errors";
+    EXPECT_EQ(validation_error_count(), m_errors_before)
+        << "the Vulkan validation layer reported errors";
 }
 
 }  // namespace ember::vulkan::test

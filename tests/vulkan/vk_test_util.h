@@ -30,10 +30,10 @@ std::string no_device_reason();
 // A context on the test device shared by the op tests (no disk pipeline cache).
 Context& shared_context();
 
-#define EMBER_VK_REQUIRE_DEVICE()                                           \
-    do {                                                                    \
-        std::string why = ::ember::vulkan::test::no_device_reason();        \
-        if (!why.empty()) GTEST_SKIP() << "no Vulkan device: " << why;      \
+#define EMBER_VK_REQUIRE_DEVICE()                                      \
+    do {                                                               \
+        std::string why = ::ember::vulkan::test::no_device_reason();   \
+        if (!why.empty()) GTEST_SKIP() << "no Vulkan device: " << why; \
     } while (0)
 
 // Fails the current test if the validation layer reported errors during it.
@@ -94,7 +94,8 @@ inline double nmse(const float* got, const float* want, size_t n) {
     return den > 0 ? num / den : num;
 }
 
-inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> d(lo, hi);
     std::vector<float> v(n);

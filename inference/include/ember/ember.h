@@ -136,6 +136,27 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// ---- fit estimate --------------------------------------------------------------------------
+// Whether a model fits the chosen device: weights + KV cache at n_ctx + scratch, against the
+// device's memory budget. The loader refuses with the same numbers.
+struct ModelShape {
+    uint32_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0;
+};
+struct FitEstimate {
+    enum class Verdict { FitsGpu, DoesNotFit, CpuOnly };
+    Verdict verdict = Verdict::CpuOnly;
+    uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0;  // bytes needed
+    uint64_t available = 0;       // bytes of the device's budget
+    std::string device;           // the adapter considered ("" for CPU only)
+    std::string available_source; // "VK_EXT_memory_budget" or "heap size"
+    std::string message;          // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only: ..."
+};
+// From a GGUF file's header (nothing is loaded). device: as LoadParams::device.
+Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device = "");
+// For a model not downloaded yet: its shape and the bytes of its weights.
+FitEstimate estimate_fit(const ModelShape& shape, uint64_t weight_bytes, int n_ctx,
+                         const std::string& device = "");
+
 // ---- session -------------------------------------------------------------------------------
 struct SessionParams {
     int n_ctx = 0;  // 0 = the model's LoadParams::n_ctx

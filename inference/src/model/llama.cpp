@@ -72,6 +72,9 @@ Result<uint32_t> require_u32(const gguf::File& f, const std::string& key) {
 
 Result<LlamaModel> load_llama(const gguf::File& file) {
     const std::string arch = file.get_string("general.architecture").value_or("");
+    if (arch.empty())
+        return make_error("model.missing_key", file.path() + ": metadata key "
+                                               "'general.architecture' is missing or not a string");
     if (arch != "llama")
         return make_error("model.unsupported_architecture",
                           file.path() + ": architecture '" + arch +

@@ -25,6 +25,18 @@ Interp::Interp(Limits limits) : m_limits(limits) {
     install_globals(*this);
 }
 
+Interp::~Interp() {
+    for (auto& v : m_mutated) {
+        if (v.is_list()) v.list_data().items.clear();
+        else if (v.is_dict()) v.dict_data().items.clear();
+    }
+}
+
+void Interp::note_mutation(const Value& container) {
+    if (!m_mutated.empty() && m_mutated.back().p == container.p) return;
+    m_mutated.push_back(container);
+}
+
 void Interp::set_global(const std::string& name, Value v) { m_globals->vars[name] = std::move(v); }
 
 Error Interp::error(int line, const std::string& msg) const {
@@ -78,6 +90,7 @@ Status Interp::assign_target(const Expr& target, Value v, int line) {
         if (!ns.is_dict() || ns.dict_data().kind != DictKind::Namespace)
             return error(line, "cannot assign attribute '" + target.name + "' on '" +
                                    target.kids[0]->name + "': it is not a namespace()");
+        note_mutation(ns);
         ns.dict_data().set(Value::string(target.name), std::move(v));
         return {};
     }
@@ -276,6 +289,12 @@ Result<Flow> Interp::exec_for(const Stmt& s) {
     }
     if (items.empty()) return exec_body(s.else_body);
     const int64_t n = static_cast<int64_t>(items.size());
+    // One cycle() per loop, reading the current iteration.
+    auto current = std::make_shared<int64_t>(0);
+    Value cycle = Value::function("cycle", [current](Interp&, CallArgs& a) -> Result<Value> {
+        if (a.pos.empty()) return make_error("template.render", "loop.cycle() needs arguments");
+        return a.pos[static_cast<size_t>(*current) % a.pos.size()];
+    });
     for (int64_t idx = 0; idx < n; ++idx) {
         EMBER_TRY(step(s.line));
         // A fresh scope per iteration: Jinja2 does not carry sets over to the next iteration.
@@ -312,11 +331,8 @@ Result<Flow> Interp::exec_for(const Stmt& s) {
         put("previtem", idx > 0 ? items[static_cast<size_t>(idx - 1)] : Value::undefined("previtem"));
         put("nextitem",
             idx + 1 < n ? items[static_cast<size_t>(idx + 1)] : Value::undefined("nextitem"));
-        put("cycle", Value::function("cycle", [idx](Interp& in, CallArgs& a) -> Result<Value> {
-                (void)in;
-                if (a.pos.empty()) return make_error("template.render", "loop.cycle() needs arguments");
-                return a.pos[static_cast<size_t>(idx) % a.pos.size()];
-            }));
+        *current = idx;
+        put("cycle", cycle);
         assign("loop", std::move(loop));
         EMBER_ASSIGN_OR_RETURN(Flow f, exec_body(s.body));
         if (f == Flow::Break) break;

@@ -16,7 +16,7 @@ namespace ember::jinja {
 
 struct Limits {
     size_t max_output = 16u << 20;       // bytes of any rendered or built string
-    uint64_t max_steps = 5'000'000;      // evaluation steps (bounds loops)
+    uint64_t max_steps = 2'000'000;      // evaluation steps (bounds loops)
     uint64_t max_alloc = 512ull << 20;   // total bytes of strings built while rendering
     int max_call_depth = 64;             // nested macro calls
     size_t max_items = 1'000'000;        // elements of a list built at once
@@ -32,6 +32,9 @@ enum class Flow { Normal, Break, Continue };
 class Interp {
 public:
     explicit Interp(Limits limits = {});
+    ~Interp();
+    Interp(const Interp&) = delete;
+    Interp& operator=(const Interp&) = delete;
 
     void set_global(const std::string& name, Value v);
     Result<std::string> render(const Template& t);
@@ -46,6 +49,9 @@ public:
     // Counts bytes of built strings against the limits; an error once past them.
     Status charge(size_t bytes, int line);
     Error error(int line, const std::string& msg) const;
+    // Records a list/dict changed in place: only mutation can make reference cycles, which the
+    // destructor breaks by emptying these containers.
+    void note_mutation(const Value& container);
 
     const Limits& limits() const { return m_limits; }
 
@@ -58,7 +64,8 @@ private:
     uint64_t m_alloc = 0;
     int m_call_depth = 0;
     int m_eval_depth = 0;
-    Value m_filter_input;  // the captured body a filter block or block set applies filters to
+    Value m_filter_input;
+    std::vector<Value> m_mutated;  // the captured body a filter block or block set applies filters to
 
     Status step(int line);
     Value lookup(const std::string& name) const;

@@ -415,6 +415,7 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
 
 static Result<Value> list_method(Interp& in, const Value& self, const std::string& m, CallArgs& a, int line) {
     auto& items = self.list_data().items;
+    in.note_mutation(self);
     auto bind = [&](std::initializer_list<const char*> names) {
         return bind_args(in, a, names, "list." + m + "()", line);
     };
@@ -467,6 +468,7 @@ static Result<Value> list_method(Interp& in, const Value& self, const std::strin
 
 static Result<Value> dict_method(Interp& in, const Value& self, const std::string& m, CallArgs& a, int line) {
     DictData& d = self.dict_data();
+    in.note_mutation(self);
     auto bind = [&](std::initializer_list<const char*> names) {
         return bind_args(in, a, names, "dict." + m + "()", line);
     };

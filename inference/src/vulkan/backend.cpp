@@ -6,7 +6,7 @@
 namespace ember {
 
 Result<std::vector<DeviceInfo>> list_devices() {
-    EMBER_ASSIGN_OR_RETURN(auto instance, vulkan::Instance::create());
+    EMBER_ASSIGN_OR_RETURN(auto instance, vulkan::Instance::get());
     EMBER_ASSIGN_OR_RETURN(auto adapters, vulkan::enumerate_adapters(instance));
     std::vector<DeviceInfo> out;
     for (const auto& a : adapters) out.push_back(a.info);
@@ -39,8 +39,8 @@ private:
     BackendInfo m_info;
 };
 
-FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter, uint64_t weights,
-                         uint64_t fake_available) {
+FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter,
+                         uint64_t weights, uint64_t fake_available) {
     FitEstimate f;
     RunnerSizes rs = runner_sizes(model.hp, n_ctx);
     f.weights = weights;
@@ -57,9 +57,10 @@ FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adap
 
 Error does_not_fit(const FitEstimate& f, int n_ctx) {
     return make_error("vulkan.does_not_fit",
-                      "the model needs " + format_bytes(f.total) + " on '" + f.device + "' (weights " +
-                          format_bytes(f.weights) + ", KV cache " + format_bytes(f.kv_cache) + " at " +
-                          std::to_string(n_ctx) + " tokens, scratch " + format_bytes(f.scratch) + "), " +
+                      "the model needs " + format_bytes(f.total) + " on '" + f.device +
+                          "' (weights " + format_bytes(f.weights) + ", KV cache " +
+                          format_bytes(f.kv_cache) + " at " + std::to_string(n_ctx) +
+                          " tokens, scratch " + format_bytes(f.scratch) + "), " +
                           format_bytes(f.available) + " available (" + f.available_source + ")");
 }
 
@@ -68,15 +69,19 @@ Error does_not_fit(const FitEstimate& f, int n_ctx) {
 Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
                                  uint64_t fake_available) {
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(device));
-    EMBER_ASSIGN_OR_RETURN(uint64_t weights,
-                           WeightStore::estimate_bytes(model_tensors(model), placement_limits(adapter, 0)));
+    EMBER_ASSIGN_OR_RETURN(
+        uint64_t weights,
+        WeightStore::estimate_bytes(model_tensors(model), placement_limits(adapter, 0)));
     return estimate_for(model, n_ctx, adapter, weights, fake_available);
 }
 
-Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, const Options& opt) {
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
+                                                           const Options& opt) {
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(opt.device));
-    EMBER_ASSIGN_OR_RETURN(uint64_t weights, WeightStore::estimate_bytes(
-                                                 model_tensors(model), placement_limits(adapter, opt.max_range_override)));
+    EMBER_ASSIGN_OR_RETURN(
+        uint64_t weights,
+        WeightStore::estimate_bytes(model_tensors(model),
+                                    placement_limits(adapter, opt.max_range_override)));
     FitEstimate fit = estimate_for(model, opt.n_ctx, adapter, weights, opt.fake_available);
     if (!fit.fits) return does_not_fit(fit, opt.n_ctx);
 
@@ -86,8 +91,8 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     co.max_range_override = opt.max_range_override;
     auto loaded = std::make_shared<LoadedModel>();
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
-    EMBER_ASSIGN_OR_RETURN(loaded->store,
-                           WeightStore::upload(*loaded->ctx, model_tensors(model), opt.progress, opt.cancel));
+    EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model),
+                                                              opt.progress, opt.cancel));
     EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(model, *loaded->store));
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
     if (!warm.ok()) {
@@ -102,7 +107,8 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     info.subgroup_size = a.subgroup_size;
     EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
                    format_bytes(loaded->store->bytes()).c_str(), model_tensors(model).size());
-    return std::unique_ptr<BackendModel>(new VulkanBackendModel(std::move(loaded), std::move(info)));
+    return std::unique_ptr<BackendModel>(
+        new VulkanBackendModel(std::move(loaded), std::move(info)));
 }
 
 }  // namespace vulkan

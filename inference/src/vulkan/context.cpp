@@ -22,7 +22,7 @@ VkDeviceSize effective_block_limit(const Adapter& adapter, VkDeviceSize max_rang
 }
 
 Result<Adapter> Context::pick_adapter(const std::string& device) {
-    EMBER_ASSIGN_OR_RETURN(auto instance, Instance::create());
+    EMBER_ASSIGN_OR_RETURN(auto instance, Instance::get());
     EMBER_ASSIGN_OR_RETURN(auto adapters, enumerate_adapters(instance));
     EMBER_ASSIGN_OR_RETURN(size_t i, choose_adapter(adapters, device));
     return adapters[i];
@@ -30,11 +30,12 @@ Result<Adapter> Context::pick_adapter(const std::string& device) {
 
 Result<std::unique_ptr<Context>> Context::create(const ContextOptions& opt) {
     std::unique_ptr<Context> c(new Context());
-    EMBER_ASSIGN_OR_RETURN(c->m_instance, Instance::create());
+    EMBER_ASSIGN_OR_RETURN(c->m_instance, Instance::get());
     EMBER_ASSIGN_OR_RETURN(auto adapters, enumerate_adapters(c->m_instance));
     EMBER_ASSIGN_OR_RETURN(size_t i, choose_adapter(adapters, opt.device));
     EMBER_ASSIGN_OR_RETURN(c->m_device, Device::create(c->m_instance, adapters[i]));
-    EMBER_ASSIGN_OR_RETURN(c->m_pipelines, Pipelines::create(*c->m_device, opt.disk_pipeline_cache));
+    EMBER_ASSIGN_OR_RETURN(c->m_pipelines,
+                           Pipelines::create(*c->m_device, opt.disk_pipeline_cache));
     EMBER_ASSIGN_OR_RETURN(c->m_pool, CommandPool::create(*c->m_device));
     EMBER_ASSIGN_OR_RETURN(c->m_fence, Fence::create(*c->m_device));
     EMBER_ASSIGN_OR_RETURN(c->m_oneoff, c->m_pool.allocate());

@@ -12,7 +12,7 @@
 namespace ember::vulkan {
 
 struct ContextOptions {
-    std::string device;               // "" = auto, an index or a name substring
+    std::string device;  // "" = auto, an index or a name substring
     bool disk_pipeline_cache = true;
     uint64_t max_range_override = 0;  // tests: pretend maxStorageBufferRange is this small
 };

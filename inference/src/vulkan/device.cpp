@@ -4,10 +4,11 @@
 
 namespace ember::vulkan {
 
-Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance, const Adapter& adapter) {
+Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instance,
+                                               const Adapter& adapter) {
     if (!adapter.usable)
-        return make_error("vulkan.unsupported_device",
-                          "Vulkan device '" + adapter.info.name + "' " + adapter.info.unsuitable_reason);
+        return make_error("vulkan.unsupported_device", "Vulkan device '" + adapter.info.name +
+                                                           "' " + adapter.info.unsuitable_reason);
     std::unique_ptr<Device> dev(new Device());
     dev->m_instance = std::move(instance);
     dev->m_adapter = adapter;
@@ -20,7 +21,8 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     std::vector<const char*> exts = {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
     if (adapter.has_memory_budget) exts.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-    if (adapter.has_creation_feedback) exts.push_back(VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
+    if (adapter.has_creation_feedback)
+        exts.push_back(VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
 
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.storageBuffer8BitAccess = VK_TRUE;
@@ -62,7 +64,8 @@ Result<uint32_t> Device::memory_type(uint32_t bits, VkMemoryPropertyFlags requir
     }
     if (fallback >= 0) return uint32_t(fallback);
     return make_error("vulkan.no_memory_type", "Vulkan device '" + m_adapter.info.name +
-                                                   "' has no memory type with flags 0x" + std::to_string(required));
+                                                   "' has no memory type with flags 0x" +
+                                                   std::to_string(required));
 }
 
 bool Device::is_host_coherent(uint32_t t) const {

@@ -14,7 +14,8 @@ class Device {
 public:
     // Creates the device with the features Ember's shaders use (16/8-bit storage, push
     // descriptors) and one compute queue. The adapter must be `usable`.
-    static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance, const Adapter& adapter);
+    static Result<std::unique_ptr<Device>> create(std::shared_ptr<Instance> instance,
+                                                  const Adapter& adapter);
     ~Device();
     Device(const Device&) = delete;
     Device& operator=(const Device&) = delete;

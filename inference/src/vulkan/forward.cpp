@@ -24,9 +24,13 @@ Dims dims_of(const LlamaHParams& hp) {
     return {hp.n_embd, hp.n_head * hp.head_dim, hp.n_kv_dim(), hp.n_ff, hp.n_vocab};
 }
 
-int batch_capacity(int n_ctx) { return std::max(1, std::min(kMaxBatch, n_ctx)); }
+int batch_capacity(int n_ctx) {
+    return std::max(1, std::min(kMaxBatch, n_ctx));
+}
 
-uint64_t step_bytes(int batch) { return 8 + 4 * uint64_t(batch); }
+uint64_t step_bytes(int batch) {
+    return 8 + 4 * uint64_t(batch);
+}
 
 // Records the forward pass of n tokens (the step buffer holds their position and ids).
 Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out) {
@@ -39,16 +43,17 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     rec.barrier();
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
-        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n, int(d.E), hp.rms_eps));
+        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
+                              int(d.E), hp.rms_eps));
         rec.barrier();
         EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n));
         EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n));
         EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n));
         rec.barrier();
-        EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim), int(hp.n_rot),
-                          hp.rope_freq_base));
-        EMBER_TRY(op_rope(rec, b.k, 0, d.Dkv, b.step, ff, n, int(hp.n_head_kv), int(hp.head_dim), int(hp.n_rot),
-                          hp.rope_freq_base));
+        EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim),
+                          int(hp.n_rot), hp.rope_freq_base));
+        EMBER_TRY(op_rope(rec, b.k, 0, d.Dkv, b.step, ff, n, int(hp.n_head_kv), int(hp.head_dim),
+                          int(hp.n_rot), hp.rope_freq_base));
         EMBER_TRY(op_store_f16(rec, b.v, 0, b.v_cache[l], 0, b.step, int(d.Dkv), n));
         rec.barrier();
         EMBER_TRY(op_store_f16(rec, b.k, 0, b.k_cache[l], 0, b.step, int(d.Dkv), n));
@@ -59,7 +64,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         rec.barrier();
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
         rec.barrier();
-        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n, int(d.E), hp.rms_eps));
+        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
+                              int(d.E), hp.rms_eps));
         rec.barrier();
         EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n));
         EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n));
@@ -73,8 +79,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     }
     if (out == Output::None) return {};
     // Only the last token's logits are needed.
-    EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb, 0, int(d.E), 1,
-                          int(d.E), hp.rms_eps));
+    EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb, 0,
+                          int(d.E), 1, int(d.E), hp.rms_eps));
     rec.barrier();
     EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
     rec.barrier();
@@ -104,7 +110,8 @@ public:
     int n_ctx() const override { return m_n_ctx; }
 
 private:
-    VulkanRunner(std::shared_ptr<LoadedModel> loaded, int n_ctx, VkDeviceSize block_limit, VkDeviceSize align)
+    VulkanRunner(std::shared_ptr<LoadedModel> loaded, int n_ctx, VkDeviceSize block_limit,
+                 VkDeviceSize align)
         : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
     Status run(std::span<const int32_t> tokens, int pos, Output out);
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
@@ -124,7 +131,8 @@ private:
     bool m_decode_recorded[2] = {false, false};
 };
 
-Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded, int n_ctx) {
+Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded,
+                                                     int n_ctx) {
     Context& ctx = *loaded->ctx;
     const LlamaHParams& hp = loaded->model.hp;
     if (n_ctx <= 0) return make_error("vulkan.bad_context", "context size must be positive");
@@ -132,7 +140,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     uint64_t kv_layer = uint64_t(n_ctx) * d.Dkv * 2;
     if (kv_layer > ctx.max_range())
         return make_error("vulkan.context_too_large",
-                          "a context of " + std::to_string(n_ctx) + " tokens needs " + std::to_string(kv_layer) +
+                          "a context of " + std::to_string(n_ctx) + " tokens needs " +
+                              std::to_string(kv_layer) +
                               " bytes of K cache per layer; the device binds at most " +
                               std::to_string(ctx.max_range()) + " bytes per buffer");
     std::unique_ptr<VulkanRunner> r(
@@ -141,12 +150,13 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     r->m_batch = B;
     auto f32 = [&](uint64_t n) { return r->m_arena.reserve(n * 4); };
     size_t sx = f32(uint64_t(B) * d.E), sxb = f32(uint64_t(B) * d.E), sq = f32(uint64_t(B) * d.Dq),
-           sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv), satt = f32(uint64_t(B) * d.Dq),
-           stmp = f32(uint64_t(B) * d.E), sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F),
-           slog = f32(d.V), sres = f32(1);
+           sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv),
+           satt = f32(uint64_t(B) * d.Dq), stmp = f32(uint64_t(B) * d.E),
+           sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
-            return make_error("vulkan.batch_too_large", "activation buffer of " + std::to_string(bytes) +
+            return make_error("vulkan.batch_too_large", "activation buffer of " +
+                                                            std::to_string(bytes) +
                                                             " bytes exceeds maxStorageBufferRange");
     std::vector<size_t> skc, svc;
     for (size_t l = 0; l < hp.n_layer; ++l) {
@@ -154,8 +164,10 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
         svc.push_back(r->m_arena.reserve(kv_layer));
     }
     EMBER_TRY(r->m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
-    EMBER_ASSIGN_OR_RETURN(r->m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
-    EMBER_ASSIGN_OR_RETURN(r->m_readback, Buffer::create(ctx.device(), uint64_t(d.V) * 4, BufferKind::Readback));
+    EMBER_ASSIGN_OR_RETURN(r->m_step,
+                           Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
+    EMBER_ASSIGN_OR_RETURN(r->m_readback,
+                           Buffer::create(ctx.device(), uint64_t(d.V) * 4, BufferKind::Readback));
     Buffers& b = r->m_buf;
     b.x = r->m_arena.get(sx);
     b.xb = r->m_arena.get(sxb);
@@ -214,10 +226,12 @@ Status VulkanRunner::run(std::span<const int32_t> tokens, int pos, Output out) {
     if (pos < 0 || uint64_t(pos) + tokens.size() > uint64_t(m_n_ctx))
         return make_error("vulkan.context_full", "positions " + std::to_string(pos) + ".." +
                                                      std::to_string(pos + int(tokens.size()) - 1) +
-                                                     " exceed the context of " + std::to_string(m_n_ctx));
+                                                     " exceed the context of " +
+                                                     std::to_string(m_n_ctx));
     for (int32_t t : tokens)
         if (t < 0 || uint32_t(t) >= n_vocab)
-            return make_error("vulkan.bad_token", "token id " + std::to_string(t) + " is outside the vocabulary (" +
+            return make_error("vulkan.bad_token", "token id " + std::to_string(t) +
+                                                      " is outside the vocabulary (" +
                                                       std::to_string(n_vocab) + ")");
     for (size_t i = 0; i < tokens.size(); i += size_t(m_batch)) {
         size_t n = std::min(tokens.size() - i, size_t(m_batch));
@@ -242,7 +256,8 @@ Result<int32_t> VulkanRunner::forward_argmax(std::span<const int32_t> tokens, in
 
 const DeviceTensor* need(const WeightStore& s, const Tensor& t, Status& st) {
     const DeviceTensor* d = s.find(t);
-    if (!d && st.ok()) st = make_error("vulkan.missing_tensor", "tensor '" + t.name + "' was not uploaded");
+    if (!d && st.ok())
+        st = make_error("vulkan.missing_tensor", "tensor '" + t.name + "' was not uploaded");
     return d;
 }
 
@@ -253,7 +268,8 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
     s.kv_cache = 2ull * hp.n_layer * uint64_t(n_ctx) * d.Dkv * 2;
-    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1) + step_bytes(int(B));
+    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1) +
+                step_bytes(int(B));
     return s;
 }
 
@@ -261,7 +277,8 @@ std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
     std::vector<const Tensor*> t = {&m.tok_embd, &m.output_norm, &m.output};
     if (m.rope_freqs.present()) t.push_back(&m.rope_freqs);
     for (const auto& L : m.layers)
-        for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+        for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate,
+                                &L.ffn_up, &L.ffn_down})
             t.push_back(p);
     return t;
 }
@@ -275,9 +292,10 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s)
     dm.output = need(s, m.output, st);
     if (m.rope_freqs.present()) dm.rope_freqs = need(s, m.rope_freqs, st);
     for (const auto& L : m.layers) {
-        dm.layers.push_back({need(s, L.attn_norm, st), need(s, L.wq, st), need(s, L.wk, st), need(s, L.wv, st),
-                             need(s, L.wo, st), need(s, L.ffn_norm, st), need(s, L.ffn_gate, st),
-                             need(s, L.ffn_up, st), need(s, L.ffn_down, st)});
+        dm.layers.push_back({need(s, L.attn_norm, st), need(s, L.wq, st), need(s, L.wk, st),
+                             need(s, L.wv, st), need(s, L.wo, st), need(s, L.ffn_norm, st),
+                             need(s, L.ffn_gate, st), need(s, L.ffn_up, st),
+                             need(s, L.ffn_down, st)});
     }
     if (!st.ok()) return st.take_error();
     return dm;

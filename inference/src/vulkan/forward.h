@@ -27,7 +27,8 @@ struct DeviceLayer {
 
 struct DeviceModel {
     LlamaHParams hp;
-    const DeviceTensor *tok_embd = nullptr, *output_norm = nullptr, *output = nullptr, *rope_freqs = nullptr;
+    const DeviceTensor *tok_embd = nullptr, *output_norm = nullptr, *output = nullptr,
+                       *rope_freqs = nullptr;
     std::vector<DeviceLayer> layers;
 };
 

@@ -10,9 +10,9 @@ namespace ember::vulkan {
 
 template <class H>
 struct Destroyer;
-#define EMBER_DESTROYER(H, fn) \
-    template <>                \
-    struct Destroyer<H> {      \
+#define EMBER_DESTROYER(H, fn)                                      \
+    template <>                                                     \
+    struct Destroyer<H> {                                           \
         static void destroy(VkDevice d, H h) { fn(d, h, nullptr); } \
     }
 EMBER_DESTROYER(VkFence, vkDestroyFence);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -30,8 +31,9 @@ VKAPI_ATTR VkBool32 VKAPI_CALL debug_callback(VkDebugUtilsMessageSeverityFlagBit
 }
 
 bool has_extension(const std::vector<VkExtensionProperties>& exts, const char* name) {
-    return std::any_of(exts.begin(), exts.end(),
-                       [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
+    return std::any_of(exts.begin(), exts.end(), [&](const VkExtensionProperties& e) {
+        return std::strcmp(e.extensionName, name) == 0;
+    });
 }
 
 std::string lower(std::string s) {
@@ -44,55 +46,78 @@ std::map<std::string, int64_t> g_allocations;
 
 const char* vendor_name(uint32_t id) {
     switch (id) {
-        case 0x10DE: return "NVIDIA";
-        case 0x1002: return "AMD";
-        case 0x1022: return "AMD";
-        case 0x8086: return "Intel";
-        case 0x13B5: return "ARM";
-        case 0x5143: return "Qualcomm";
-        case 0x106B: return "Apple";
-        case 0x1010: return "ImgTec";
-        case 0x10005: return "Mesa";
-        default: return "unknown";
+        case 0x10DE:
+            return "NVIDIA";
+        case 0x1002:
+            return "AMD";
+        case 0x1022:
+            return "AMD";
+        case 0x8086:
+            return "Intel";
+        case 0x13B5:
+            return "ARM";
+        case 0x5143:
+            return "Qualcomm";
+        case 0x106B:
+            return "Apple";
+        case 0x1010:
+            return "ImgTec";
+        case 0x10005:
+            return "Mesa";
+        default:
+            return "unknown";
     }
 }
 
 const char* type_name(VkPhysicalDeviceType t) {
     switch (t) {
-        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated";
-        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual";
-        case VK_PHYSICAL_DEVICE_TYPE_CPU: return "cpu";
-        default: return "other";
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+            return "discrete";
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+            return "integrated";
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+            return "virtual";
+        case VK_PHYSICAL_DEVICE_TYPE_CPU:
+            return "cpu";
+        default:
+            return "other";
     }
 }
 
 std::string version_string(uint32_t v) {
-    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) + "." +
-           std::to_string(VK_API_VERSION_PATCH(v));
+    return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+           "." + std::to_string(VK_API_VERSION_PATCH(v));
 }
 
 // Vendors pack driverVersion differently; NVIDIA uses 10.8.8.6 bits, Intel's Windows driver 18.14.
-std::string driver_version_string(uint32_t vendor, VkDriverId driver, uint32_t v, const char* info) {
+std::string driver_version_string(uint32_t vendor, VkDriverId driver, uint32_t v,
+                                  const char* info) {
     std::string s;
     if (vendor == 0x10DE && driver == VK_DRIVER_ID_NVIDIA_PROPRIETARY) {
-        s = std::to_string((v >> 22) & 0x3ff) + "." + std::to_string((v >> 14) & 0xff) + "." +
-            std::to_string((v >> 6) & 0xff) + "." + std::to_string(v & 0x3f);
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%u.%u.%02u", (v >> 22) & 0x3ff, (v >> 14) & 0xff,
+                      (v >> 6) & 0xff);
+        s = buf;
+        if (v & 0x3f) s += "." + std::to_string(v & 0x3f);
     } else if (vendor == 0x8086 && driver == VK_DRIVER_ID_INTEL_PROPRIETARY_WINDOWS) {
         s = std::to_string(v >> 14) + "." + std::to_string(v & 0x3fff);
     } else {
         s = version_string(v);
     }
-    if (info && *info) s += std::string(" (") + info + ")";
+    if (info && *info && s != info) s += std::string(" (") + info + ")";
     return s;
 }
 
 int type_rank(VkPhysicalDeviceType t) {
     switch (t) {
-        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 3;
-        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 2;
-        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 1;
-        default: return 0;
+        case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+            return 3;
+        case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+            return 2;
+        case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+            return 1;
+        default:
+            return 0;
     }
 }
 
@@ -110,9 +135,11 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     Adapter a;
     a.handle = pd;
     VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties subgroup{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
     VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
-    VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
     subgroup.pNext = &driver;
     ids.pNext = &subgroup;
     m3.pNext = &ids;
@@ -134,7 +161,8 @@ Adapter describe(VkPhysicalDevice pd, int index) {
 
     uint64_t best_heap = 0;
     for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
-        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && a.mem.memoryHeaps[h].size > best_heap) {
+        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            a.mem.memoryHeaps[h].size > best_heap) {
             best_heap = a.mem.memoryHeaps[h].size;
             a.device_local_heap = h;
         }
@@ -146,8 +174,9 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     d.type = type_name(a.props.deviceType);
     d.vendor_id = a.props.vendorID;
     d.vendor = vendor_name(a.props.vendorID);
-    d.driver_version = driver_version_string(a.props.vendorID, driver.driverID, a.props.driverVersion,
-                                             a.props.apiVersion >= VK_API_VERSION_1_2 ? driver.driverInfo : nullptr);
+    d.driver_version = driver_version_string(
+        a.props.vendorID, driver.driverID, a.props.driverVersion,
+        a.props.apiVersion >= VK_API_VERSION_1_2 ? driver.driverInfo : nullptr);
     d.api_version = version_string(a.props.apiVersion);
     d.device_local_bytes = best_heap;
     d.subgroup_size = subgroup.subgroupSize;
@@ -183,7 +212,8 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         need(f11.storageBuffer16BitAccess, "16-bit storage buffers");
         need(f12.storageBuffer8BitAccess, "8-bit storage buffers");
     }
-    const VkSubgroupFeatureFlags sg_need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+    const VkSubgroupFeatureFlags sg_need =
+        VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
     need((subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
              (subgroup.supportedOperations & sg_need) == sg_need,
          "subgroup arithmetic in compute shaders");
@@ -195,7 +225,9 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         d.unsuitable_reason = "lacks " + missing;
     } else if (a.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) {
         d.unsuitable_code = "cpu_adapter";
-        d.unsuitable_reason = "a software (CPU) Vulkan driver; Ember's CPU backend is faster (choose it by name to use it anyway)";
+        d.unsuitable_reason =
+            "a software (CPU) Vulkan driver; Ember's CPU backend is faster (choose it by name to "
+            "use it anyway)";
     } else if (type_rank(a.props.deviceType) == 0) {
         d.unsuitable_code = "unknown_type";
         d.unsuitable_reason = "an adapter of unknown type (choose it by name to use it anyway)";
@@ -210,7 +242,9 @@ Adapter describe(VkPhysicalDevice pd, int index) {
 
 }  // namespace
 
-uint64_t validation_error_count() { return g_validation_errors.load(); }
+uint64_t validation_error_count() {
+    return g_validation_errors.load();
+}
 
 void account_allocation(const std::string& uuid, int64_t delta) {
     std::lock_guard lock(g_alloc_mutex);
@@ -228,12 +262,14 @@ Budget query_budget(const Adapter& a) {
     uint32_t heap = a.device_local_heap;
     uint64_t heap_size = a.mem.memoryHeapCount ? a.mem.memoryHeaps[heap].size : 0;
     if (a.has_memory_budget) {
-        VkPhysicalDeviceMemoryBudgetPropertiesEXT mb{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+        VkPhysicalDeviceMemoryBudgetPropertiesEXT mb{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
         VkPhysicalDeviceMemoryProperties2 mp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
         mp.pNext = &mb;
         vkGetPhysicalDeviceMemoryProperties2(a.handle, &mp);
         b.budget = mb.heapBudget[heap];
-        b.available = mb.heapBudget[heap] > mb.heapUsage[heap] ? mb.heapBudget[heap] - mb.heapUsage[heap] : 0;
+        b.available =
+            mb.heapBudget[heap] > mb.heapUsage[heap] ? mb.heapBudget[heap] - mb.heapUsage[heap] : 0;
         b.source = "VK_EXT_memory_budget";
     } else {
         uint64_t own = own_allocations(a.uuid);
@@ -244,13 +280,24 @@ Budget query_budget(const Adapter& a) {
     return b;
 }
 
+Result<std::shared_ptr<Instance>> Instance::get() {
+    static std::mutex mutex;
+    // Leaked on purpose: destroying it from a static destructor races the loader's own teardown.
+    static std::shared_ptr<Instance>* shared = nullptr;
+    std::lock_guard lock(mutex);
+    if (shared) return *shared;
+    EMBER_ASSIGN_OR_RETURN(auto inst, create());
+    shared = new std::shared_ptr<Instance>(std::move(inst));
+    return *shared;
+}
+
 Result<std::shared_ptr<Instance>> Instance::create() {
     EMBER_TRY(load_vulkan());
     uint32_t api = VK_API_VERSION_1_0;
     if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&api);
     if (api < VK_API_VERSION_1_2)
-        return make_error("vulkan.no_driver", "the Vulkan loader supports API " + version_string(api) +
-                                                  "; Ember needs Vulkan 1.2");
+        return make_error("vulkan.no_driver", "the Vulkan loader supports API " +
+                                                  version_string(api) + "; Ember needs Vulkan 1.2");
 
     uint32_t n = 0;
     vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr);
@@ -269,8 +316,12 @@ Result<std::shared_ptr<Instance>> Instance::create() {
         std::vector<VkLayerProperties> lps(nl);
         vkEnumerateInstanceLayerProperties(&nl, lps.data());
         for (const auto& l : lps)
-            if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0) layers.push_back("VK_LAYER_KHRONOS_validation");
-        if (layers.empty()) EMBER_LOG_WARN("vulkan: EMBER_VULKAN_VALIDATION=1 but the Khronos validation layer is not installed");
+            if (std::strcmp(l.layerName, "VK_LAYER_KHRONOS_validation") == 0)
+                layers.push_back("VK_LAYER_KHRONOS_validation");
+        if (layers.empty())
+            EMBER_LOG_WARN(
+                "vulkan: EMBER_VULKAN_VALIDATION=1 but the Khronos validation layer is not "
+                "installed");
     }
 
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
@@ -290,13 +341,17 @@ Result<std::shared_ptr<Instance>> Instance::create() {
     volkLoadInstance(inst->m_instance);
 
     if (debug_utils && vkCreateDebugUtilsMessengerEXT) {
-        VkDebugUtilsMessengerCreateInfoEXT mi{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
-        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+        VkDebugUtilsMessengerCreateInfoEXT mi{
+            VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
+        mi.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                             VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT;
+        mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                          VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
         mi.pfnUserCallback = debug_callback;
-        EMBER_VK_TRY(vkCreateDebugUtilsMessengerEXT(inst->m_instance, &mi, nullptr, &inst->m_messenger),
-                     "vkCreateDebugUtilsMessengerEXT");
+        EMBER_VK_TRY(
+            vkCreateDebugUtilsMessengerEXT(inst->m_instance, &mi, nullptr, &inst->m_messenger),
+            "vkCreateDebugUtilsMessengerEXT");
     }
     return inst;
 }
@@ -308,7 +363,8 @@ Instance::~Instance() {
 
 Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>& instance) {
     uint32_t n = 0;
-    EMBER_VK_TRY(vkEnumeratePhysicalDevices(instance->handle(), &n, nullptr), "vkEnumeratePhysicalDevices");
+    EMBER_VK_TRY(vkEnumeratePhysicalDevices(instance->handle(), &n, nullptr),
+                 "vkEnumeratePhysicalDevices");
     std::vector<VkPhysicalDevice> pds(n);
     VkResult r = vkEnumeratePhysicalDevices(instance->handle(), &n, pds.data());
     if (r != VK_SUCCESS && r != VK_INCOMPLETE) return vk_error(r, "vkEnumeratePhysicalDevices");
@@ -322,7 +378,9 @@ Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>&
 
 Result<size_t> choose_adapter(const std::vector<Adapter>& adapters, const std::string& choice) {
     if (adapters.empty())
-        return make_error("vulkan.no_device", "the Vulkan loader found no device; install a GPU driver with Vulkan support");
+        return make_error(
+            "vulkan.no_device",
+            "the Vulkan loader found no device; install a GPU driver with Vulkan support");
     auto names = [&] {
         std::string s;
         for (const auto& a : adapters)
@@ -331,8 +389,9 @@ Result<size_t> choose_adapter(const std::vector<Adapter>& adapters, const std::s
     };
     auto explicit_pick = [&](size_t i) -> Result<size_t> {
         if (!adapters[i].usable)
-            return make_error("vulkan.unsupported_device", "Vulkan device '" + adapters[i].info.name +
-                                                               "' cannot run Ember: it " + adapters[i].info.unsuitable_reason);
+            return make_error("vulkan.unsupported_device",
+                              "Vulkan device '" + adapters[i].info.name +
+                                  "' cannot run Ember: it " + adapters[i].info.unsuitable_reason);
         return i;
     };
     if (choice.empty()) {
@@ -340,28 +399,37 @@ Result<size_t> choose_adapter(const std::vector<Adapter>& adapters, const std::s
         for (size_t i = 0; i < adapters.size(); ++i) {
             const auto& a = adapters[i];
             if (!a.info.suitable) continue;
-            if (best < 0) { best = long(i); continue; }
+            if (best < 0) {
+                best = long(i);
+                continue;
+            }
             const auto& b = adapters[size_t(best)];
             int ra = type_rank(a.props.deviceType), rb = type_rank(b.props.deviceType);
-            if (ra > rb || (ra == rb && a.info.device_local_bytes > b.info.device_local_bytes)) best = long(i);
+            if (ra > rb || (ra == rb && a.info.device_local_bytes > b.info.device_local_bytes))
+                best = long(i);
         }
         if (best >= 0) return size_t(best);
         std::string reasons;
         for (const auto& a : adapters)
-            reasons += (reasons.empty() ? "" : "; ") + a.info.name + ": " + a.info.unsuitable_reason;
-        return make_error("vulkan.no_suitable_device", "no suitable Vulkan device (" + reasons + ")");
+            reasons +=
+                (reasons.empty() ? "" : "; ") + a.info.name + ": " + a.info.unsuitable_reason;
+        return make_error("vulkan.no_suitable_device",
+                          "no suitable Vulkan device (" + reasons + ")");
     }
-    bool numeric = std::all_of(choice.begin(), choice.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    bool numeric = std::all_of(choice.begin(), choice.end(),
+                               [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
     if (numeric) {
         unsigned long i = std::strtoul(choice.c_str(), nullptr, 10);
         if (i >= adapters.size())
-            return make_error("vulkan.device_not_found", "no Vulkan device with index " + choice + " (devices: " + names() + ")");
+            return make_error("vulkan.device_not_found", "no Vulkan device with index " + choice +
+                                                             " (devices: " + names() + ")");
         return explicit_pick(i);
     }
     std::string want = lower(choice);
     for (size_t i = 0; i < adapters.size(); ++i)
         if (lower(adapters[i].info.name).find(want) != std::string::npos) return explicit_pick(i);
-    return make_error("vulkan.device_not_found", "no Vulkan device named like '" + choice + "' (devices: " + names() + ")");
+    return make_error("vulkan.device_not_found",
+                      "no Vulkan device named like '" + choice + "' (devices: " + names() + ")");
 }
 
 }  // namespace ember::vulkan

@@ -12,9 +12,11 @@ namespace ember::vulkan {
 
 class Instance {
 public:
+    // The process's instance, created on first use and never destroyed: drivers (NVIDIA's)
+    // leak static TLS on every load/unload of their ICD, so instances must not come and go.
     // Loads Vulkan, creates an instance for API 1.2 and, when VK_EXT_debug_utils exists, a
     // messenger that logs validation messages and counts errors.
-    static Result<std::shared_ptr<Instance>> create();
+    static Result<std::shared_ptr<Instance>> get();
     ~Instance();
     Instance(const Instance&) = delete;
     Instance& operator=(const Instance&) = delete;
@@ -22,6 +24,7 @@ public:
 
 private:
     Instance() = default;
+    static Result<std::shared_ptr<Instance>> create();
     VkInstance m_instance = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT m_messenger = VK_NULL_HANDLE;
 };
@@ -33,14 +36,14 @@ struct Adapter {
     DeviceInfo info;
     VkPhysicalDeviceProperties props{};
     VkPhysicalDeviceMemoryProperties mem{};
-    std::string uuid;                  // deviceUUID as hex, keys the own-allocation accounting
-    uint32_t queue_family = 0;         // a queue family with compute
-    uint32_t device_local_heap = 0;    // the largest DEVICE_LOCAL heap
+    std::string uuid;                // deviceUUID as hex, keys the own-allocation accounting
+    uint32_t queue_family = 0;       // a queue family with compute
+    uint32_t device_local_heap = 0;  // the largest DEVICE_LOCAL heap
     bool has_memory_budget = false;
     bool has_creation_feedback = false;  // VK_EXT_pipeline_creation_feedback
-    bool usable = false;               // has everything Ember needs (even if not auto-suitable)
+    bool usable = false;                 // has everything Ember needs (even if not auto-suitable)
     uint32_t subgroup_size = 0;
-    uint64_t max_allocation = 0;       // maxMemoryAllocationSize
+    uint64_t max_allocation = 0;  // maxMemoryAllocationSize
 };
 
 Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>& instance);

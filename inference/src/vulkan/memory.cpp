@@ -39,7 +39,9 @@ void Memory::reset() {
 }
 
 Result<void*> Memory::map() {
-    if (!m_mapped) EMBER_VK_TRY(vkMapMemory(m_device->handle(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped), "vkMapMemory");
+    if (!m_mapped)
+        EMBER_VK_TRY(vkMapMemory(m_device->handle(), m_memory, 0, VK_WHOLE_SIZE, 0, &m_mapped),
+                     "vkMapMemory");
     return m_mapped;
 }
 
@@ -50,7 +52,8 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
     VkMemoryPropertyFlags required = 0, preferred = 0;
     switch (kind) {
         case BufferKind::DeviceLocal:
-            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
             required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
             break;
         case BufferKind::Upload:
@@ -63,20 +66,24 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
             preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
             break;
         case BufferKind::HostStorage:
-            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+            ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
             required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
             break;
     }
     VkBuffer vb = VK_NULL_HANDLE;
-    EMBER_VK_TRY(vkCreateBuffer(device.handle(), &ci, nullptr, &vb), "vkCreateBuffer of " + std::to_string(size) + " bytes");
+    EMBER_VK_TRY(vkCreateBuffer(device.handle(), &ci, nullptr, &vb),
+                 "vkCreateBuffer of " + std::to_string(size) + " bytes");
     Buffer b;
     b.m_buffer = Owned<VkBuffer>(device.handle(), vb);
     b.m_size = size;
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device.handle(), vb, &req);
-    EMBER_ASSIGN_OR_RETURN(uint32_t type, device.memory_type(req.memoryTypeBits, required, preferred));
+    EMBER_ASSIGN_OR_RETURN(uint32_t type,
+                           device.memory_type(req.memoryTypeBits, required, preferred));
     EMBER_ASSIGN_OR_RETURN(b.m_memory, Memory::allocate(device, req.size, type));
-    EMBER_VK_TRY(vkBindBufferMemory(device.handle(), vb, b.m_memory.handle(), 0), "vkBindBufferMemory");
+    EMBER_VK_TRY(vkBindBufferMemory(device.handle(), vb, b.m_memory.handle(), 0),
+                 "vkBindBufferMemory");
     if (kind != BufferKind::DeviceLocal) {
         EMBER_ASSIGN_OR_RETURN(b.m_mapped, b.m_memory.map());
     }
@@ -151,8 +158,8 @@ Status Uploader::flush() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
     EMBER_VK_TRY(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer (upload)");
     m_recording = false;
     EMBER_TRY(submit_and_wait(*m_device, m_cmd, m_fence));

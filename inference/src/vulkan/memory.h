@@ -54,7 +54,9 @@ public:
     VkDeviceSize size() const { return m_size; }
     void* mapped() const { return m_mapped; }
     BufferRange range() const { return {handle(), 0, m_size}; }
-    BufferRange range(VkDeviceSize offset, VkDeviceSize size) const { return {handle(), offset, size}; }
+    BufferRange range(VkDeviceSize offset, VkDeviceSize size) const {
+        return {handle(), offset, size};
+    }
 
 private:
     Owned<VkBuffer> m_buffer;
@@ -67,7 +69,8 @@ private:
 // each): reserve() while planning, allocate() once, then get().
 class Arena {
 public:
-    Arena(VkDeviceSize block_limit, VkDeviceSize alignment) : m_block_limit(block_limit), m_align(alignment) {}
+    Arena(VkDeviceSize block_limit, VkDeviceSize alignment)
+        : m_block_limit(block_limit), m_align(alignment) {}
     // A range of `size` bytes (rounded up to 4), which must not exceed the block limit.
     size_t reserve(VkDeviceSize size);
     Status allocate(const Device& device, BufferKind kind);
@@ -76,7 +79,10 @@ public:
     size_t n_blocks() const { return m_block_sizes.size(); }
 
 private:
-    struct Slot { size_t block; VkDeviceSize offset, size; };
+    struct Slot {
+        size_t block;
+        VkDeviceSize offset, size;
+    };
     VkDeviceSize m_block_limit, m_align;
     std::vector<Slot> m_slots;
     std::vector<VkDeviceSize> m_block_sizes;
@@ -102,6 +108,8 @@ private:
     bool m_recording = false;
 };
 
-inline VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) { return (v + a - 1) / a * a; }
+inline VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) {
+    return (v + a - 1) / a * a;
+}
 
 }  // namespace ember::vulkan

@@ -7,12 +7,12 @@ namespace ember::vulkan {
 namespace {
 
 // Workgroup sizes (specialization constant 0 of every shader).
-constexpr uint32_t kWgRow = 64;       // one workgroup per matrix row / token
-constexpr uint32_t kWgElem = 256;     // elementwise
+constexpr uint32_t kWgRow = 64;    // one workgroup per matrix row / token
+constexpr uint32_t kWgElem = 256;  // elementwise
 constexpr uint32_t kWgNorm = 256;
-constexpr uint32_t kWgAttn = 64;      // also the attention tile; head_dim <= 8 * kWgAttn
+constexpr uint32_t kWgAttn = 64;  // also the attention tile; head_dim <= 8 * kWgAttn
 constexpr uint32_t kWgArgmax = 256;
-constexpr int kMatmulTile = 8;        // TILE_T in matmul.comp
+constexpr int kMatmulTile = 8;  // TILE_T in matmul.comp
 
 template <class T>
 uint32_t push_size() {
@@ -24,32 +24,46 @@ uint32_t push_size() {
 
 const char* weight_type_suffix(GgmlType t) {
     switch (t) {
-        case GgmlType::F32: return "f32";
-        case GgmlType::F16: return "f16";
-        case GgmlType::BF16: return "bf16";
-        case GgmlType::Q8_0: return "q8_0";
-        case GgmlType::Q4_0: return "q4_0";
-        case GgmlType::Q4_1: return "q4_1";
-        case GgmlType::Q5_0: return "q5_0";
-        case GgmlType::Q5_1: return "q5_1";
-        case GgmlType::Q4_K: return "q4_k";
-        case GgmlType::Q5_K: return "q5_k";
-        case GgmlType::Q6_K: return "q6_k";
-        default: return nullptr;
+        case GgmlType::F32:
+            return "f32";
+        case GgmlType::F16:
+            return "f16";
+        case GgmlType::BF16:
+            return "bf16";
+        case GgmlType::Q8_0:
+            return "q8_0";
+        case GgmlType::Q4_0:
+            return "q4_0";
+        case GgmlType::Q4_1:
+            return "q4_1";
+        case GgmlType::Q5_0:
+            return "q5_0";
+        case GgmlType::Q5_1:
+            return "q5_1";
+        case GgmlType::Q4_K:
+            return "q4_k";
+        case GgmlType::Q5_K:
+            return "q5_k";
+        case GgmlType::Q6_K:
+            return "q6_k";
+        default:
+            return nullptr;
     }
 }
 
-Status Recorder::dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings, const void* push,
-                          uint32_t push_bytes, uint32_t wg_size, uint32_t gx, uint32_t gy, uint32_t gz) {
-    EMBER_ASSIGN_OR_RETURN(const Kernel* k,
-                           m_ctx.pipelines().get(shader, uint32_t(bindings.size()), push_bytes, wg_size));
+Status Recorder::dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
+                          const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
+                          uint32_t gy, uint32_t gz) {
+    EMBER_ASSIGN_OR_RETURN(const Kernel* k, m_ctx.pipelines().get(shader, uint32_t(bindings.size()),
+                                                                  push_bytes, wg_size));
     if (!m_cmd || gx == 0 || gy == 0 || gz == 0) return {};
     const auto& lim = m_ctx.device().limits();
     if (gx > lim.maxComputeWorkGroupCount[0] || gy > lim.maxComputeWorkGroupCount[1] ||
         gz > lim.maxComputeWorkGroupCount[2])
-        return make_error("vulkan.dispatch_too_large", shader + ": dispatch of " + std::to_string(gx) + "x" +
-                                                           std::to_string(gy) + "x" + std::to_string(gz) +
-                                                           " workgroups exceeds the device's limit");
+        return make_error("vulkan.dispatch_too_large",
+                          shader + ": dispatch of " + std::to_string(gx) + "x" +
+                              std::to_string(gy) + "x" + std::to_string(gz) +
+                              " workgroups exceeds the device's limit");
     if (k->pipeline.handle() != m_bound) {
         vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline.handle());
         m_bound = k->pipeline.handle();
@@ -67,14 +81,18 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
         writes[n].pBufferInfo = &infos[n];
         ++n;
     }
-    vkCmdPushDescriptorSetKHR(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout.handle(), 0, n, writes);
-    if (push_bytes) vkCmdPushConstants(m_cmd, k->layout.handle(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes, push);
+    vkCmdPushDescriptorSetKHR(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout.handle(), 0, n,
+                              writes);
+    if (push_bytes)
+        vkCmdPushConstants(m_cmd, k->layout.handle(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
+                           push);
     vkCmdDispatch(m_cmd, gx, gy, gz);
     return {};
 }
 
-Status Recorder::dispatch_linear(const std::string& shader, std::initializer_list<BufferRange> bindings,
-                                 const void* push, uint32_t push_bytes, uint32_t wg_size, uint64_t n_groups,
+Status Recorder::dispatch_linear(const std::string& shader,
+                                 std::initializer_list<BufferRange> bindings, const void* push,
+                                 uint32_t push_bytes, uint32_t wg_size, uint64_t n_groups,
                                  uint32_t gz) {
     uint64_t gx = std::min<uint64_t>(n_groups, 65535);
     uint64_t gy = gx ? (n_groups + gx - 1) / gx : 0;
@@ -86,8 +104,8 @@ void Recorder::barrier() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
-                         &mb, 0, nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 void Recorder::barrier_to_transfer() {
@@ -95,8 +113,8 @@ void Recorder::barrier_to_transfer() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                         nullptr, 0, nullptr);
+    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 void Recorder::barrier_to_host() {
@@ -104,99 +122,138 @@ void Recorder::barrier_to_host() {
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+    vkCmdPipelineBarrier(m_cmd,
+                         VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens) {
     const char* sfx = weight_type_suffix(w.type);
-    if (!sfx) return make_error("vulkan.unsupported_type", "no Vulkan shader for weight type " + std::string(type_name(w.type)));
+    if (!sfx)
+        return make_error("vulkan.unsupported_type",
+                          "no Vulkan shader for weight type " + std::string(type_name(w.type)));
     for (const auto& p : w.pieces) {
         if (n_tokens == 1) {
-            struct { uint32_t ncols, stride, nrows, x_off, y_off; } pc{
-                uint32_t(w.cols), w.stride_units, uint32_t(p.nrows), x_off, y_off + uint32_t(p.row0)};
-            EMBER_TRY(rec.dispatch_linear(std::string("matvec_") + sfx + "_f32", {p.range, x, y}, &pc,
-                                          push_size<decltype(pc)>(), kWgRow, uint64_t(p.nrows)));
+            struct {
+                uint32_t ncols, stride, nrows, x_off, y_off;
+            } pc{uint32_t(w.cols), w.stride_units, uint32_t(p.nrows), x_off,
+                 y_off + uint32_t(p.row0)};
+            EMBER_TRY(rec.dispatch_linear(std::string("matvec_") + sfx + "_f32", {p.range, x, y},
+                                          &pc, push_size<decltype(pc)>(), kWgRow,
+                                          uint64_t(p.nrows)));
         } else {
-            struct { uint32_t ncols, stride, nrows, n_tokens, x_off, x_stride, y_off, y_stride; } pc{
-                uint32_t(w.cols), w.stride_units, uint32_t(p.nrows), uint32_t(n_tokens), x_off,
-                uint32_t(w.cols), y_off + uint32_t(p.row0), uint32_t(w.rows)};
-            EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y}, &pc,
-                                          push_size<decltype(pc)>(), kWgRow, uint64_t(p.nrows),
+            struct {
+                uint32_t ncols, stride, nrows, n_tokens, x_off, x_stride, y_off, y_stride;
+            } pc{uint32_t(w.cols),         w.stride_units,  uint32_t(p.nrows),
+                 uint32_t(n_tokens),       x_off,           uint32_t(w.cols),
+                 y_off + uint32_t(p.row0), uint32_t(w.rows)};
+            EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
+                                          &pc, push_size<decltype(pc)>(), kWgRow, uint64_t(p.nrows),
                                           uint32_t((n_tokens + kMatmulTile - 1) / kMatmulTile)));
         }
     }
     return {};
 }
 
-Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out, int n_tokens) {
+Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
+                   int n_tokens) {
     const char* sfx = weight_type_suffix(table.type);
-    if (!sfx) return make_error("vulkan.unsupported_type", "no Vulkan shader for embedding type " + std::string(type_name(table.type)));
+    if (!sfx)
+        return make_error("vulkan.unsupported_type", "no Vulkan shader for embedding type " +
+                                                         std::string(type_name(table.type)));
     for (const auto& p : table.pieces) {
-        struct { uint32_t ncols, stride, row0, nrows, out_off; } pc{uint32_t(table.cols), table.stride_units,
-                                                                    uint32_t(p.row0), uint32_t(p.nrows), 0};
+        struct {
+            uint32_t ncols, stride, row0, nrows, out_off;
+        } pc{uint32_t(table.cols), table.stride_units, uint32_t(p.row0), uint32_t(p.nrows), 0};
         EMBER_TRY(rec.dispatch(std::string("get_rows_") + sfx + "_f32", {p.range, out, step}, &pc,
                                push_size<decltype(pc)>(), kWgRow, uint32_t(n_tokens)));
     }
     return {};
 }
 
-Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, BufferRange out, uint32_t out_off,
-                   int n, int n_rows, int stride, float eps) {
-    struct { uint32_t n; float eps; uint32_t x_off, x_stride, out_off, out_stride; } pc{
-        uint32_t(n), eps, x_off, uint32_t(stride), out_off, uint32_t(stride)};
-    return rec.dispatch("rms_norm_f32_f32", {x, w, out}, &pc, push_size<decltype(pc)>(), kWgNorm, uint32_t(n_rows));
+Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, BufferRange out,
+                   uint32_t out_off, int n, int n_rows, int stride, float eps) {
+    struct {
+        uint32_t n;
+        float eps;
+        uint32_t x_off, x_stride, out_off, out_stride;
+    } pc{uint32_t(n), eps, x_off, uint32_t(stride), out_off, uint32_t(stride)};
+    return rec.dispatch("rms_norm_f32_f32", {x, w, out}, &pc, push_size<decltype(pc)>(), kWgNorm,
+                        uint32_t(n_rows));
 }
 
-Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step, BufferRange ff,
-               int n_tokens, int n_heads, int head_dim, int n_rot, float freq_base) {
-    struct { uint32_t n_tokens, n_heads, head_dim, n_rot, x_off, x_stride; float base; uint32_t has_ff; } pc{
-        uint32_t(n_tokens), uint32_t(n_heads), uint32_t(head_dim), uint32_t(n_rot), x_off, x_stride, freq_base,
-        ff.buffer ? 1u : 0u};
+Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
+               BufferRange ff, int n_tokens, int n_heads, int head_dim, int n_rot,
+               float freq_base) {
+    struct {
+        uint32_t n_tokens, n_heads, head_dim, n_rot, x_off, x_stride;
+        float base;
+        uint32_t has_ff;
+    } pc{uint32_t(n_tokens), uint32_t(n_heads), uint32_t(head_dim), uint32_t(n_rot), x_off,
+         x_stride,           freq_base,         ff.buffer ? 1u : 0u};
     BufferRange ffb = ff.buffer ? ff : x;  // a binding must be valid even when unused
     uint64_t n = uint64_t(n_tokens) * n_heads * (n_rot / 2);
-    return rec.dispatch_linear("rope_f32_f32", {x, ffb, step}, &pc, push_size<decltype(pc)>(), kWgElem,
-                               (n + kWgElem - 1) / kWgElem);
+    return rec.dispatch_linear("rope_f32_f32", {x, ffb, step}, &pc, push_size<decltype(pc)>(),
+                               kWgElem, (n + kWgElem - 1) / kWgElem);
 }
 
-Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst, uint32_t dst_off,
-                    BufferRange step, int n, int n_tokens) {
-    struct { uint32_t n, n_tokens, src_off, src_stride, dst_off, dst_stride; } pc{
-        uint32_t(n), uint32_t(n_tokens), src_off, uint32_t(n), dst_off, uint32_t(n)};
+Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst,
+                    uint32_t dst_off, BufferRange step, int n, int n_tokens) {
+    struct {
+        uint32_t n, n_tokens, src_off, src_stride, dst_off, dst_stride;
+    } pc{uint32_t(n), uint32_t(n_tokens), src_off, uint32_t(n), dst_off, uint32_t(n)};
     uint64_t total = uint64_t(n) * n_tokens;
-    return rec.dispatch_linear("cpy_f32_f16", {src, dst, step}, &pc, push_size<decltype(pc)>(), kWgElem,
-                               (total + kWgElem - 1) / kWgElem);
+    return rec.dispatch_linear("cpy_f32_f16", {src, dst, step}, &pc, push_size<decltype(pc)>(),
+                               kWgElem, (total + kWgElem - 1) / kWgElem);
 }
 
-Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache, BufferRange out,
-                    BufferRange step, const AttentionShape& s) {
+Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                    BufferRange out, BufferRange step, const AttentionShape& s) {
     if (s.head_dim > int(8 * kWgAttn) || s.n_head % s.n_head_kv != 0)
-        return make_error("vulkan.unsupported_shape", "attention needs head_dim <= " + std::to_string(8 * kWgAttn) +
-                                                          " and n_head a multiple of n_head_kv");
+        return make_error("vulkan.unsupported_shape",
+                          "attention needs head_dim <= " + std::to_string(8 * kWgAttn) +
+                              " and n_head a multiple of n_head_kv");
     uint32_t qdim = uint32_t(s.n_head * s.head_dim);
-    struct { uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_off, o_stride; float scale; } pc{
-        uint32_t(s.n_head), uint32_t(s.n_head_kv), uint32_t(s.head_dim), 0, qdim,
-        uint32_t(s.n_head_kv * s.head_dim), 0, qdim, s.scale};
-    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, step}, &pc, push_size<decltype(pc)>(),
-                        kWgAttn, uint32_t(s.n_head), uint32_t(s.n_tokens));
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_off, o_stride;
+        float scale;
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         0,
+         qdim,
+         uint32_t(s.n_head_kv * s.head_dim),
+         0,
+         qdim,
+         s.scale};
+    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, step}, &pc,
+                        push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head),
+                        uint32_t(s.n_tokens));
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n) {
-    struct { uint32_t n, g_off, u_off, o_off; } pc{n, 0, 0, 0};
-    return rec.dispatch_linear("silu_mul_f32_f32", {g, u, out}, &pc, push_size<decltype(pc)>(), kWgElem,
-                               (n + kWgElem - 1) / kWgElem);
+    struct {
+        uint32_t n, g_off, u_off, o_off;
+    } pc{n, 0, 0, 0};
+    return rec.dispatch_linear("silu_mul_f32_f32", {g, u, out}, &pc, push_size<decltype(pc)>(),
+                               kWgElem, (n + kWgElem - 1) / kWgElem);
 }
 
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n) {
-    struct { uint32_t n, y_off, x_off; } pc{n, 0, 0};
+    struct {
+        uint32_t n, y_off, x_off;
+    } pc{n, 0, 0};
     return rec.dispatch_linear("add_f32_f32", {y, x}, &pc, push_size<decltype(pc)>(), kWgElem,
                                (n + kWgElem - 1) / kWgElem);
 }
 
 Status op_argmax(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t n, BufferRange result) {
-    struct { uint32_t n, x_off; } pc{n, x_off};
-    return rec.dispatch("argmax_f32_u32", {x, result}, &pc, push_size<decltype(pc)>(), kWgArgmax, 1);
+    struct {
+        uint32_t n, x_off;
+    } pc{n, x_off};
+    return rec.dispatch("argmax_f32_u32", {x, result}, &pc, push_size<decltype(pc)>(), kWgArgmax,
+                        1);
 }
 
 }  // namespace ember::vulkan

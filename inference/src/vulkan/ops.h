@@ -32,12 +32,13 @@ public:
     // With cmd == VK_NULL_HANDLE nothing is recorded: dispatches only create their pipelines.
     Recorder(Context& ctx, VkCommandBuffer cmd) : m_ctx(ctx), m_cmd(cmd) {}
     VkCommandBuffer cmd() const { return m_cmd; }
-    Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings, const void* push,
-                    uint32_t push_bytes, uint32_t wg_size, uint32_t gx, uint32_t gy = 1, uint32_t gz = 1);
+    Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
+                    const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
+                    uint32_t gy = 1, uint32_t gz = 1);
     // Dispatches n workgroups as a 2-D grid (x <= 65535); shaders use linear_workgroup().
     Status dispatch_linear(const std::string& shader, std::initializer_list<BufferRange> bindings,
-                           const void* push, uint32_t push_bytes, uint32_t wg_size, uint64_t n_groups,
-                           uint32_t gz = 1);
+                           const void* push, uint32_t push_bytes, uint32_t wg_size,
+                           uint64_t n_groups, uint32_t gz = 1);
     // Compute writes before it are visible to compute reads and writes after it.
     void barrier();
     // Compute writes visible to transfers (before a readback copy).
@@ -55,7 +56,8 @@ private:
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens);
 // out[t] = row step_tokens[t] of the table, as floats.
-Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out, int n_tokens);
+Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
+                   int n_tokens);
 // n_rows rows of n floats, `stride` apart in x and out.
 Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, BufferRange out,
                    uint32_t out_off, int n, int n_rows, int stride, float eps);
@@ -63,15 +65,15 @@ Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, 
 Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
                BufferRange ff, int n_tokens, int n_heads, int head_dim, int n_rot, float freq_base);
 // dst (F16)[dst_off + (pos0 + t) * n + i] = src[src_off + t * n + i]
-Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst, uint32_t dst_off,
-                    BufferRange step, int n, int n_tokens);
+Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst,
+                    uint32_t dst_off, BufferRange step, int n, int n_tokens);
 struct AttentionShape {
     int n_tokens, n_head, n_head_kv, head_dim;
     float scale;
 };
 // out[t][h*hd..] = softmax(q k^T * scale) v over positions [0, pos0 + t], K/V rows n_head_kv*hd.
-Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache, BufferRange out,
-                    BufferRange step, const AttentionShape& s);
+Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                    BufferRange out, BufferRange step, const AttentionShape& s);
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n);
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n);  // y += x
 // result (one uint32) = argmax of x[x_off .. x_off + n)

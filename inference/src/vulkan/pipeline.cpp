@@ -1,10 +1,10 @@
 #include "vulkan/pipeline.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
-#include <unistd.h>
 #include <vector>
 
 #include "common/log.h"
@@ -34,11 +34,13 @@ Result<DescriptorSetLayout> DescriptorSetLayout::create(const Device& device, ui
     ci.bindingCount = n;
     ci.pBindings = b.data();
     VkDescriptorSetLayout l = VK_NULL_HANDLE;
-    EMBER_VK_TRY(vkCreateDescriptorSetLayout(device.handle(), &ci, nullptr, &l), "vkCreateDescriptorSetLayout");
+    EMBER_VK_TRY(vkCreateDescriptorSetLayout(device.handle(), &ci, nullptr, &l),
+                 "vkCreateDescriptorSetLayout");
     return DescriptorSetLayout(device.handle(), l);
 }
 
-Result<PipelineLayout> PipelineLayout::create(const Device& device, VkDescriptorSetLayout set_layout,
+Result<PipelineLayout> PipelineLayout::create(const Device& device,
+                                              VkDescriptorSetLayout set_layout,
                                               uint32_t push_bytes) {
     VkPushConstantRange pr{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
     VkPipelineLayoutCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -47,7 +49,8 @@ Result<PipelineLayout> PipelineLayout::create(const Device& device, VkDescriptor
     ci.pushConstantRangeCount = push_bytes ? 1 : 0;
     ci.pPushConstantRanges = &pr;
     VkPipelineLayout l = VK_NULL_HANDLE;
-    EMBER_VK_TRY(vkCreatePipelineLayout(device.handle(), &ci, nullptr, &l), "vkCreatePipelineLayout");
+    EMBER_VK_TRY(vkCreatePipelineLayout(device.handle(), &ci, nullptr, &l),
+                 "vkCreatePipelineLayout");
     return PipelineLayout(device.handle(), l);
 }
 
@@ -67,8 +70,8 @@ std::filesystem::path pipeline_cache_path(const Adapter& a) {
         uuid += digits[b >> 4];
         uuid += digits[b & 15];
     }
-    std::snprintf(name, sizeof name, "pipelines-%04x-%04x-%s-%08x.bin", a.props.vendorID, a.props.deviceID,
-                  uuid.c_str(), a.props.driverVersion);
+    std::snprintf(name, sizeof name, "pipelines-%04x-%04x-%s-%08x.bin", a.props.vendorID,
+                  a.props.deviceID, uuid.c_str(), a.props.driverVersion);
     return dir / "ember" / name;
 }
 
@@ -101,13 +104,16 @@ Result<PipelineCache> PipelineCache::create(const Device& device, std::filesyste
 Status PipelineCache::save() const {
     if (m_file.empty()) return {};
     size_t size = 0;
-    EMBER_VK_TRY(vkGetPipelineCacheData(device(), handle(), &size, nullptr), "vkGetPipelineCacheData");
+    EMBER_VK_TRY(vkGetPipelineCacheData(device(), handle(), &size, nullptr),
+                 "vkGetPipelineCacheData");
     std::vector<char> data(size);
-    EMBER_VK_TRY(vkGetPipelineCacheData(device(), handle(), &size, data.data()), "vkGetPipelineCacheData");
+    EMBER_VK_TRY(vkGetPipelineCacheData(device(), handle(), &size, data.data()),
+                 "vkGetPipelineCacheData");
     std::error_code ec;
     std::filesystem::create_directories(m_file.parent_path(), ec);
     if (ec)
-        return make_error("vulkan.cache_write", "cannot create " + m_file.parent_path().string() + ": " + ec.message());
+        return make_error("vulkan.cache_write",
+                          "cannot create " + m_file.parent_path().string() + ": " + ec.message());
     auto tmp = m_file;
     tmp += ".tmp" + std::to_string(::getpid());
     {
@@ -118,13 +124,15 @@ Status PipelineCache::save() const {
     std::filesystem::rename(tmp, m_file, ec);
     if (ec) {
         std::filesystem::remove(tmp, ec);
-        return make_error("vulkan.cache_write", "cannot rename pipeline cache to " + m_file.string());
+        return make_error("vulkan.cache_write",
+                          "cannot rename pipeline cache to " + m_file.string());
     }
     return {};
 }
 
-Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache, VkShaderModule module,
-                                  VkPipelineLayout layout, uint32_t workgroup_size, bool* cache_hit) {
+Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
+                                  VkShaderModule module, VkPipelineLayout layout,
+                                  uint32_t workgroup_size, bool* cache_hit) {
     VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
     VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &workgroup_size};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -137,11 +145,13 @@ Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache, V
     // Creation feedback tells whether the cache served the pipeline (the device is created for
     // Vulkan 1.2, so it is the extension even where 1.3 has it in core).
     VkPipelineCreationFeedback fb{};
-    VkPipelineCreationFeedbackCreateInfo fci{VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
+    VkPipelineCreationFeedbackCreateInfo fci{
+        VK_STRUCTURE_TYPE_PIPELINE_CREATION_FEEDBACK_CREATE_INFO};
     fci.pPipelineCreationFeedback = &fb;
     if (device.adapter().has_creation_feedback) ci.pNext = &fci;
     VkPipeline p = VK_NULL_HANDLE;
-    EMBER_VK_TRY(vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &p), "vkCreateComputePipelines");
+    EMBER_VK_TRY(vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &p),
+                 "vkCreateComputePipelines");
     if (cache_hit)
         *cache_hit = (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
                      (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT);
@@ -151,9 +161,10 @@ Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache, V
 Result<std::unique_ptr<Pipelines>> Pipelines::create(const Device& device, bool use_disk_cache) {
     std::unique_ptr<Pipelines> p(new Pipelines());
     p->m_device = &device;
-    EMBER_ASSIGN_OR_RETURN(p->m_cache,
-                           PipelineCache::create(device, use_disk_cache ? pipeline_cache_path(device.adapter())
-                                                                        : std::filesystem::path()));
+    EMBER_ASSIGN_OR_RETURN(
+        p->m_cache,
+        PipelineCache::create(device, use_disk_cache ? pipeline_cache_path(device.adapter())
+                                                     : std::filesystem::path()));
     return p;
 }
 
@@ -169,20 +180,23 @@ Status Pipelines::save_cache() {
     return m_cache.save();
 }
 
-Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindings, uint32_t push_bytes,
-                                     uint32_t workgroup_size) {
+Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindings,
+                                     uint32_t push_bytes, uint32_t workgroup_size) {
     std::lock_guard lock(m_mutex);
     std::string key = shader + "/" + std::to_string(workgroup_size);
     if (auto it = m_kernels.find(key); it != m_kernels.end()) return it->second.get();
     auto spirv = find_shader(shader);
-    if (spirv.empty()) return make_error("vulkan.no_shader", "no embedded shader named '" + shader + "'");
+    if (spirv.empty())
+        return make_error("vulkan.no_shader", "no embedded shader named '" + shader + "'");
     auto k = std::make_unique<Kernel>();
     EMBER_ASSIGN_OR_RETURN(k->set_layout, DescriptorSetLayout::create(*m_device, n_bindings));
-    EMBER_ASSIGN_OR_RETURN(k->layout, PipelineLayout::create(*m_device, k->set_layout.handle(), push_bytes));
+    EMBER_ASSIGN_OR_RETURN(k->layout,
+                           PipelineLayout::create(*m_device, k->set_layout.handle(), push_bytes));
     EMBER_ASSIGN_OR_RETURN(ShaderModule module, ShaderModule::create(*m_device, spirv));
     bool hit = false;
-    EMBER_ASSIGN_OR_RETURN(k->pipeline, Pipeline::create(*m_device, m_cache.handle(), module.handle(),
-                                                         k->layout.handle(), workgroup_size, &hit));
+    EMBER_ASSIGN_OR_RETURN(k->pipeline,
+                           Pipeline::create(*m_device, m_cache.handle(), module.handle(),
+                                            k->layout.handle(), workgroup_size, &hit));
     k->n_bindings = n_bindings;
     k->push_bytes = push_bytes;
     k->workgroup_size = workgroup_size;

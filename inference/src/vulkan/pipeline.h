@@ -54,8 +54,9 @@ std::filesystem::path pipeline_cache_path(const Adapter& adapter);
 class Pipeline : public Owned<VkPipeline> {
 public:
     using Owned::Owned;
-    static Result<Pipeline> create(const Device& device, VkPipelineCache cache, VkShaderModule module,
-                                   VkPipelineLayout layout, uint32_t workgroup_size, bool* cache_hit);
+    static Result<Pipeline> create(const Device& device, VkPipelineCache cache,
+                                   VkShaderModule module, VkPipelineLayout layout,
+                                   uint32_t workgroup_size, bool* cache_hit);
 };
 
 // A ready-to-dispatch kernel.

@@ -2,7 +2,11 @@
 
 namespace ember::vulkan {
 namespace spirv {
-struct Entry { const char* name; const unsigned char* data; std::size_t size; };
+struct Entry {
+    const char* name;
+    const unsigned char* data;
+    std::size_t size;
+};
 extern const Entry kModules[];
 }  // namespace spirv
 

@@ -31,8 +31,8 @@ H take_handle(H& h) {
 
 }  // namespace ember::vulkan
 
-#define EMBER_VK_TRY(call, what)                                         \
-    do {                                                                 \
-        VkResult ember_vk_r_ = (call);                                   \
+#define EMBER_VK_TRY(call, what)                                                            \
+    do {                                                                                    \
+        VkResult ember_vk_r_ = (call);                                                      \
         if (ember_vk_r_ != VK_SUCCESS) return ::ember::vulkan::vk_error(ember_vk_r_, what); \
     } while (0)

@@ -6,7 +6,9 @@ namespace ember::vulkan {
 
 const char* vk_result_name(VkResult r) {
     switch (r) {
-#define EMBER_CASE(x) case x: return #x;
+#define EMBER_CASE(x) \
+    case x:           \
+        return #x;
         EMBER_CASE(VK_SUCCESS)
         EMBER_CASE(VK_NOT_READY)
         EMBER_CASE(VK_TIMEOUT)
@@ -30,7 +32,8 @@ const char* vk_result_name(VkResult r) {
         EMBER_CASE(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
         EMBER_CASE(VK_PIPELINE_COMPILE_REQUIRED)
 #undef EMBER_CASE
-        default: return "VkResult(unknown)";
+        default:
+            return "VkResult(unknown)";
     }
 }
 
@@ -55,7 +58,7 @@ Error vk_error(VkResult r, std::string_view what) {
             break;
         case VK_ERROR_INCOMPATIBLE_DRIVER:
             code = "vulkan.no_driver";
-            hint = "no Vulkan driver supports the requested API version";
+            hint = "no Vulkan driver is installed, or none supports Vulkan 1.2";
             break;
         case VK_ERROR_INITIALIZATION_FAILED:
             code = "vulkan.init_failed";
@@ -80,7 +83,8 @@ Error vk_error(VkResult r, std::string_view what) {
             hint = "unexpected Vulkan error";
             break;
     }
-    return make_error(code, std::string(what) + " failed: " + vk_result_name(r) + " (" + hint + ")");
+    return make_error(code,
+                      std::string(what) + " failed: " + vk_result_name(r) + " (" + hint + ")");
 }
 
 Status load_vulkan() {

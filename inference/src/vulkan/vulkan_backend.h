@@ -37,6 +37,7 @@ Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::
 // Picks the adapter, estimates weights + KV cache at n_ctx + scratch, refuses with the numbers
 // ("needs 4.3 GiB, 3.1 GiB available", code "vulkan.does_not_fit") if it does not fit, creates
 // the device and uploads the weights.
-Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, const Options& opt);
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
+                                                           const Options& opt);
 
 }  // namespace ember::vulkan

@@ -11,21 +11,26 @@ struct PiecePlan {
     uint64_t bytes;
 };
 
-uint64_t row_stride_of(const Tensor& t) { return t.row_stride ? t.row_stride : t.n_bytes / uint64_t(std::max<int64_t>(1, t.rows())); }
+uint64_t row_stride_of(const Tensor& t) {
+    return t.row_stride ? t.row_stride : t.n_bytes / uint64_t(std::max<int64_t>(1, t.rows()));
+}
 
 Result<std::vector<PiecePlan>> plan_tensor(const Tensor& t, const PlacementLimits& lim) {
     auto tt = type_traits(t.type);
     if (!weight_type_suffix(t.type) || !tt)
-        return make_error("vulkan.unsupported_type", "tensor '" + t.name + "' has type " + std::string(type_name(t.type)) +
+        return make_error("vulkan.unsupported_type", "tensor '" + t.name + "' has type " +
+                                                         std::string(type_name(t.type)) +
                                                          ", which the Vulkan backend cannot run");
     uint64_t stride = row_stride_of(t);
     if (stride == 0 || stride % tt->block_bytes != 0 || t.cols() % tt->block_elems != 0)
-        return make_error("vulkan.bad_tensor", "tensor '" + t.name + "': row stride " + std::to_string(stride) +
-                                                   " is not a whole number of " + std::string(tt->name) + " blocks");
+        return make_error("vulkan.bad_tensor",
+                          "tensor '" + t.name + "': row stride " + std::to_string(stride) +
+                              " is not a whole number of " + std::string(tt->name) + " blocks");
     if (stride > lim.max_range)
-        return make_error("vulkan.tensor_too_large", "tensor '" + t.name + "': one row (" + std::to_string(stride) +
-                                                         " bytes) exceeds the device's maxStorageBufferRange (" +
-                                                         std::to_string(lim.max_range) + ")");
+        return make_error("vulkan.tensor_too_large",
+                          "tensor '" + t.name + "': one row (" + std::to_string(stride) +
+                              " bytes) exceeds the device's maxStorageBufferRange (" +
+                              std::to_string(lim.max_range) + ")");
     int64_t per_piece = int64_t(std::min<uint64_t>(lim.max_range / stride, uint64_t(t.rows())));
     std::vector<PiecePlan> out;
     for (int64_t r = 0; r < t.rows(); r += per_piece) {
@@ -49,7 +54,8 @@ PlacementLimits placement_limits(const Context& ctx) {
     return {ctx.max_range(), ctx.range_alignment(), ctx.block_limit()};
 }
 
-Result<uint64_t> WeightStore::estimate_bytes(const std::vector<const Tensor*>& tensors, const PlacementLimits& lim) {
+Result<uint64_t> WeightStore::estimate_bytes(const std::vector<const Tensor*>& tensors,
+                                             const PlacementLimits& lim) {
     Arena plan(lim.block_limit, lim.alignment);
     std::set<const uint8_t*> seen;
     for (const Tensor* t : tensors) {
@@ -60,17 +66,24 @@ Result<uint64_t> WeightStore::estimate_bytes(const std::vector<const Tensor*>& t
     return uint64_t(plan.total_bytes());
 }
 
-Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx, const std::vector<const Tensor*>& tensors,
+Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
+                                                         const std::vector<const Tensor*>& tensors,
                                                          const std::function<bool(float)>& progress,
                                                          const std::atomic<bool>* cancel) {
     PlacementLimits lim = placement_limits(ctx);
     std::unique_ptr<WeightStore> ws(new WeightStore(lim.block_limit, lim.alignment));
-    struct Job { const Tensor* t; std::vector<PiecePlan> pieces; std::vector<size_t> slots; };
+    struct Job {
+        const Tensor* t;
+        std::vector<PiecePlan> pieces;
+        std::vector<size_t> slots;
+    };
     std::vector<Job> jobs;
     uint64_t total = 0;
     for (const Tensor* t : tensors) {
         if (!t->present() || ws->m_tensors.count(t->data)) continue;
-        if (!t->data) return make_error("vulkan.bad_tensor", "tensor '" + t->name + "' has no data (already released?)");
+        if (!t->data)
+            return make_error("vulkan.bad_tensor",
+                              "tensor '" + t->name + "' has no data (already released?)");
         EMBER_ASSIGN_OR_RETURN(auto pieces, plan_tensor(*t, lim));
         Job j{t, std::move(pieces), {}};
         for (const auto& p : j.pieces) {
@@ -87,7 +100,8 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx, const std
     EMBER_ASSIGN_OR_RETURN(Uploader up, Uploader::create(ctx.device(), staging));
     uint64_t done = 0;
     for (const Job& j : jobs) {
-        if (cancel && cancel->load()) return make_error("vulkan.cancelled", "loading was cancelled");
+        if (cancel && cancel->load())
+            return make_error("vulkan.cancelled", "loading was cancelled");
         const Tensor& t = *j.t;
         uint64_t stride = row_stride_of(t);
         DeviceTensor& dt = ws->m_tensors[t.data];

@@ -23,9 +23,12 @@ PlacementLimits placement_limits(const Adapter& adapter, uint64_t max_range_over
 
 class WeightStore {
 public:
-    // Device bytes the tensors take (pieces padded to the alignment); tensors sharing data count once.
-    static Result<uint64_t> estimate_bytes(const std::vector<const Tensor*>& tensors, const PlacementLimits& lim);
-    static Result<std::unique_ptr<WeightStore>> upload(Context& ctx, const std::vector<const Tensor*>& tensors,
+    // Device bytes the tensors take (pieces padded to the alignment); tensors sharing data count
+    // once.
+    static Result<uint64_t> estimate_bytes(const std::vector<const Tensor*>& tensors,
+                                           const PlacementLimits& lim);
+    static Result<std::unique_ptr<WeightStore>> upload(Context& ctx,
+                                                       const std::vector<const Tensor*>& tensors,
                                                        const std::function<bool(float)>& progress,
                                                        const std::atomic<bool>* cancel);
     // The device copy of a tensor given at upload (matched by its data pointer).
@@ -33,7 +36,8 @@ public:
     uint64_t bytes() const { return m_bytes; }
 
 private:
-    WeightStore(VkDeviceSize block_limit, VkDeviceSize alignment) : m_arena(block_limit, alignment) {}
+    WeightStore(VkDeviceSize block_limit, VkDeviceSize alignment)
+        : m_arena(block_limit, alignment) {}
     Arena m_arena;
     std::map<const uint8_t*, DeviceTensor> m_tensors;
     uint64_t m_bytes = 0;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the engine's unit tests (and ember-cli, which they run) with AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-asan/, asserts on, and runs them with ctest.
+# Any sanitizer report fails the test that triggered it (UBSan does not recover).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${EMBER_ASAN_BUILD_DIR:-$root/build-asan}"
+tests=(test_gguf test_quant test_cpu test_tokenizer test_templates test_engine test_badmodels)
+
+# -O1 keeps the build quick and the stacks readable; no NDEBUG, so asserts run too.
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DCMAKE_C_FLAGS_DEBUG="-O1 -g" \
+    -DEMBER_SANITIZE=ON -DEMBER_BUILD_APP=OFF -DEMBER_VULKAN=OFF -DEMBER_BUILD_TESTS=ON >/dev/null
+cmake --build "$build" --parallel "${EMBER_JOBS:-$(nproc)}" --target ember-cli "${tests[@]}"
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+cd "$build"
+# Only the tests built above (the others would show up as *_NOT_BUILT).
+ctest --output-on-failure --timeout 1800 -j "${EMBER_TEST_JOBS:-2}" -E '_NOT_BUILT'

@@ -1,0 +1,28 @@
+import QtQuick
+import QtQuick.Layouts
+
+// One "label   value" line of the performance overlay.
+RowLayout {
+    id: root
+    property string label
+    property string value
+    property bool mono: true   // digits line up; names read better proportional
+    property alias valueItem: valueText
+
+    spacing: 8
+    Text {
+        text: root.label
+        color: "#b0b3b8"
+        font.pixelSize: 12
+    }
+    Text {
+        id: valueText
+        text: root.value
+        color: "#f1f3f4"
+        font.pixelSize: 12
+        font.family: root.mono ? "DejaVu Sans Mono" : "DejaVu Sans"
+        horizontalAlignment: Text.AlignRight
+        elide: Text.ElideRight
+        Layout.fillWidth: true
+    }
+}

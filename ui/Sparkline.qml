@@ -1,0 +1,42 @@
+import QtQuick
+
+// Tokens/s over the last minute: one value per sampling instant, newest at the right; the
+// vertical scale follows the largest value shown.
+Canvas {
+    id: root
+    property var values: []
+    property int capacity: 120
+    property color lineColor: "#ff7043"
+    readonly property real maxValue: values.length ? Math.max.apply(null, values) : 0
+
+    implicitHeight: 44
+    onValuesChanged: requestPaint()
+    onWidthChanged: requestPaint()
+    onHeightChanged: requestPaint()
+
+    onPaint: {
+        const ctx = getContext("2d")
+        ctx.reset()
+        const n = values.length
+        if (n === 0 || width <= 0) return
+        const top = Math.max(maxValue, 1e-6)
+        const step = width / Math.max(1, capacity - 1)
+        const x0 = width - (n - 1) * step
+        const yOf = (v) => height - 1 - (height - 2) * v / top
+        ctx.beginPath()
+        ctx.moveTo(x0, height)
+        for (let i = 0; i < n; ++i) ctx.lineTo(x0 + i * step, yOf(values[i]))
+        ctx.lineTo(x0 + (n - 1) * step, height)
+        ctx.closePath()
+        ctx.fillStyle = Qt.rgba(lineColor.r, lineColor.g, lineColor.b, 0.25)
+        ctx.fill()
+        ctx.beginPath()
+        for (let j = 0; j < n; ++j) {
+            if (j === 0) ctx.moveTo(x0, yOf(values[0]))
+            else ctx.lineTo(x0 + j * step, yOf(values[j]))
+        }
+        ctx.strokeStyle = lineColor
+        ctx.lineWidth = 1.5
+        ctx.stroke()
+    }
+}
