@@ -8,13 +8,16 @@
 #include <QQuickWindow>
 #include <QStandardPaths>
 #include <QtQml/QQmlExtensionPlugin>
+#include <algorithm>
 #include <cstdio>
 
 #include "chatcontroller.h"
 #include "conversationstore.h"
 #include "ember/ember.h"
 #include "emberchatengine.h"
+#include "embermodelinspector.h"
 #include "inferencecontroller.h"
+#include "modellibrary.h"
 #include "perfmonitor.h"
 #include "settings.h"
 #include "testdriver.h"
@@ -48,8 +51,11 @@ int main(int argc, char* argv[]) {
         "device", "Run on <device> this time: auto, cpu, a GPU index or a GPU name substring.",
         "device");
     const QCommandLineOption overlayOption("overlay", "Show the performance overlay.");
-    parser.addOptions(
-        {versionOption, modelOption, sendOption, shotOption, deviceOption, overlayOption});
+    const QCommandLineOption modelDialogOption(
+        "show-model-dialog", "Open the model dialog on <tab>: catalog, installed or downloads.",
+        "tab");
+    parser.addOptions({versionOption, modelOption, sendOption, shotOption, deviceOption,
+                       overlayOption, modelDialogOption});
     parser.process(app);
 
     QQuickStyle::setStyle("Material");
@@ -63,6 +69,10 @@ int main(int argc, char* argv[]) {
     const bool storeOk = store.open(dataDir + "/conversations.sqlite");
     ChatController chat(&store, &inference, &settings);
     PerfMonitor perf(&inference);
+    ModelLibrary models(std::make_unique<EmberModelInspector>(), &settings,
+                        inference.modelsDirectory());
+    QObject::connect(&models, &ModelLibrary::modelsChanged, &inference,
+                     &InferenceController::refreshModels);
     if (!storeOk) chat.setError(store.lastError());
     // Keep what a response has produced so far when the app closes mid-generation.
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &chat, &ChatController::saveInterrupted);
@@ -78,10 +88,19 @@ int main(int argc, char* argv[]) {
                                  {"inference", QVariant::fromValue(&inference)},
                                  {"settings", QVariant::fromValue(&settings)},
                                  {"perf", QVariant::fromValue(&perf)},
+                                 {"models", QVariant::fromValue(&models)},
                                  {"askForModel", model.isEmpty()}});
     engine.load(QUrl("qrc:/Ember/Main.qml"));
     if (engine.rootObjects().isEmpty()) return 1;
     auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first());
+    if (parser.isSet(modelDialogOption)) {
+        const int tab = QStringList{"catalog", "installed", "downloads"}.indexOf(
+            parser.value(modelDialogOption));
+        if (auto* dialog = window->findChild<QObject*>("modelDialog")) {
+            dialog->setProperty("currentTab", std::max(tab, 0));
+            QMetaObject::invokeMethod(dialog, "open");
+        }
+    }
 
     TestDriver driver(&chat, &inference, window, parser.value(sendOption),
                       parser.value(shotOption));

@@ -42,6 +42,10 @@ void TestDriver::start(int timeoutMs) {
         QTimer::singleShot(1500, this, &TestDriver::grabAndQuit);
 }
 
+void TestDriver::setPerf(PerfMonitor* perf) {
+    m_perf = perf;
+}
+
 void TestDriver::grabAndQuit() {
     if (m_perf) {
         std::printf(

@@ -18,7 +18,7 @@ public:
                const QString& prompt, const QString& screenshotPath, QObject* parent = nullptr);
     void start(int timeoutMs);
     // Also prints the performance overlay's numbers (EMBER_PERF) when it grabs the window.
-    void setPerf(PerfMonitor* perf) { m_perf = perf; }
+    void setPerf(PerfMonitor* perf);
 
 private:
     void finish(int exitCode, const QString& message);

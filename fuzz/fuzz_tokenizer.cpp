@@ -102,7 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         return 0;
     }
     std::vector<int32_t> ids(payload.size() / 4);
-    std::memcpy(ids.data(), payload.data(), ids.size() * 4);
+    if (!ids.empty()) std::memcpy(ids.data(), payload.data(), ids.size() * 4);
     // Mostly ids in range, where the interesting pieces are; raw values test the bounds checks.
     if (flags & 32)
         for (auto& id : ids) id = int32_t(uint32_t(id) % uint32_t(t.n_vocab()));

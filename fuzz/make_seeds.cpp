@@ -49,7 +49,7 @@ void spm_vocab(gguf::Writer& w, uint32_t n) {
         toks.push_back(buf);
         types.push_back(6);
     }
-    const char* words[] = {"\xE2\x96\x81", "\xE2\x96\x81the", "e", "\xE2\x96\x81a", "th", "<|im_end|>"};
+    const char* words[] = {"\xE2\x96\x81", "\xE2\x96\x81the", "e", "\xE2\x96\x81" "a", "th", "<|im_end|>"};
     for (uint32_t i = 0; toks.size() < n; i++) {
         toks.push_back(i < 6 ? words[i] : "w" + std::to_string(i));
         types.push_back(i == 5 ? 4 : 1);

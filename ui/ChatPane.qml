@@ -11,6 +11,7 @@ Page {
     property var settings
     property var perf   // PerfMonitor: the performance overlay's numbers
     signal openModelRequested()
+    signal manageModelsRequested()
 
     header: ToolBar {
         Material.background: Material.theme === Material.Dark ? "#202226" : "#fafafa"
@@ -43,6 +44,7 @@ Page {
                 chat: root.chat
                 inference: root.inference
                 onOpenFileRequested: root.openModelRequested()
+                onManageModelsRequested: root.manageModelsRequested()
             }
         }
     }

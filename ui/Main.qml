@@ -11,7 +11,8 @@ ApplicationWindow {
     required property var inference
     required property var settings
     property var perf: null             // PerfMonitor, for the performance overlay
-    property bool askForModel: false   // no model given or found: open the picker on start
+    property bool askForModel: false   // no model given or found: open the model dialog on start
+    property var models: null          // ModelLibrary, for the model dialog
 
     width: 1180
     height: 760
@@ -30,6 +31,7 @@ ApplicationWindow {
             title: qsTr("&File")
             Action { text: qsTr("&New conversation"); shortcut: StandardKey.New; onTriggered: chat.newConversation() }
             Action { text: qsTr("&Open model…"); shortcut: StandardKey.Open; onTriggered: modelDialog.open() }
+            Action { text: qsTr("&Models…"); shortcut: "Ctrl+M"; enabled: !!window.models; onTriggered: modelLibraryDialog.open() }
             MenuSeparator {}
             Action {
                 text: qsTr("Export as &Markdown…")
@@ -70,6 +72,7 @@ ApplicationWindow {
             perf: window.perf
             SplitView.fillWidth: true
             onOpenModelRequested: modelDialog.open()
+            onManageModelsRequested: if (window.models) modelLibraryDialog.open()
         }
     }
 
@@ -104,5 +107,14 @@ ApplicationWindow {
         chat: window.chat
     }
 
-    Component.onCompleted: if (askForModel) modelDialog.open()
+    ModelDialog {
+        id: modelLibraryDialog
+        parent: Overlay.overlay
+        anchors.centerIn: parent
+        library: window.models
+        chat: window.chat
+        inference: window.inference
+    }
+
+    Component.onCompleted: if (askForModel) (window.models ? modelLibraryDialog : modelDialog).open()
 }

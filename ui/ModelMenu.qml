@@ -7,6 +7,7 @@ Button {
     property var chat
     property var inference
     signal openFileRequested()
+    signal manageModelsRequested()
 
     objectName: "modelMenuButton"
     flat: true
@@ -41,6 +42,11 @@ Button {
             text: qsTr("No models in %1").arg(root.inference ? root.inference.modelsDirectory : "")
         }
         MenuSeparator {}
+        MenuItem {
+            objectName: "manageModelsItem"
+            text: qsTr("Download and manage models…")
+            onTriggered: root.manageModelsRequested()
+        }
         MenuItem {
             text: qsTr("Open model file…")
             onTriggered: root.openFileRequested()

@@ -102,6 +102,20 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
         e.chatTemplate = str(o, "chat_template");
         e.systemMessage = str(o, "system_message");
         e.systemPrompt = str(o, "system_prompt");
+        quint32* dims[] = {&e.shape.nLayer,  &e.shape.nEmbd, &e.shape.nHead,
+                           &e.shape.nHeadKv, &e.shape.nFf,   &e.shape.nVocab};
+        const char* dimKeys[] = {"n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab"};
+        for (int d = 0; d < 6; d++) {
+            const QJsonValue v = o.value(QLatin1String(dimKeys[d]));
+            if (v.isUndefined() || v.isNull()) continue;
+            const double n = v.toDouble(-1);
+            if (n < 1 || n > 1e7 || n != double(quint32(n)))
+                return bad(where + ": " + dimKeys[d] + " must be a positive integer");
+            *dims[d] = quint32(n);
+        }
+        if (e.shape.nHead && e.shape.nHeadKv &&
+            (e.shape.nHead % e.shape.nHeadKv || (e.shape.nEmbd && e.shape.nEmbd % e.shape.nHead)))
+            return bad(where + ": n_head must divide n_embd and be a multiple of n_head_kv");
         if (e.supported &&
             !(architectureSupported(e.architecture) && quantizationSupported(e.quantization)))
             return bad(where + ": marked supported, but the engine does not run " + e.architecture +

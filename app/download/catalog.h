@@ -12,6 +12,12 @@
 
 class Downloader;
 
+// The transformer's dimensions, for a memory estimate before the file exists (0 = unknown).
+struct CatalogShape {
+    quint32 nLayer = 0, nEmbd = 0, nHead = 0, nHeadKv = 0, nFf = 0, nVocab = 0;
+    bool isKnown() const { return nLayer && nEmbd && nHead && nHeadKv && nFf && nVocab; }
+};
+
 struct CatalogEntry {
     QString id;        // stable key, e.g. "llama-3.2-1b-instruct"
     QString name;      // display name
@@ -30,6 +36,7 @@ struct CatalogEntry {
     bool supported = false;  // the engine can run it
     QString reason;          // why not, when unsupported
     QString chatTemplate, systemMessage, systemPrompt;
+    CatalogShape shape;  // n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab
 
     // Points d at this model: url, size, checksum, and DIR/filename as the destination.
     void configure(Downloader* d, const QString& modelsDir) const;

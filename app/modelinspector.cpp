@@ -1,0 +1,34 @@
+#include "modelinspector.h"
+
+#include <QObject>
+
+#include "downloader.h"
+
+QString FitInfo::verdictName() const {
+    switch (verdict) {
+        case Verdict::FitsGpu:
+            return QStringLiteral("gpu");
+        case Verdict::DoesNotFit:
+            return QStringLiteral("nofit");
+        case Verdict::CpuOnly:
+            return QStringLiteral("cpu");
+        case Verdict::Unknown:
+            break;
+    }
+    return {};
+}
+
+QString FitInfo::label() const {
+    switch (verdict) {
+        case Verdict::FitsGpu:
+            return QObject::tr("fits on GPU");
+        case Verdict::DoesNotFit:
+            return QObject::tr("does not fit: needs %1, %2 free")
+                .arg(Downloader::formatBytes(needed), Downloader::formatBytes(available));
+        case Verdict::CpuOnly:
+            return QObject::tr("CPU only");
+        case Verdict::Unknown:
+            break;
+    }
+    return detail.isEmpty() ? QObject::tr("estimating…") : QObject::tr("no estimate");
+}

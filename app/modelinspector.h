@@ -1,0 +1,51 @@
+// What the model dialog needs from the engine, as an interface so that the app's tests can run
+// without it: a GGUF file's header details and fit estimates. EmberModelInspector implements it
+// over the engine (ember_app_engine). Implementations are stateless: ModelInspectorWorker calls
+// them on its own thread, ModelLibrary calls inspect() on the UI thread to validate a file.
+#pragma once
+
+#include <QMetaType>
+#include <QString>
+
+#include "catalog.h"
+
+// What a GGUF header says about a model.
+struct ModelDetails {
+    QString error;  // set when the file is not a readable GGUF model; the rest is then empty
+    QString architecture;
+    QString name;             // general.name, may be empty
+    qint64 parameters = 0;    // elements of all tensors
+    QString quantization;     // the type holding most of the weight bytes, e.g. "Q4_0"
+    QString quantizationMix;  // every type by share of the weight bytes: "Q4_0 97% · F32 3%"
+    int contextLength = 0;    // trained context, 0 when the header does not say
+    qint64 fileSize = 0;
+    QString problem;  // why the engine cannot run it (architecture, tensor type), else empty
+};
+Q_DECLARE_METATYPE(ModelDetails)
+Q_DECLARE_METATYPE(CatalogShape)
+
+// Whether a model fits the device it would run on.
+struct FitInfo {
+    enum class Verdict { Unknown, FitsGpu, DoesNotFit, CpuOnly };
+    Verdict verdict = Verdict::Unknown;
+    qint64 needed = 0;     // bytes: weights + KV cache + scratch
+    qint64 available = 0;  // bytes of the device's budget
+    QString device;        // the adapter considered
+    QString detail;        // the engine's full message
+
+    // "gpu", "nofit", "cpu", or "" while unknown: what QML compares.
+    QString verdictName() const;
+    // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only".
+    QString label() const;
+};
+Q_DECLARE_METATYPE(FitInfo)
+
+class ModelInspector {
+public:
+    virtual ~ModelInspector() = default;
+    virtual ModelDetails inspect(const QString& path) = 0;
+    // device: "" (the best GPU) or a GPU index; callers handle "CPU only" settings themselves.
+    virtual FitInfo estimateFile(const QString& path, int contextLength, const QString& device) = 0;
+    virtual FitInfo estimateShape(const CatalogShape& shape, qint64 weightBytes, int contextLength,
+                                  const QString& device) = 0;
+};

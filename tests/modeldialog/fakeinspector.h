@@ -1,0 +1,54 @@
+// A ModelInspector without the engine: a file is a model when it starts with "GGUF", and a model
+// fits the GPU when its weights are under 3 GiB. Counts its calls and remembers the last context.
+#pragma once
+
+#include <QFile>
+#include <atomic>
+
+#include "modelinspector.h"
+
+class FakeInspector : public ModelInspector {
+public:
+    static constexpr qint64 kGpuBytes = 3ll << 30;
+
+    struct Log {
+        std::atomic<int> estimates{0};
+        std::atomic<int> lastContext{0};
+    };
+    explicit FakeInspector(std::shared_ptr<Log> log) : m_log(std::move(log)) {}
+
+    ModelDetails inspect(const QString& path) override {
+        ModelDetails d;
+        QFile f(path);
+        if (!f.open(QIODevice::ReadOnly) || f.read(4) != "GGUF") {
+            d.error = QStringLiteral("%1: not a GGUF file").arg(path);
+            return d;
+        }
+        d.architecture = QStringLiteral("llama");
+        d.parameters = 1000;
+        d.quantization = QStringLiteral("F32");
+        d.quantizationMix = QStringLiteral("F32 100%");
+        d.fileSize = f.size();
+        return d;
+    }
+    FitInfo estimateFile(const QString& path, int contextLength, const QString&) override {
+        return verdict(QFile(path).size(), contextLength);
+    }
+    FitInfo estimateShape(const CatalogShape&, qint64 weightBytes, int contextLength,
+                          const QString&) override {
+        return verdict(weightBytes, contextLength);
+    }
+
+private:
+    FitInfo verdict(qint64 bytes, int contextLength) {
+        m_log->estimates++;
+        m_log->lastContext = contextLength;
+        FitInfo f;
+        f.needed = bytes + contextLength;
+        f.available = kGpuBytes;
+        f.verdict = f.needed < kGpuBytes ? FitInfo::Verdict::FitsGpu : FitInfo::Verdict::DoesNotFit;
+        f.detail = QStringLiteral("fake estimate");
+        return f;
+    }
+    std::shared_ptr<Log> m_log;
+};

@@ -1,0 +1,36 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Controls.Material
+
+// A model's fit estimate as a coloured pill: fits on GPU, does not fit, CPU only.
+Rectangle {
+    id: root
+    property string verdict   // "gpu", "nofit", "cpu", "" (still estimating)
+    property string text
+    property string detail    // the engine's full message, as a tooltip
+
+    readonly property bool dark: Material.theme === Material.Dark
+    readonly property color tint: verdict === "gpu" ? "#2e7d32"
+                                : verdict === "nofit" ? "#c62828"
+                                : verdict === "cpu" ? "#5f6b7a" : "#9e9e9e"
+
+    visible: text.length > 0
+    implicitWidth: label.implicitWidth + 16
+    implicitHeight: label.implicitHeight + 6
+    radius: height / 2
+    color: Qt.rgba(tint.r, tint.g, tint.b, dark ? 0.28 : 0.12)
+    border.color: Qt.rgba(tint.r, tint.g, tint.b, 0.45)
+
+    Label {
+        id: label
+        anchors.centerIn: parent
+        text: (root.verdict === "gpu" ? "✓ " : root.verdict === "nofit" ? "✕ " : "") + root.text
+        color: root.dark ? Qt.lighter(root.tint, 1.6) : root.tint
+        font.pixelSize: 12
+        font.bold: root.verdict === "gpu" || root.verdict === "nofit"
+    }
+
+    HoverHandler { id: hover }
+    ToolTip.visible: hover.hovered && root.detail.length > 0
+    ToolTip.text: root.detail
+}

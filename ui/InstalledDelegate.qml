@@ -1,0 +1,97 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Layouts
+
+// One model file of the models folder: what its header says, its fit estimate, and the buttons
+// to use or delete it. A file that is not a readable GGUF model shows the reader's error.
+ItemDelegate {
+    id: root
+    required property int index
+    required property string name
+    required property string path
+    required property string fileName
+    required property string sizeText
+    required property bool ready
+    required property string error
+    required property string architecture
+    required property string parameters
+    required property string quantization
+    required property string quantizationMix
+    required property int contextLength
+    required property string problem
+    required property string fitVerdict
+    required property string fitText
+    required property string fitDetail
+    property bool current: false   // the loaded model
+    signal useRequested(string path)
+    signal deleteRequested(string path, string fileName)
+
+    objectName: "installedEntry_" + index
+    width: ListView.view ? ListView.view.width : implicitWidth
+    hoverEnabled: false
+    down: false
+    padding: 12
+    background: Rectangle {
+        color: root.current ? Qt.rgba(1, 0.34, 0.13, 0.08) : "transparent"
+        Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Material.dividerColor }
+    }
+
+    contentItem: ColumnLayout {
+        spacing: 4
+        RowLayout {
+            Layout.fillWidth: true
+            spacing: 8
+            Label {
+                text: root.name
+                font.bold: true
+                font.pixelSize: 15
+                elide: Text.ElideMiddle
+                Layout.fillWidth: true
+            }
+            FitBadge { verdict: root.fitVerdict; text: root.fitText; detail: root.fitDetail }
+            Button {
+                objectName: "useButton"
+                text: root.current ? qsTr("In use") : qsTr("Use")
+                enabled: !root.current && root.ready && root.error.length === 0 && root.problem.length === 0
+                highlighted: true
+                onClicked: root.useRequested(root.path)
+            }
+            Button {
+                objectName: "deleteButton"
+                text: qsTr("Delete")
+                flat: true
+                onClicked: root.deleteRequested(root.path, root.fileName)
+            }
+        }
+        Label {
+            objectName: "detailsLabel"
+            Layout.fillWidth: true
+            visible: root.error.length === 0
+            text: !root.ready && root.architecture.length === 0 ? qsTr("Reading the header…")
+                : [root.architecture, root.parameters ? root.parameters + qsTr(" parameters") : "",
+                   root.contextLength > 0 ? qsTr("%1 context").arg(root.contextLength) : "",
+                   root.sizeText].filter(s => s.length > 0).join("  ·  ")
+            color: Material.hintTextColor
+            font.pixelSize: 12
+            elide: Text.ElideRight
+        }
+        Label {
+            Layout.fillWidth: true
+            visible: root.quantizationMix.length > 0 && root.error.length === 0
+            text: qsTr("Quantization: %1").arg(root.quantizationMix)
+            font.pixelSize: 12
+            color: Material.hintTextColor
+            elide: Text.ElideRight
+        }
+        Label {
+            objectName: "errorLabel"
+            Layout.fillWidth: true
+            visible: text.length > 0
+            text: root.error.length ? qsTr("Not a usable model: %1").arg(root.error)
+                : root.problem.length ? qsTr("Cannot run yet: %1").arg(root.problem) : ""
+            color: root.error.length ? "#c62828" : "#b26a00"
+            wrapMode: Text.Wrap
+        }
+    }
+}
