@@ -16,8 +16,8 @@
 namespace {
 
 std::vector<std::string> seed_templates() {
-    std::vector<std::string> out = {ember::chatml_template(), kLlama2Official, kGemma3Official,
-                                    kLlama31Official,        kDeepSeekR1Official, kQwen25Official};
+    std::vector<std::string> out = {ember::chatml_template(), kLlama2Official,     kGemma3Official,
+                                    kLlama31Official,         kDeepSeekR1Official, kQwen25Official};
     std::ifstream f(ember::test::shared_path("catalog/gpt4all-models3-subset.json"));
     if (f.good()) {
         nlohmann::json catalog = nlohmann::json::parse(f);
@@ -31,16 +31,69 @@ std::vector<std::string> seed_templates() {
 
 // Fragments that make mutations reach deeper into the parser than random bytes do.
 const char* const kFragments[] = {
-    "{%", "%}", "{{", "}}", "{#", "#}", "{%-", "-%}", "(", ")", "[", "]", "{", "}", "|", "'", "\"",
-    ",", ".", ":", "~", "+", "-", "*", "**", "//", "not ", " and ", " or ", " is ", " in ", " if ",
-    " else ", "{% endfor %}", "{% endif %}", "{% for x in messages %}", "{% if true %}",
-    "{% set ns = namespace(a=1) %}", "{% macro m(a) %}{{ m(a) }}{% endmacro %}{{ m(1) }}",
-    "|tojson", "|trim", "|length", "[::-1]", "loop.", "messages", "none", "raise_exception(",
-    "{% raw %}", "{% endraw %}", "\\", "\n", " ", "1e999", "9999999999999999999", "|join(',')",
-    "range(", "{% break %}", "{{ caller() }}", "|regex_replace('(a*)*b', '')",
+    "{%",
+    "%}",
+    "{{",
+    "}}",
+    "{#",
+    "#}",
+    "{%-",
+    "-%}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    "|",
+    "'",
+    "\"",
+    ",",
+    ".",
+    ":",
+    "~",
+    "+",
+    "-",
+    "*",
+    "**",
+    "//",
+    "not ",
+    " and ",
+    " or ",
+    " is ",
+    " in ",
+    " if ",
+    " else ",
+    "{% endfor %}",
+    "{% endif %}",
+    "{% for x in messages %}",
+    "{% if true %}",
+    "{% set ns = namespace(a=1) %}",
+    "{% macro m(a) %}{{ m(a) }}{% endmacro %}{{ m(1) }}",
+    "|tojson",
+    "|trim",
+    "|length",
+    "[::-1]",
+    "loop.",
+    "messages",
+    "none",
+    "raise_exception(",
+    "{% raw %}",
+    "{% endraw %}",
+    "\\",
+    "\n",
+    " ",
+    "1e999",
+    "9999999999999999999",
+    "|join(',')",
+    "range(",
+    "{% break %}",
+    "{{ caller() }}",
+    "|regex_replace('(a*)*b', '')",
 };
 
-std::string mutate(const std::string& src, const std::vector<std::string>& pool, std::mt19937& rng) {
+std::string mutate(const std::string& src, const std::vector<std::string>& pool,
+                   std::mt19937& rng) {
     std::string s = src;
     int edits = 1 + static_cast<int>(rng() % 4);
     for (int e = 0; e < edits; ++e) {
@@ -91,7 +144,8 @@ TEST(ChatTemplateFuzz, MutationsRenderOrFail) {
         std::string t = mutate(pool[rng() % pool.size()], pool, rng);
         auto t0 = std::chrono::steady_clock::now();
         auto r = ember::render_chat_template(t, in);
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                        .count();
         worst_ms = std::max(worst_ms, ms);
         if (r.ok()) {
             ++ok;
@@ -105,7 +159,8 @@ TEST(ChatTemplateFuzz, MutationsRenderOrFail) {
             EXPECT_NE(r.error().message.find("line "), std::string::npos) << r.error().message;
         }
     }
-    double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double total_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "[fuzz] " << kIterations << " mutations: " << ok << " rendered, " << failed
               << " errors; slowest " << worst_ms << " ms, total " << total_s << " s\n";
     EXPECT_GT(ok, 0);

@@ -28,22 +28,23 @@ Result<std::string> render_chat_template(const std::string& tmpl, const ChatTemp
     // transformers passes tools=None when no tools are given (documents stays undefined).
     interp.set_global("tools", Value::none());
     const int64_t now = in.now_unix;
-    interp.set_global("strftime_now",
-                      Value::function("strftime_now", [now](Interp&, CallArgs& a) -> Result<Value> {
-                          if (a.pos.size() != 1 || !a.pos[0].is_string())
-                              return make_error("template.render",
-                                                "strftime_now() needs one format string");
-                          std::time_t t = now >= 0 ? static_cast<std::time_t>(now) : std::time(nullptr);
-                          std::tm tm{};
-                          localtime_r(&t, &tm);
-                          char buf[256];
-                          size_t n = std::strftime(buf, sizeof(buf), a.pos[0].str().c_str(), &tm);
-                          return Value::string(std::string(buf, n));
-                      }));
+    interp.set_global(
+        "strftime_now",
+        Value::function("strftime_now", [now](Interp&, CallArgs& a) -> Result<Value> {
+            if (a.pos.size() != 1 || !a.pos[0].is_string())
+                return make_error("template.render", "strftime_now() needs one format string");
+            std::time_t t = now >= 0 ? static_cast<std::time_t>(now) : std::time(nullptr);
+            std::tm tm{};
+            localtime_r(&t, &tm);
+            char buf[256];
+            size_t n = std::strftime(buf, sizeof(buf), a.pos[0].str().c_str(), &tm);
+            return Value::string(std::string(buf, n));
+        }));
     if (!in.extra_context_json.empty()) {
         EMBER_ASSIGN_OR_RETURN(Value extra, jinja::parse_json(in.extra_context_json));
         if (!extra.is_dict())
-            return make_error("template.extra_json", "extra template variables must be a JSON object");
+            return make_error("template.extra_json",
+                              "extra template variables must be a JSON object");
         for (const auto& [k, v] : extra.dict_data().items) interp.set_global(k.str(), v);
     }
     return interp.render(*parsed);

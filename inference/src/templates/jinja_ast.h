@@ -77,7 +77,7 @@ struct Stmt {
     Body else_body;
     std::string name;
     std::vector<std::string> params;
-    std::vector<ExprPtr> defaults;  // per param, null when none
+    std::vector<ExprPtr> defaults;                     // per param, null when none
     std::vector<std::pair<ExprPtr, ExprPtr>> assigns;  // With
 };
 

@@ -8,9 +8,9 @@ namespace ember::jinja {
 
 namespace {
 
-constexpr int kMaxEvalDepth = 250;
-
-bool starts_with(const std::string& s, const char* p) { return s.rfind(p, 0) == 0; }
+bool starts_with(const std::string& s, const char* p) {
+    return s.rfind(p, 0) == 0;
+}
 
 std::string undefined_msg(const Value& v) {
     const std::string& n = v.undefined_name();
@@ -38,7 +38,7 @@ void slice_indices(int64_t len, const Value& start, const Value& stop, int64_t s
 }  // namespace
 
 Result<Value> Interp::eval(const Expr& e) {
-    if (++m_eval_depth > kMaxEvalDepth) {
+    if (++m_eval_depth > m_limits.max_depth) {
         --m_eval_depth;
         return error(e.line, "expressions or macro calls nested too deeply");
     }
@@ -69,8 +69,10 @@ Result<Value> Interp::eval_inner(const Expr& e) {
     EMBER_TRY(step(e.line));
     using K = Expr::Kind;
     switch (e.kind) {
-        case K::Const: return e.value;
-        case K::Name: return lookup(e.name);
+        case K::Const:
+            return e.value;
+        case K::Name:
+            return lookup(e.name);
         case K::List:
         case K::Tuple: {
             std::vector<Value> items;
@@ -159,7 +161,8 @@ Result<Value> Interp::eval_inner(const Expr& e) {
             EMBER_ASSIGN_OR_RETURN(Value b, eval(*e.kids[1]));
             return eval_binary(e.name, a, b, e.line);
         }
-        case K::Compare: return eval_compare(e);
+        case K::Compare:
+            return eval_compare(e);
         case K::Cond: {
             EMBER_ASSIGN_OR_RETURN(Value c, eval(*e.kids[1]));
             if (truthy(c)) return eval(*e.kids[0]);
@@ -242,7 +245,8 @@ Result<Value> Interp::eval_binary(const std::string& op, const Value& a, const V
             return Value::integer(r);
         }
         if (op == "**") {
-            if (y < 0) return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
+            if (y < 0)
+                return Value::number(std::pow(static_cast<double>(x), static_cast<double>(y)));
             int64_t result = 1, base = x;
             while (y > 0) {
                 if (y & 1)
@@ -282,25 +286,30 @@ Result<Value> Interp::eval_binary(const std::string& op, const Value& a, const V
         }
     }
     if (op == "*") {
-        if ((a.is_string() || a.is_list()) && b.is_integral()) return repeat(*this, a, b.as_int(), line);
-        if ((b.is_string() || b.is_list()) && a.is_integral()) return repeat(*this, b, a.as_int(), line);
+        if ((a.is_string() || a.is_list()) && b.is_integral())
+            return repeat(*this, a, b.as_int(), line);
+        if ((b.is_string() || b.is_list()) && a.is_integral())
+            return repeat(*this, b, a.as_int(), line);
     }
     return unsupported();
 }
 
 static Result<bool> contains(Interp& in, const Value& container, const Value& item, int line) {
     switch (container.type) {
-        case Type::Undefined: return false;
+        case Type::Undefined:
+            return false;
         case Type::String:
             if (!item.is_string())
-                return in.error(line, std::string("'in <string>' needs a string on the left, not '") +
-                                          type_name(item) + "'");
+                return in.error(line,
+                                std::string("'in <string>' needs a string on the left, not '") +
+                                    type_name(item) + "'");
             return container.str().find(item.str()) != std::string::npos;
         case Type::List:
             for (const auto& v : container.list_data().items)
                 if (equals(v, item)) return true;
             return false;
-        case Type::Dict: return container.dict_data().find(item) != nullptr;
+        case Type::Dict:
+            return container.dict_data().find(item) != nullptr;
         default:
             return in.error(line, std::string("argument of type '") + type_name(container) +
                                       "' is not iterable");
@@ -313,8 +322,10 @@ Result<Value> Interp::eval_compare(const Expr& e) {
         EMBER_ASSIGN_OR_RETURN(Value right, eval(*e.kids[k + 1]));
         const std::string& op = e.ops[k];
         bool r = false;
-        if (op == "==") r = equals(left, right);
-        else if (op == "!=") r = !equals(left, right);
+        if (op == "==")
+            r = equals(left, right);
+        else if (op == "!=")
+            r = !equals(left, right);
         else if (op == "in" || op == "not in") {
             EMBER_ASSIGN_OR_RETURN(bool c, contains(*this, right, left, e.line));
             r = (op == "in") == c;
@@ -423,9 +434,9 @@ Result<Value> Interp::get_item(const Value& obj, const Value& key, int line) {
         int64_t k = key.as_int();
         if (k < 0) k += n;
         if (k >= 0 && k < n)
-            return Value::string(obj.str().substr(offs[static_cast<size_t>(k)],
-                                                  offs[static_cast<size_t>(k) + 1] -
-                                                      offs[static_cast<size_t>(k)]));
+            return Value::string(
+                obj.str().substr(offs[static_cast<size_t>(k)],
+                                 offs[static_cast<size_t>(k) + 1] - offs[static_cast<size_t>(k)]));
     }
     // Like Jinja2, fall back to an attribute (so d['items'] without such a key is the method).
     if (key.is_string()) return get_attr(obj, key.str(), line);
@@ -434,8 +445,10 @@ Result<Value> Interp::get_item(const Value& obj, const Value& key, int line) {
 
 Result<std::vector<Value>> Interp::iterate(const Value& v, int line) {
     switch (v.type) {
-        case Type::Undefined: return std::vector<Value>{};
-        case Type::List: return v.list_data().items;
+        case Type::Undefined:
+            return std::vector<Value>{};
+        case Type::List:
+            return v.list_data().items;
         case Type::Dict: {
             std::vector<Value> keys;
             for (const auto& kv : v.dict_data().items) keys.push_back(kv.first);

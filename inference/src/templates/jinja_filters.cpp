@@ -7,9 +7,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
-#include <iterator>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 
 #include "templates/jinja_interp.h"
 
@@ -26,12 +26,17 @@ namespace {
 
 Result<int64_t> length_of(Interp& in, const Value& v, int line) {
     switch (v.type) {
-        case Type::Undefined: return 0;
-        case Type::String: return static_cast<int64_t>(utf8_length(v.str()));
-        case Type::List: return static_cast<int64_t>(v.list_data().items.size());
-        case Type::Dict: return static_cast<int64_t>(v.dict_data().items.size());
+        case Type::Undefined:
+            return 0;
+        case Type::String:
+            return static_cast<int64_t>(utf8_length(v.str()));
+        case Type::List:
+            return static_cast<int64_t>(v.list_data().items.size());
+        case Type::Dict:
+            return static_cast<int64_t>(v.dict_data().items.size());
         default:
-            return in.error(line, std::string("object of type '") + type_name(v) + "' has no len()");
+            return in.error(line,
+                            std::string("object of type '") + type_name(v) + "' has no len()");
     }
 }
 
@@ -43,7 +48,8 @@ Result<Value> attr_path(Interp& in, const Value& item, const Value& attr, int li
     size_t start = 0;
     while (true) {
         size_t dot = path.find('.', start);
-        std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        std::string part =
+            path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
         Value key = Value::string(part);
         if (!part.empty() && std::all_of(part.begin(), part.end(), ::isdigit))
             key = Value::integer(std::atoll(part.c_str()));
@@ -61,9 +67,11 @@ Value sort_key(const Value& v, bool case_sensitive) {
 
 Status check_orderable(Interp& in, const std::vector<Value>& keys, int line) {
     for (size_t k = 1; k < keys.size(); ++k)
-        EMBER_TRY(compare(keys[0], keys[k]).ok() ? Status{} : in.error(line, "cannot sort values of types '" +
-                                                                                std::string(type_name(keys[0])) +
-                                                                                "' and '" + type_name(keys[k]) + "'"));
+        EMBER_TRY(compare(keys[0], keys[k]).ok()
+                      ? Status{}
+                      : in.error(line, "cannot sort values of types '" +
+                                           std::string(type_name(keys[0])) + "' and '" +
+                                           type_name(keys[k]) + "'"));
     return {};
 }
 
@@ -93,12 +101,23 @@ std::string html_escape(const std::string& s) {
     std::string out;
     for (char c : s) {
         switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&#34;"; break;
-            case '\'': out += "&#39;"; break;
-            default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&#34;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -134,7 +153,8 @@ std::string translate_replacement(const std::string& r) {
             char n = r[k + 1];
             if (std::isdigit(static_cast<unsigned char>(n))) {
                 size_t e = k + 1;
-                while (e < r.size() && e < k + 3 && std::isdigit(static_cast<unsigned char>(r[e]))) ++e;
+                while (e < r.size() && e < k + 3 && std::isdigit(static_cast<unsigned char>(r[e])))
+                    ++e;
                 out += "${" + r.substr(k + 1, e - k - 1) + "}";
                 k = e - 1;
             } else if (n == 'g' && k + 2 < r.size() && r[k + 2] == '<') {
@@ -181,7 +201,8 @@ Result<Value> regex_replace(Interp& in, const std::string& subject, const std::s
                                   std::to_string(erroff) + ": " + reinterpret_cast<char*>(msg));
     }
     pcre2_match_context* mctx = pcre2_match_context_create(nullptr);
-    pcre2_set_match_limit(mctx, 10'000'000);  // hostile patterns fail instead of backtracking for ever
+    pcre2_set_match_limit(mctx,
+                          10'000'000);  // hostile patterns fail instead of backtracking for ever
     pcre2_set_depth_limit(mctx, 10'000);
     std::string r = translate_replacement(repl);
     Value out;
@@ -203,7 +224,8 @@ Result<Value> regex_replace(Interp& in, const std::string& subject, const std::s
             pcre2_get_error_message(rc, msg, sizeof(msg));
             pcre2_match_context_free(mctx);
             pcre2_code_free(re);
-            return in.error(line, std::string("regex_replace failed: ") + reinterpret_cast<char*>(msg));
+            return in.error(line,
+                            std::string("regex_replace failed: ") + reinterpret_cast<char*>(msg));
         }
         result.resize(outlen);
     } else {
@@ -212,8 +234,8 @@ Result<Value> regex_replace(Interp& in, const std::string& subject, const std::s
         size_t start = 0;
         for (int64_t n = 0; n < count && start <= result.size(); ++n) {
             pcre2_match_data* md = pcre2_match_data_create_from_pattern(re, nullptr);
-            int rc = pcre2_match(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(), start,
-                                 0, md, mctx);
+            int rc = pcre2_match(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(),
+                                 start, 0, md, mctx);
             if (rc < 0) {
                 pcre2_match_data_free(md);
                 break;
@@ -221,10 +243,11 @@ Result<Value> regex_replace(Interp& in, const std::string& subject, const std::s
             PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
             PCRE2_SIZE outlen = result.size() * 2 + r.size() + 64;
             std::string buf(outlen, '\0');
-            int src = pcre2_substitute(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(),
-                                       start, PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, nullptr, mctx,
-                                       reinterpret_cast<PCRE2_SPTR>(r.data()), r.size(),
-                                       reinterpret_cast<PCRE2_UCHAR*>(buf.data()), &outlen);
+            int src =
+                pcre2_substitute(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(),
+                                 start, PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, nullptr, mctx,
+                                 reinterpret_cast<PCRE2_SPTR>(r.data()), r.size(),
+                                 reinterpret_cast<PCRE2_UCHAR*>(buf.data()), &outlen);
             size_t match_end = ov[1], match_start = ov[0];
             pcre2_match_data_free(md);
             if (src <= 0) break;
@@ -311,7 +334,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "tojson") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"indent", "ensure_ascii", "separators", "sort_keys"}));
         JsonOptions opt;
-        if (a[0].is_integral()) opt.indent = static_cast<int>(std::clamp<int64_t>(a[0].as_int(), 0, 64));
+        if (a[0].is_integral())
+            opt.indent = static_cast<int>(std::clamp<int64_t>(a[0].as_int(), 0, 64));
         else if (!a[0].is_undefined() && !a[0].is_none())
             return in.error(line, "tojson: indent must be an integer");
         opt.ensure_ascii = truthy(a[1]);
@@ -406,8 +430,10 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
             const Value* attr = nullptr;
             const Value* def = nullptr;
             for (auto& [k, val] : args.kw) {
-                if (k == "attribute") attr = &val;
-                else if (k == "default") def = &val;
+                if (k == "attribute")
+                    attr = &val;
+                else if (k == "default")
+                    def = &val;
             }
             if (attr) {
                 for (auto& it : items) {
@@ -434,7 +460,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         bool want = name == "select" || name == "selectattr";
         std::string tname = args.pos.size() > first ? to_str(args.pos[first]) : "";
         CallArgs targs;
-        if (args.pos.size() > first + 1) targs.pos.assign(args.pos.begin() + static_cast<long>(first) + 1, args.pos.end());
+        if (args.pos.size() > first + 1)
+            targs.pos.assign(args.pos.begin() + static_cast<long>(first) + 1, args.pos.end());
         for (auto& it : items) {
             Value x = it;
             if (by_attr) {
@@ -454,9 +481,12 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "items") {
         EMBER_TRY(bind({}));
         if (v.is_undefined()) return Value::list();
-        if (!v.is_dict()) return in.error(line, std::string("items: expected a mapping, got '") + type_name(v) + "'");
+        if (!v.is_dict())
+            return in.error(line,
+                            std::string("items: expected a mapping, got '") + type_name(v) + "'");
         std::vector<Value> out;
-        for (const auto& kv : v.dict_data().items) out.push_back(Value::list({kv.first, kv.second}, true));
+        for (const auto& kv : v.dict_data().items)
+            out.push_back(Value::list({kv.first, kv.second}, true));
         return Value::list(std::move(out));
     }
     if (name == "dictsort") {
@@ -483,7 +513,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "sort") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"reverse", "case_sensitive", "attribute"}));
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
-        EMBER_ASSIGN_OR_RETURN(items, sorted(in, std::move(items), truthy(a[0]), truthy(a[1]), a[2], line));
+        EMBER_ASSIGN_OR_RETURN(
+            items, sorted(in, std::move(items), truthy(a[0]), truthy(a[1]), a[2], line));
         return Value::list(std::move(items));
     }
     if (name == "unique") {
@@ -510,7 +541,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"case_sensitive", "attribute"}));
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
         if (items.empty()) return Value::undefined(name);
-        EMBER_ASSIGN_OR_RETURN(items, sorted(in, std::move(items), false, truthy(a[0]), a[1], line));
+        EMBER_ASSIGN_OR_RETURN(items,
+                               sorted(in, std::move(items), false, truthy(a[0]), a[1], line));
         return name == "min" ? items.front() : items.back();
     }
     if (name == "sum") {
@@ -522,7 +554,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
             if (!a[0].is_undefined()) {
                 EMBER_ASSIGN_OR_RETURN(x, attr_path(in, it, a[0], line));
             }
-            if (!x.is_number() || !total.is_number()) return in.error(line, "sum: values must be numbers");
+            if (!x.is_number() || !total.is_number())
+                return in.error(line, "sum: values must be numbers");
             if (x.type == Type::Float || total.type == Type::Float)
                 total = Value::number(total.as_float() + x.as_float());
             else
@@ -535,7 +568,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         if (v.is_string()) {
             std::vector<size_t> offs = utf8_offsets(v.str());
             std::string out;
-            for (size_t k = offs.size() - 1; k > 0; --k) out.append(v.str(), offs[k - 1], offs[k] - offs[k - 1]);
+            for (size_t k = offs.size() - 1; k > 0; --k)
+                out.append(v.str(), offs[k - 1], offs[k] - offs[k - 1]);
             return Value::string(std::move(out));
         }
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
@@ -544,10 +578,11 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     }
     if (name == "indent") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"width", "first", "blank"}));
-        std::string ind = a[0].is_string() ? a[0].str()
-                                           : std::string(static_cast<size_t>(std::clamp<int64_t>(
-                                                             a[0].is_integral() ? a[0].as_int() : 4, 0, 1024)),
-                                                         ' ');
+        std::string ind = a[0].is_string()
+                              ? a[0].str()
+                              : std::string(static_cast<size_t>(std::clamp<int64_t>(
+                                                a[0].is_integral() ? a[0].as_int() : 4, 0, 1024)),
+                                            ' ');
         std::vector<std::string> lines = split_lines(to_str(v) + "\n");
         std::string out;
         for (size_t k = 0; k < lines.size(); ++k) {
@@ -559,12 +594,15 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         return str_result(std::move(out));
     }
     if (name == "safe") return v;
-    if (name == "escape" || name == "e" || name == "forceescape") return str_result(html_escape(to_str(v)));
+    if (name == "escape" || name == "e" || name == "forceescape")
+        return str_result(html_escape(to_str(v)));
     if (name == "round") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"precision", "method"}));
         int64_t prec = a[0].is_integral() ? a[0].as_int() : 0;
         std::string method = a[1].is_string() ? a[1].str() : "common";
-        if (!v.is_number()) return in.error(line, std::string("round: expected a number, got '") + type_name(v) + "'");
+        if (!v.is_number())
+            return in.error(line,
+                            std::string("round: expected a number, got '") + type_name(v) + "'");
         if (method == "common" && v.is_integral()) return Value::integer(v.as_int());
         double scale = std::pow(10.0, static_cast<double>(prec));
         if (method == "common") return Value::number(round_half_even(v.as_float(), prec));
@@ -580,7 +618,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     }
     if (name == "batch") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"linecount", "fill_with"}));
-        if (!a[0].is_integral() || a[0].as_int() <= 0) return in.error(line, "batch: linecount must be a positive integer");
+        if (!a[0].is_integral() || a[0].as_int() <= 0)
+            return in.error(line, "batch: linecount must be a positive integer");
         size_t n = static_cast<size_t>(a[0].as_int());
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
         std::vector<Value> out, cur;
@@ -596,7 +635,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         return Value::list(std::move(out));
     }
     if (name == "regex_replace") {
-        EMBER_ASSIGN_OR_RETURN(auto a, bind({"pattern", "replacement", "ignorecase", "multiline", "count"}));
+        EMBER_ASSIGN_OR_RETURN(
+            auto a, bind({"pattern", "replacement", "ignorecase", "multiline", "count"}));
         if (!a[0].is_string()) return in.error(line, "regex_replace: needs a pattern string");
         return regex_replace(in, to_str(v), a[0].str(), to_str(a[1]), truthy(a[2]), truthy(a[3]),
                              a[4].is_integral() ? a[4].as_int() : 0, line);
@@ -614,7 +654,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         int64_t n = 0;
         bool in_word = false;
         for (char c : to_str(v)) {
-            bool w = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (static_cast<unsigned char>(c) >= 0x80);
+            bool w = std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                     (static_cast<unsigned char>(c) >= 0x80);
             if (w && !in_word) ++n;
             in_word = w;
         }
@@ -635,17 +676,18 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     return in.error(line, "unknown filter '" + name + "'");
 }
 
-Result<bool> apply_test(Interp& in, const std::string& name, const Value& v, CallArgs& args, int line) {
+Result<bool> apply_test(Interp& in, const std::string& name, const Value& v, CallArgs& args,
+                        int line) {
     auto arg = [&](size_t n) -> Result<Value> {
         std::string what = "test '" + name + "'";
         if (args.pos.size() + args.kw.size() != n)
             return in.error(line, what + ": expects " + std::to_string(n) + " argument(s)");
         return args.pos.empty() ? args.kw[0].second : args.pos[0];
     };
-    if (name != "divisibleby" && name != "equalto" && name != "eq" && name != "==" && name != "ne" &&
-        name != "!=" && name != "lt" && name != "<" && name != "le" && name != "<=" && name != "gt" &&
-        name != ">" && name != "ge" && name != ">=" && name != "greaterthan" && name != "lessthan" &&
-        name != "sameas" && name != "in") {
+    if (name != "divisibleby" && name != "equalto" && name != "eq" && name != "==" &&
+        name != "ne" && name != "!=" && name != "lt" && name != "<" && name != "le" &&
+        name != "<=" && name != "gt" && name != ">" && name != "ge" && name != ">=" &&
+        name != "greaterthan" && name != "lessthan" && name != "sameas" && name != "in") {
         if (!args.pos.empty() || !args.kw.empty())
             return in.error(line, "test '" + name + "' takes no arguments");
     }
@@ -702,12 +744,14 @@ Result<bool> apply_test(Interp& in, const std::string& name, const Value& v, Cal
         EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
         return !equals(v, o);
     }
-    static const char* const ordering[] = {"lt", "<", "le", "<=", "gt", ">", "ge", ">=",
-                                           "greaterthan", "lessthan"};
-    if (std::none_of(std::begin(ordering), std::end(ordering), [&](const char* n) { return name == n; }))
+    static const char* const ordering[] = {"lt", "<",  "le", "<=",          "gt",
+                                           ">",  "ge", ">=", "greaterthan", "lessthan"};
+    if (std::none_of(std::begin(ordering), std::end(ordering),
+                     [&](const char* n) { return name == n; }))
         return in.error(line, "unknown test '" + name + "'");
     EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
-    if (v.is_undefined() || o.is_undefined()) return in.error(line, "test '" + name + "': value is undefined");
+    if (v.is_undefined() || o.is_undefined())
+        return in.error(line, "test '" + name + "': value is undefined");
     auto c = compare(v, o);
     if (!c.ok()) return in.error(line, c.error().message);
     if (name == "lt" || name == "<" || name == "lessthan") return *c < 0;

@@ -27,8 +27,10 @@ Interp::Interp(Limits limits) : m_limits(limits) {
 
 Interp::~Interp() {
     for (auto& v : m_mutated) {
-        if (v.is_list()) v.list_data().items.clear();
-        else if (v.is_dict()) v.dict_data().items.clear();
+        if (v.is_list())
+            v.list_data().items.clear();
+        else if (v.is_dict())
+            v.dict_data().items.clear();
     }
 }
 
@@ -37,7 +39,9 @@ void Interp::note_mutation(const Value& container) {
     m_mutated.push_back(container);
 }
 
-void Interp::set_global(const std::string& name, Value v) { m_globals->vars[name] = std::move(v); }
+void Interp::set_global(const std::string& name, Value v) {
+    m_globals->vars[name] = std::move(v);
+}
 
 Error Interp::error(int line, const std::string& msg) const {
     // Without a line (built-in methods), eval() adds the line of the calling expression.
@@ -63,8 +67,8 @@ Status Interp::charge(size_t bytes, int line) {
 
 Status Interp::write(const std::string& s, int line) {
     if (m_out->size() + s.size() > m_limits.max_output)
-        return error(line, "output exceeds the limit of " + std::to_string(m_limits.max_output) +
-                               " bytes");
+        return error(
+            line, "output exceeds the limit of " + std::to_string(m_limits.max_output) + " bytes");
     EMBER_TRY(charge(s.size(), line));
     m_out->append(s);
     return {};
@@ -78,7 +82,9 @@ Value Interp::lookup(const std::string& name) const {
     return Value::undefined(name);
 }
 
-void Interp::assign(const std::string& name, Value v) { m_scope->vars[name] = std::move(v); }
+void Interp::assign(const std::string& name, Value v) {
+    m_scope->vars[name] = std::move(v);
+}
 
 Status Interp::assign_target(const Expr& target, Value v, int line) {
     if (target.kind == Expr::Kind::Name) {
@@ -196,12 +202,26 @@ Value Interp::make_macro(const Stmt& s, std::shared_ptr<Scope> closure) {
 
 Result<Flow> Interp::exec(const Stmt& s) {
     EMBER_TRY(step(s.line));
+    // Statements nest inside macros called from statements: bound the whole recursion.
+    if (m_eval_depth >= m_limits.max_depth)
+        return error(s.line, "statements or macro calls nested too deeply");
+    ++m_eval_depth;
+    auto r = exec_inner(s);
+    --m_eval_depth;
+    return r;
+}
+
+Result<Flow> Interp::exec_inner(const Stmt& s) {
     switch (s.kind) {
-        case Stmt::Kind::Text: EMBER_TRY(write(s.text, s.line)); return Flow::Normal;
+        case Stmt::Kind::Text:
+            EMBER_TRY(write(s.text, s.line));
+            return Flow::Normal;
         case Stmt::Kind::Print: {
             EMBER_ASSIGN_OR_RETURN(Value v, eval(*s.expr));
-            if (v.is_string()) EMBER_TRY(write(v.str(), s.line));
-            else EMBER_TRY(write(to_str(v), s.line));
+            if (v.is_string())
+                EMBER_TRY(write(v.str(), s.line));
+            else
+                EMBER_TRY(write(to_str(v), s.line));
             return Flow::Normal;
         }
         case Stmt::Kind::If: {
@@ -211,7 +231,8 @@ Result<Flow> Interp::exec(const Stmt& s) {
             }
             return exec_body(s.else_body);
         }
-        case Stmt::Kind::For: return exec_for(s);
+        case Stmt::Kind::For:
+            return exec_for(s);
         case Stmt::Kind::Set: {
             EMBER_ASSIGN_OR_RETURN(Value v, eval(*s.expr));
             EMBER_TRY(assign_target(*s.target, std::move(v), s.line));
@@ -228,7 +249,9 @@ Result<Flow> Interp::exec(const Stmt& s) {
             EMBER_TRY(assign_target(*s.target, std::move(v), s.line));
             return Flow::Normal;
         }
-        case Stmt::Kind::Macro: assign(s.name, make_macro(s, m_scope)); return Flow::Normal;
+        case Stmt::Kind::Macro:
+            assign(s.name, make_macro(s, m_scope));
+            return Flow::Normal;
         case Stmt::Kind::CallBlock: {
             const Expr& call_expr = *s.expr;
             EMBER_ASSIGN_OR_RETURN(Value fn, eval(*call_expr.kids[0]));
@@ -248,8 +271,10 @@ Result<Flow> Interp::exec(const Stmt& s) {
             EMBER_TRY(write(to_str(v), s.line));
             return Flow::Normal;
         }
-        case Stmt::Kind::Break: return Flow::Break;
-        case Stmt::Kind::Continue: return Flow::Continue;
+        case Stmt::Kind::Break:
+            return Flow::Break;
+        case Stmt::Kind::Continue:
+            return Flow::Continue;
         case Stmt::Kind::With: {
             auto scope = std::make_shared<Scope>();
             scope->parent = m_scope;
@@ -264,7 +289,8 @@ Result<Flow> Interp::exec(const Stmt& s) {
                 EMBER_TRY(assign_target(*s.assigns[k].first, std::move(values[k]), s.line));
             return exec_body(s.body);
         }
-        case Stmt::Kind::Scope: return exec_body(s.body);
+        case Stmt::Kind::Scope:
+            return exec_body(s.body);
     }
     return Flow::Normal;
 }
@@ -305,8 +331,8 @@ Result<Flow> Interp::exec_for(const Stmt& s) {
         DictData& d = loop.dict_data();
         d.items.reserve(12);
         // The key strings are immutable, so every loop shares one set.
-        static const char* const kNames[] = {"index", "index0", "revindex", "revindex0",
-                                             "first", "last",   "length",   "depth",
+        static const char* const kNames[] = {"index",  "index0",   "revindex", "revindex0",
+                                             "first",  "last",     "length",   "depth",
                                              "depth0", "previtem", "nextitem", "cycle"};
         static const std::vector<Value> kKeys = [] {
             std::vector<Value> keys;
@@ -328,7 +354,8 @@ Result<Flow> Interp::exec_for(const Stmt& s) {
         put("length", Value::integer(n));
         put("depth", Value::integer(1));
         put("depth0", Value::integer(0));
-        put("previtem", idx > 0 ? items[static_cast<size_t>(idx - 1)] : Value::undefined("previtem"));
+        put("previtem",
+            idx > 0 ? items[static_cast<size_t>(idx - 1)] : Value::undefined("previtem"));
         put("nextitem",
             idx + 1 < n ? items[static_cast<size_t>(idx + 1)] : Value::undefined("nextitem"));
         *current = idx;

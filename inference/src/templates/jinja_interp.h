@@ -15,11 +15,12 @@
 namespace ember::jinja {
 
 struct Limits {
-    size_t max_output = 16u << 20;       // bytes of any rendered or built string
-    uint64_t max_steps = 2'000'000;      // evaluation steps (bounds loops)
-    uint64_t max_alloc = 512ull << 20;   // total bytes of strings built while rendering
-    int max_call_depth = 64;             // nested macro calls
-    size_t max_items = 1'000'000;        // elements of a list built at once
+    size_t max_output = 16u << 20;      // bytes of any rendered or built string
+    uint64_t max_steps = 2'000'000;     // evaluation steps (bounds loops)
+    uint64_t max_alloc = 512ull << 20;  // total bytes of strings built while rendering
+    int max_call_depth = 64;            // nested macro calls
+    int max_depth = 250;                // nested expressions and statements being evaluated
+    size_t max_items = 1'000'000;       // elements of a list built at once
 };
 
 struct Scope {
@@ -65,7 +66,8 @@ private:
     int m_call_depth = 0;
     int m_eval_depth = 0;
     Value m_filter_input;
-    std::vector<Value> m_mutated;  // the captured body a filter block or block set applies filters to
+    std::vector<Value>
+        m_mutated;  // the captured body a filter block or block set applies filters to
 
     Status step(int line);
     Value lookup(const std::string& name) const;
@@ -75,6 +77,7 @@ private:
 
     Result<Flow> exec_body(const Body& body);
     Result<Flow> exec(const Stmt& s);
+    Result<Flow> exec_inner(const Stmt& s);
     Result<Flow> exec_for(const Stmt& s);
     Result<std::string> capture(const Body& body);
     Value make_macro(const Stmt& s, std::shared_ptr<Scope> closure);

@@ -58,17 +58,38 @@ std::string unescape(std::string_view s) {
         }
         char e = s[++k];
         switch (e) {
-            case '\n': break;  // line continuation
-            case '\\': out += '\\'; break;
-            case '\'': out += '\''; break;
-            case '"': out += '"'; break;
-            case 'a': out += '\a'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
-            case 'v': out += '\v'; break;
+            case '\n':
+                break;  // line continuation
+            case '\\':
+                out += '\\';
+                break;
+            case '\'':
+                out += '\'';
+                break;
+            case '"':
+                out += '"';
+                break;
+            case 'a':
+                out += '\a';
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
+            case 'v':
+                out += '\v';
+                break;
             case 'x':
             case 'u':
             case 'U': {
@@ -224,7 +245,8 @@ private:
         size_t wl = std::strlen(word);
         if (m_src.compare(k, wl, word) != 0) return 0;
         k += wl;
-        if (k < m_src.size() && (std::isalnum(static_cast<unsigned char>(m_src[k])) || m_src[k] == '_'))
+        if (k < m_src.size() &&
+            (std::isalnum(static_cast<unsigned char>(m_src[k])) || m_src[k] == '_'))
             return 0;
         while (k < m_src.size() && is_space(m_src[k])) ++k;
         if (k < m_src.size() && (m_src[k] == '-' || m_src[k] == '+')) ++k;
@@ -250,8 +272,10 @@ private:
             }
             std::string content = m_src.substr(content_begin, k - content_begin);
             char ctrl = m_src[k + 2];
-            if (ctrl == '-') rstrip_ws(content);
-            else if (ctrl != '+') lstrip_block(content, content_begin);
+            if (ctrl == '-')
+                rstrip_ws(content);
+            else if (ctrl != '+')
+                lstrip_block(content, content_begin);
             emit_text(content_begin, std::move(content));
             m_pos = k + elen;
             after_end(m_src[m_pos - 3]);
@@ -287,8 +311,10 @@ private:
                     end.line = line_at(m_pos);
                     m_out.push_back(end);
                     m_pos += n;
-                    if (kind == '%') after_end(ctrl);
-                    else if (ctrl == '-') m_strip_next = true;
+                    if (kind == '%')
+                        after_end(ctrl);
+                    else if (ctrl == '-')
+                        m_strip_next = true;
                     return {};
                 }
             }
@@ -377,8 +403,8 @@ private:
                 }
             }
             if (t.type != Tok::Op) {
-                return fail(p, std::string("unexpected character '") + static_cast<char>(c) +
-                                   "' in tag");
+                return fail(
+                    p, std::string("unexpected character '") + static_cast<char>(c) + "' in tag");
             }
             if (t.text == "(" || t.text == "[" || t.text == "{") ++depth;
             if ((t.text == ")" || t.text == "]" || t.text == "}") && depth > 0) --depth;

@@ -29,7 +29,8 @@ std::string py_strip(const std::string& s, const Value& chars, bool left, bool r
     if (!ws) {
         std::string c = to_str(chars);
         std::vector<size_t> co = utf8_offsets(c);
-        for (size_t k = 0; k + 1 < co.size(); ++k) set.push_back(c.substr(co[k], co[k + 1] - co[k]));
+        for (size_t k = 0; k + 1 < co.size(); ++k)
+            set.push_back(c.substr(co[k], co[k + 1] - co[k]));
     }
     auto strip_at = [&](size_t k) {
         std::string_view ch(s.data() + offs[k], offs[k + 1] - offs[k]);
@@ -100,8 +101,9 @@ static Result<std::string> format_one(Interp& in, const std::string& spec, char 
         case 'o':
         case 'c': {
             if (!v.is_number())
-                return in.error(line, std::string("%") + type + " format: a number is required, not '" +
-                                          type_name(v) + "'");
+                return in.error(line, std::string("%") + type +
+                                          " format: a number is required, not '" + type_name(v) +
+                                          "'");
             long long x = v.type == Type::Float ? static_cast<long long>(v.f) : v.as_int();
             if (type == 'c') return std::string(1, static_cast<char>(x));
             std::snprintf(buf, sizeof(buf), (f + "ll" + (type == 'i' ? 'd' : type)).c_str(), x);
@@ -114,14 +116,16 @@ static Result<std::string> format_one(Interp& in, const std::string& spec, char 
         case 'g':
         case 'G': {
             if (!v.is_number())
-                return in.error(line, std::string("%") + type + " format: a number is required, not '" +
-                                          type_name(v) + "'");
+                return in.error(line, std::string("%") + type +
+                                          " format: a number is required, not '" + type_name(v) +
+                                          "'");
             double x = v.as_float();
             if (std::fabs(x) > 1e300) x = std::copysign(1e300, x);
             std::snprintf(buf, sizeof(buf), (f + type).c_str(), x);
             return std::string(buf);
         }
-        default: return in.error(line, std::string("unsupported format character '") + type + "'");
+        default:
+            return in.error(line, std::string("unsupported format character '") + type + "'");
     }
 }
 
@@ -134,8 +138,10 @@ static bool valid_spec(const std::string& spec) {
 // Python's "fmt % args".
 Result<Value> percent_format(Interp& in, const std::string& fmt, const Value& args, int line) {
     std::vector<Value> pos;
-    if (args.is_list() && args.list_data().is_tuple) pos = args.list_data().items;
-    else pos.push_back(args);
+    if (args.is_list() && args.list_data().is_tuple)
+        pos = args.list_data().items;
+    else
+        pos.push_back(args);
     size_t next = 0;
     std::string out;
     for (size_t k = 0; k < fmt.size(); ++k) {
@@ -150,15 +156,16 @@ Result<Value> percent_format(Interp& in, const std::string& fmt, const Value& ar
             size_t close = fmt.find(')', k);
             if (close == std::string::npos) return in.error(line, "incomplete format key");
             if (!args.is_dict()) return in.error(line, "format requires a mapping");
-            const Value* v = args.dict_data().find(std::string_view(fmt).substr(k + 1, close - k - 1));
+            const Value* v =
+                args.dict_data().find(std::string_view(fmt).substr(k + 1, close - k - 1));
             if (!v) return in.error(line, "format key not found");
             named = *v;
             has_name = true;
             k = close + 1;
         }
         size_t start = k;
-        while (k < fmt.size() && (std::isdigit(static_cast<unsigned char>(fmt[k])) ||
-                                  std::strchr("-+ #0.", fmt[k])))
+        while (k < fmt.size() &&
+               (std::isdigit(static_cast<unsigned char>(fmt[k])) || std::strchr("-+ #0.", fmt[k])))
             ++k;
         if (k >= fmt.size()) return in.error(line, "incomplete format");
         std::string spec = fmt.substr(start, k - start);
@@ -278,7 +285,8 @@ static Value str_list(const std::vector<std::string>& parts) {
     return Value::list(std::move(items));
 }
 
-static Result<Value> str_method(Interp& in, const std::string& s, const std::string& m, CallArgs& a, int line) {
+static Result<Value> str_method(Interp& in, const std::string& s, const std::string& m, CallArgs& a,
+                                int line) {
     auto bind = [&](std::initializer_list<const char*> names) {
         return bind_args(in, a, names, "str." + m + "()", line);
     };
@@ -292,12 +300,14 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     }
     if (m == "startswith" || m == "endswith") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"prefix"}));
-        std::vector<Value> cands = x[0].is_list() ? x[0].list_data().items : std::vector<Value>{x[0]};
+        std::vector<Value> cands =
+            x[0].is_list() ? x[0].list_data().items : std::vector<Value>{x[0]};
         for (const auto& c : cands) {
             if (!c.is_string()) return in.error(line, "str." + m + "(): expected a string");
             const std::string& p = c.str();
             if (p.size() > s.size()) continue;
-            if (m == "startswith" ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0)
+            if (m == "startswith" ? s.compare(0, p.size(), p) == 0
+                                  : s.compare(s.size() - p.size(), p.size(), p) == 0)
                 return Value::boolean(true);
         }
         return Value::boolean(false);
@@ -343,20 +353,23 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         // Python's title(): a letter after a non-letter starts a word.
         std::string out = ascii_lower(s);
         if (m == "capitalize") {
-            if (!out.empty()) out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+            if (!out.empty())
+                out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
             return res(out);
         }
         bool prev_alpha = false;
         for (char& c : out) {
             bool alpha = std::isalpha(static_cast<unsigned char>(c));
-            if (alpha && !prev_alpha) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            if (alpha && !prev_alpha)
+                c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
             prev_alpha = alpha;
         }
         return res(out);
     }
     if (m == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"old", "new", "count"}));
-        return res(py_replace(s, to_str(x[0]), to_str(x[1]), x[2].is_integral() ? x[2].as_int() : -1));
+        return res(
+            py_replace(s, to_str(x[0]), to_str(x[1]), x[2].is_integral() ? x[2].as_int() : -1));
     }
     if (m == "format") return str_format(in, s, a, line);
     if (m == "find" || m == "rfind" || m == "index" || m == "count") {
@@ -365,7 +378,8 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         if (m == "count") {
             int64_t n = 0;
             if (sub.empty()) return Value::integer(static_cast<int64_t>(utf8_length(s)) + 1);
-            for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size())) ++n;
+            for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
+                ++n;
             return Value::integer(n);
         }
         size_t p = m == "rfind" ? s.rfind(sub) : s.find(sub);
@@ -396,7 +410,8 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
             for (char c : s) {
                 if (std::isalpha(static_cast<unsigned char>(c))) {
                     cased = true;
-                    if ((m == "isupper") != static_cast<bool>(std::isupper(static_cast<unsigned char>(c))))
+                    if ((m == "isupper") !=
+                        static_cast<bool>(std::isupper(static_cast<unsigned char>(c))))
                         return Value::boolean(false);
                 }
             }
@@ -404,8 +419,10 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         }
         for (char c : s) {
             unsigned char u = static_cast<unsigned char>(c);
-            bool ok = m == "isdigit" ? std::isdigit(u) : m == "isalpha" ? std::isalpha(u)
-                      : m == "isalnum" ? std::isalnum(u) : std::isspace(u);
+            bool ok = m == "isdigit"   ? std::isdigit(u)
+                      : m == "isalpha" ? std::isalpha(u)
+                      : m == "isalnum" ? std::isalnum(u)
+                                       : std::isspace(u);
             if (!ok) return Value::boolean(false);
         }
         return Value::boolean(true);
@@ -413,7 +430,8 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     return in.error(line, "str has no method '" + m + "'");
 }
 
-static Result<Value> list_method(Interp& in, const Value& self, const std::string& m, CallArgs& a, int line) {
+static Result<Value> list_method(Interp& in, const Value& self, const std::string& m, CallArgs& a,
+                                 int line) {
     auto& items = self.list_data().items;
     in.note_mutation(self);
     auto bind = [&](std::initializer_list<const char*> names) {
@@ -428,7 +446,8 @@ static Result<Value> list_method(Interp& in, const Value& self, const std::strin
     if (m == "extend") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"iterable"}));
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> more, in.iterate(x[0], line));
-        if (items.size() + more.size() > in.limits().max_items) return in.error(line, "list too long");
+        if (items.size() + more.size() > in.limits().max_items)
+            return in.error(line, "list too long");
         items.insert(items.end(), more.begin(), more.end());
         return Value::none();
     }
@@ -466,7 +485,8 @@ static Result<Value> list_method(Interp& in, const Value& self, const std::strin
     return in.error(line, "list has no method '" + m + "'");
 }
 
-static Result<Value> dict_method(Interp& in, const Value& self, const std::string& m, CallArgs& a, int line) {
+static Result<Value> dict_method(Interp& in, const Value& self, const std::string& m, CallArgs& a,
+                                 int line) {
     DictData& d = self.dict_data();
     in.note_mutation(self);
     auto bind = [&](std::initializer_list<const char*> names) {
@@ -476,8 +496,10 @@ static Result<Value> dict_method(Interp& in, const Value& self, const std::strin
         EMBER_TRY(bind({}));
         std::vector<Value> out;
         for (const auto& kv : d.items) {
-            if (m == "items") out.push_back(Value::list({kv.first, kv.second}, true));
-            else out.push_back(m == "keys" ? kv.first : kv.second);
+            if (m == "items")
+                out.push_back(Value::list({kv.first, kv.second}, true));
+            else
+                out.push_back(m == "keys" ? kv.first : kv.second);
         }
         return Value::list(std::move(out));
     }
@@ -495,7 +517,8 @@ static Result<Value> dict_method(Interp& in, const Value& self, const std::strin
                 return v;
             }
         }
-        if (x[1].is_undefined()) return in.error(line, "dict.pop(): key not found: " + to_repr(x[0]));
+        if (x[1].is_undefined())
+            return in.error(line, "dict.pop(): key not found: " + to_repr(x[0]));
         return x[1];
     }
     if (m == "setdefault") {
@@ -524,19 +547,23 @@ static Result<Value> dict_method(Interp& in, const Value& self, const std::strin
 
 Value find_method(const Value& obj, const std::string& name) {
     static const char* const str_methods[] = {
-        "strip", "lstrip", "rstrip", "startswith", "endswith", "split", "rsplit", "splitlines",
-        "upper", "lower", "title", "capitalize", "replace", "format", "find", "rfind", "index",
-        "count", "join", "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower"};
-    static const char* const list_methods[] = {"append", "extend", "insert", "pop", "index", "count"};
-    static const char* const dict_methods[] = {"items", "keys", "values", "get", "pop", "setdefault",
-                                               "update", "copy"};
+        "strip",      "lstrip",  "rstrip",  "startswith", "endswith",   "split",   "rsplit",
+        "splitlines", "upper",   "lower",   "title",      "capitalize", "replace", "format",
+        "find",       "rfind",   "index",   "count",      "join",       "isdigit", "isalpha",
+        "isalnum",    "isspace", "isupper", "islower"};
+    static const char* const list_methods[] = {"append", "extend", "insert",
+                                               "pop",    "index",  "count"};
+    static const char* const dict_methods[] = {"items", "keys",       "values", "get",
+                                               "pop",   "setdefault", "update", "copy"};
     auto has = [&](const auto& names) {
-        return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return name == n; });
+        return std::any_of(std::begin(names), std::end(names),
+                           [&](const char* n) { return name == n; });
     };
     if (obj.is_string() && has(str_methods)) {
-        return Value::function("str." + name, [obj, name](Interp& in, CallArgs& a) -> Result<Value> {
-            return str_method(in, obj.str(), name, a, 0);
-        });
+        return Value::function("str." + name,
+                               [obj, name](Interp& in, CallArgs& a) -> Result<Value> {
+                                   return str_method(in, obj.str(), name, a, 0);
+                               });
     }
     if (obj.is_list() && has(list_methods)) {
         return Value::function("list." + name, [obj, name](Interp& in, CallArgs& a) {
@@ -552,33 +579,37 @@ Value find_method(const Value& obj, const std::string& name) {
 }
 
 void install_globals(Interp& in) {
-    in.set_global("range", Value::function("range", [](Interp& in, CallArgs& a) -> Result<Value> {
-        int64_t start = 0, stop = 0, step = 1;
-        for (const auto& v : a.pos)
-            if (!v.is_integral()) return make_error("template.render", "range() needs integer arguments");
-        if (a.pos.size() == 1) stop = a.pos[0].as_int();
-        else if (a.pos.size() == 2 || a.pos.size() == 3) {
-            start = a.pos[0].as_int();
-            stop = a.pos[1].as_int();
-            if (a.pos.size() == 3) step = a.pos[2].as_int();
-        } else {
-            return make_error("template.render", "range() takes 1 to 3 arguments");
-        }
-        if (step == 0) return make_error("template.render", "range() step must not be zero");
-        std::vector<Value> out;
-        for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
-            if (out.size() >= in.limits().max_items)
-                return make_error("template.render", "range() too long");
-            out.push_back(Value::integer(k));
-            if ((step > 0 && k > INT64_MAX - step) || (step < 0 && k < INT64_MIN - step)) break;
-        }
-        return Value::list(std::move(out));
-    }));
+    in.set_global(
+        "range", Value::function("range", [](Interp& in, CallArgs& a) -> Result<Value> {
+            int64_t start = 0, stop = 0, step = 1;
+            for (const auto& v : a.pos)
+                if (!v.is_integral())
+                    return make_error("template.render", "range() needs integer arguments");
+            if (a.pos.size() == 1)
+                stop = a.pos[0].as_int();
+            else if (a.pos.size() == 2 || a.pos.size() == 3) {
+                start = a.pos[0].as_int();
+                stop = a.pos[1].as_int();
+                if (a.pos.size() == 3) step = a.pos[2].as_int();
+            } else {
+                return make_error("template.render", "range() takes 1 to 3 arguments");
+            }
+            if (step == 0) return make_error("template.render", "range() step must not be zero");
+            std::vector<Value> out;
+            for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
+                if (out.size() >= in.limits().max_items)
+                    return make_error("template.render", "range() too long");
+                out.push_back(Value::integer(k));
+                if ((step > 0 && k > INT64_MAX - step) || (step < 0 && k < INT64_MIN - step)) break;
+            }
+            return Value::list(std::move(out));
+        }));
     auto make_dict = [](DictKind kind) {
         return [kind](Interp&, CallArgs& a) -> Result<Value> {
             Value d = Value::dict(kind);
             for (const auto& p : a.pos) {
-                if (!p.is_dict()) return make_error("template.render", "expected a mapping argument");
+                if (!p.is_dict())
+                    return make_error("template.render", "expected a mapping argument");
                 for (const auto& kv : p.dict_data().items) d.dict_data().set(kv.first, kv.second);
             }
             for (const auto& [k, v] : a.kw) d.dict_data().set(Value::string(k), v);

@@ -46,14 +46,22 @@ private:
 
     static std::string describe(const Token& t) {
         switch (t.type) {
-            case Tok::Text: return "template text";
-            case Tok::VarBegin: return "'{{'";
-            case Tok::VarEnd: return "'}}'";
-            case Tok::BlockBegin: return "'{%'";
-            case Tok::BlockEnd: return "'%}'";
-            case Tok::Eof: return "end of template";
-            case Tok::String: return "string";
-            default: return "'" + t.text + "'";
+            case Tok::Text:
+                return "template text";
+            case Tok::VarBegin:
+                return "'{{'";
+            case Tok::VarEnd:
+                return "'}}'";
+            case Tok::BlockBegin:
+                return "'{%'";
+            case Tok::BlockEnd:
+                return "'%}'";
+            case Tok::Eof:
+                return "end of template";
+            case Tok::String:
+                return "string";
+            default:
+                return "'" + t.text + "'";
         }
     }
 
@@ -106,9 +114,10 @@ private:
             if (t.type == Tok::Eof) {
                 if (ends.size() == 0) return out;
                 std::string want;
-                for (const char* e : ends) want += (want.empty() ? "'" : " or '") + std::string(e) + "'";
+                for (const char* e : ends)
+                    want += (want.empty() ? "'" : " or '") + std::string(e) + "'";
                 return fail("unexpected end of template: '" + std::string(open_tag) +
-                                "' opened at line " + std::to_string(open_line) + " needs " + want);
+                            "' opened at line " + std::to_string(open_line) + " needs " + want);
             }
             if (t.type == Tok::Text) {
                 auto s = std::make_unique<Stmt>();
@@ -425,7 +434,9 @@ private:
         return cmp ? std::move(cmp) : std::move(first);
     }
 
-    Result<ExprPtr> math1() { return chain(&Parser::concat, Expr::Kind::Binary, {"+", "-"}, false); }
+    Result<ExprPtr> math1() {
+        return chain(&Parser::concat, Expr::Kind::Binary, {"+", "-"}, false);
+    }
     Result<ExprPtr> concat() { return chain(&Parser::math2, Expr::Kind::Binary, {"~"}, false); }
     Result<ExprPtr> math2() {
         return chain(&Parser::pow, Expr::Kind::Binary, {"*", "/", "//", "%"}, false);
@@ -456,9 +467,12 @@ private:
         if (t.type == Tok::Name) {
             const std::string& n = t.text;
             ExprPtr e = node(Expr::Kind::Const, line);
-            if (n == "true" || n == "True") e->value = Value::boolean(true);
-            else if (n == "false" || n == "False") e->value = Value::boolean(false);
-            else if (n == "none" || n == "None") e->value = Value::none();
+            if (n == "true" || n == "True")
+                e->value = Value::boolean(true);
+            else if (n == "false" || n == "False")
+                e->value = Value::boolean(false);
+            else if (n == "none" || n == "None")
+                e->value = Value::none();
             else {
                 e->kind = Expr::Kind::Name;
                 e->name = n;

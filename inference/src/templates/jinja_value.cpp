@@ -96,14 +96,22 @@ const std::string& Value::undefined_name() const {
 bool truthy(const Value& v) {
     switch (v.type) {
         case Type::Undefined:
-        case Type::None: return false;
-        case Type::Bool: return v.b;
-        case Type::Int: return v.i != 0;
-        case Type::Float: return v.f != 0.0;
-        case Type::String: return !v.str().empty();
-        case Type::List: return !v.list_data().items.empty();
-        case Type::Dict: return !v.dict_data().items.empty();
-        case Type::Callable: return true;
+        case Type::None:
+            return false;
+        case Type::Bool:
+            return v.b;
+        case Type::Int:
+            return v.i != 0;
+        case Type::Float:
+            return v.f != 0.0;
+        case Type::String:
+            return !v.str().empty();
+        case Type::List:
+            return !v.list_data().items.empty();
+        case Type::Dict:
+            return !v.dict_data().items.empty();
+        case Type::Callable:
+            return true;
     }
     return false;
 }
@@ -128,8 +136,10 @@ bool equals(const Value& a, const Value& b) {
     if (a.type != b.type) return false;
     switch (a.type) {
         case Type::Undefined:
-        case Type::None: return true;
-        case Type::String: return a.str() == b.str();
+        case Type::None:
+            return true;
+        case Type::String:
+            return a.str() == b.str();
         case Type::List: {
             if (a.list_data().is_tuple != b.list_data().is_tuple) return false;
             const auto& x = a.list_data().items;
@@ -149,14 +159,17 @@ bool equals(const Value& a, const Value& b) {
             }
             return true;
         }
-        case Type::Callable: return a.p == b.p;
-        default: return false;
+        case Type::Callable:
+            return a.p == b.p;
+        default:
+            return false;
     }
 }
 
 Result<int> compare(const Value& a, const Value& b) {
     DepthGuard guard;
-    if (guard.too_deep()) return make_error("template.render", "values nested too deeply to compare");
+    if (guard.too_deep())
+        return make_error("template.render", "values nested too deeply to compare");
     if (a.is_number() && b.is_number()) {
         if (a.type == Type::Float || b.type == Type::Float) {
             double x = a.as_float(), y = b.as_float();
@@ -179,24 +192,32 @@ Result<int> compare(const Value& a, const Value& b) {
         }
         return x.size() < y.size() ? -1 : (x.size() > y.size() ? 1 : 0);
     }
-    return make_error("template.render", std::string("cannot order '") + type_name(a) +
-                                             "' and '" + type_name(b) + "'");
+    return make_error("template.render", std::string("cannot order '") + type_name(a) + "' and '" +
+                                             type_name(b) + "'");
 }
 
 const char* type_name(const Value& v) {
     switch (v.type) {
-        case Type::Undefined: return "undefined";
-        case Type::None: return "NoneType";
-        case Type::Bool: return "bool";
-        case Type::Int: return "int";
-        case Type::Float: return "float";
-        case Type::String: return "str";
-        case Type::List: return v.list_data().is_tuple ? "tuple" : "list";
+        case Type::Undefined:
+            return "undefined";
+        case Type::None:
+            return "NoneType";
+        case Type::Bool:
+            return "bool";
+        case Type::Int:
+            return "int";
+        case Type::Float:
+            return "float";
+        case Type::String:
+            return "str";
+        case Type::List:
+            return v.list_data().is_tuple ? "tuple" : "list";
         case Type::Dict:
             return v.dict_data().kind == DictKind::Namespace ? "Namespace"
-                   : v.dict_data().kind == DictKind::Loop  ? "LoopContext"
-                                                            : "dict";
-        case Type::Callable: return "function";
+                   : v.dict_data().kind == DictKind::Loop    ? "LoopContext"
+                                                             : "dict";
+        case Type::Callable:
+            return "function";
     }
     return "?";
 }
@@ -243,10 +264,18 @@ static std::string repr_string(const std::string& s) {
     std::string out(1, q);
     for (unsigned char c : s) {
         switch (c) {
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (c == static_cast<unsigned char>(q)) {
                     out += '\\';
@@ -268,7 +297,8 @@ std::string to_repr(const Value& v) {
     DepthGuard guard;
     if (guard.too_deep()) return "...";
     switch (v.type) {
-        case Type::String: return repr_string(v.str());
+        case Type::String:
+            return repr_string(v.str());
         case Type::List: {
             const auto& l = v.list_data();
             std::string out = l.is_tuple ? "(" : "[";
@@ -290,20 +320,29 @@ std::string to_repr(const Value& v) {
             out += d.kind == DictKind::Namespace ? "}>" : "}";
             return out;
         }
-        default: return to_str(v);
+        default:
+            return to_str(v);
     }
 }
 
 std::string to_str(const Value& v) {
     switch (v.type) {
-        case Type::Undefined: return "";
-        case Type::None: return "None";
-        case Type::Bool: return v.b ? "True" : "False";
-        case Type::Int: return std::to_string(v.i);
-        case Type::Float: return format_float(v.f);
-        case Type::String: return v.str();
-        case Type::Callable: return "<function " + v.callable().name + ">";
-        default: return to_repr(v);
+        case Type::Undefined:
+            return "";
+        case Type::None:
+            return "None";
+        case Type::Bool:
+            return v.b ? "True" : "False";
+        case Type::Int:
+            return std::to_string(v.i);
+        case Type::Float:
+            return format_float(v.f);
+        case Type::String:
+            return v.str();
+        case Type::Callable:
+            return "<function " + v.callable().name + ">";
+        default:
+            return to_repr(v);
     }
 }
 
@@ -314,13 +353,27 @@ static void json_string(std::string& out, const std::string& s, bool ensure_asci
     for (size_t k = 0; k < s.size(); ++k) {
         unsigned char c = static_cast<unsigned char>(s[k]);
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
-            case '\b': out += "\\b"; break;
-            case '\f': out += "\\f"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            case '\b':
+                out += "\\b";
+                break;
+            case '\f':
+                out += "\\f";
+                break;
             default:
                 if (c < 0x20) {
                     char b[8];
@@ -361,15 +414,26 @@ static Status json_value(std::string& out, const Value& v, const JsonOptions& op
     std::string item_sep = opt.item_sep;
     if (opt.indent >= 0 && item_sep == ", ") item_sep = ",";
     switch (v.type) {
-        case Type::None: out += "null"; return {};
-        case Type::Bool: out += v.b ? "true" : "false"; return {};
-        case Type::Int: out += std::to_string(v.i); return {};
-        case Type::Float:
-            if (std::isnan(v.f)) out += "NaN";
-            else if (std::isinf(v.f)) out += v.f < 0 ? "-Infinity" : "Infinity";
-            else out += format_float(v.f);
+        case Type::None:
+            out += "null";
             return {};
-        case Type::String: json_string(out, v.str(), opt.ensure_ascii); return {};
+        case Type::Bool:
+            out += v.b ? "true" : "false";
+            return {};
+        case Type::Int:
+            out += std::to_string(v.i);
+            return {};
+        case Type::Float:
+            if (std::isnan(v.f))
+                out += "NaN";
+            else if (std::isinf(v.f))
+                out += v.f < 0 ? "-Infinity" : "Infinity";
+            else
+                out += format_float(v.f);
+            return {};
+        case Type::String:
+            json_string(out, v.str(), opt.ensure_ascii);
+            return {};
         case Type::List: {
             const auto& items = v.list_data().items;
             if (items.empty()) {
@@ -404,15 +468,16 @@ static Status json_value(std::string& out, const Value& v, const JsonOptions& op
                 if (k) out += item_sep;
                 newline(level + 1);
                 const Value& key = items[k]->first;
-                if (key.is_string()) json_string(out, key.str(), opt.ensure_ascii);
+                if (key.is_string())
+                    json_string(out, key.str(), opt.ensure_ascii);
                 else if (key.is_number() || key.is_none()) {
                     std::string tmp;
                     EMBER_TRY(json_value(tmp, key, opt, level + 1));
                     json_string(out, tmp, opt.ensure_ascii);
                 } else {
-                    return make_error("template.render",
-                                      std::string("tojson: keys must be str, not ") +
-                                          type_name(key));
+                    return make_error(
+                        "template.render",
+                        std::string("tojson: keys must be str, not ") + type_name(key));
                 }
                 out += opt.key_sep;
                 EMBER_TRY(json_value(out, items[k]->second, opt, level + 1));
@@ -445,7 +510,8 @@ struct JsonParser {
                           "extra variables JSON at offset " + std::to_string(pos) + ": " + what);
     }
     void ws() {
-        while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r'))
+        while (pos < s.size() &&
+               (s[pos] == ' ' || s[pos] == '\t' || s[pos] == '\n' || s[pos] == '\r'))
             ++pos;
     }
     static void put_utf8(std::string& out, uint32_t cp) {
@@ -471,10 +537,14 @@ struct JsonParser {
         for (int k = 0; k < 4; ++k) {
             char c = s[pos++];
             v <<= 4;
-            if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
-            else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
-            else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
-            else return fail("bad hex digit in \\u escape");
+            if (c >= '0' && c <= '9')
+                v |= static_cast<uint32_t>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                v |= static_cast<uint32_t>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                v |= static_cast<uint32_t>(c - 'A' + 10);
+            else
+                return fail("bad hex digit in \\u escape");
         }
         return v;
     }
@@ -492,14 +562,30 @@ struct JsonParser {
             if (pos >= s.size()) return fail("unterminated escape");
             char e = s[pos++];
             switch (e) {
-                case '"': out += '"'; break;
-                case '\\': out += '\\'; break;
-                case '/': out += '/'; break;
-                case 'b': out += '\b'; break;
-                case 'f': out += '\f'; break;
-                case 'n': out += '\n'; break;
-                case 'r': out += '\r'; break;
-                case 't': out += '\t'; break;
+                case '"':
+                    out += '"';
+                    break;
+                case '\\':
+                    out += '\\';
+                    break;
+                case '/':
+                    out += '/';
+                    break;
+                case 'b':
+                    out += '\b';
+                    break;
+                case 'f':
+                    out += '\f';
+                    break;
+                case 'n':
+                    out += '\n';
+                    break;
+                case 'r':
+                    out += '\r';
+                    break;
+                case 't':
+                    out += '\t';
+                    break;
                 case 'u': {
                     EMBER_ASSIGN_OR_RETURN(uint32_t cp, hex4());
                     if (cp >= 0xD800 && cp < 0xDC00 && pos + 1 < s.size() && s[pos] == '\\' &&
@@ -511,7 +597,8 @@ struct JsonParser {
                     put_utf8(out, cp);
                     break;
                 }
-                default: return fail(std::string("unknown escape \\") + e);
+                default:
+                    return fail(std::string("unknown escape \\") + e);
             }
         }
     }
