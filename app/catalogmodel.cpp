@@ -49,8 +49,10 @@ QVariant CatalogModel::data(const QModelIndex& index, int role) const {
         case DownloadRole:
             return QVariant::fromValue<QObject*>(m_downloads.value(e.id).data());
         case SearchTextRole:
-            return QStringList{e.name,         e.description,  e.family,  e.parameters,
-                               e.quantization, e.architecture, e.filename}
+            // Not the architecture: Mistral files say "llama", which a search for Llama would
+            // not expect to find.
+            return QStringList{e.name,       e.description,  e.family,
+                               e.parameters, e.quantization, e.filename}
                 .join(' ')
                 .toLower();
     }

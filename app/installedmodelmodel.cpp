@@ -35,8 +35,8 @@ QVariant InstalledModelModel::data(const QModelIndex& index, int role) const {
             return Downloader::formatBytes(r.size);
         case ReadyRole:
             return r.ready;
-        case ErrorRole:
-            return d.error;
+        case ErrorRole:  // the row already names the file
+            return QString(d.error).replace(r.path, QFileInfo(r.path).fileName());
         case ArchitectureRole:
             return d.architecture;
         case ParametersRole:

@@ -81,14 +81,15 @@ QString ModelLibrary::estimateDevice() const {
 
 QString ModelLibrary::deviceLabel() const {
     const QString device = estimateDevice();
-    if (device.isEmpty()) return tr("best GPU");
-    if (device == QLatin1String("cpu")) return tr("CPU");
+    if (device.isEmpty()) return tr("the best GPU");
+    if (device == QLatin1String("cpu")) return tr("the CPU");
     bool isIndex = false;
     device.toInt(&isIndex);
     return isIndex ? tr("GPU %1").arg(device) : device;
 }
 
 void ModelLibrary::setCatalog(const QList<CatalogEntry>& entries) {
+    ++m_generation;  // drop answers about the previous entries
     m_catalog.setEntries(entries);
     refresh();
     estimateCatalog();

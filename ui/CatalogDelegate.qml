@@ -41,65 +41,76 @@ ItemDelegate {
     }
 
     contentItem: ColumnLayout {
-        spacing: 4
+        spacing: 2
         RowLayout {
             Layout.fillWidth: true
-            spacing: 8
-            Label {
-                text: root.name
-                font.bold: true
-                font.pixelSize: 15
-                elide: Text.ElideRight
+            spacing: 12
+            ColumnLayout {
                 Layout.fillWidth: true
-                opacity: root.supported ? 1 : 0.6
+                spacing: 2
+                Label {
+                    Layout.fillWidth: true
+                    text: root.name
+                    font.bold: true
+                    font.pixelSize: 15
+                    elide: Text.ElideRight
+                    opacity: root.supported ? 1 : 0.6
+                }
+                Label {
+                    Layout.fillWidth: true
+                    text: [root.parameters ? root.parameters + qsTr(" parameters") : "", root.quantization, root.sizeText,
+                           root.contextLength > 0 ? qsTr("%1K context").arg(Math.round(root.contextLength / 1024)) : "",
+                           root.license].filter(s => s.length > 0).join("  ·  ")
+                    color: Material.hintTextColor
+                    font.pixelSize: 12
+                    elide: Text.ElideRight
+                }
+                Label {
+                    Layout.fillWidth: true
+                    visible: text.length > 0
+                    text: root.description
+                    wrapMode: Text.Wrap
+                    maximumLineCount: 2
+                    elide: Text.ElideRight
+                    opacity: root.supported ? 0.9 : 0.6
+                }
+                Label {
+                    objectName: "unsupportedLabel"
+                    Layout.fillWidth: true
+                    visible: !root.supported
+                    text: qsTr("Not supported yet: %1").arg(root.reason)
+                    color: "#b26a00"
+                    font.italic: true
+                    wrapMode: Text.Wrap
+                }
             }
-            FitBadge {
-                objectName: "fitBadge"
-                verdict: root.fitVerdict
-                text: root.fitText
-                detail: root.fitDetail
+            ColumnLayout {
+                Layout.alignment: Qt.AlignRight | Qt.AlignVCenter
+                spacing: 4
+                FitBadge {
+                    objectName: "fitBadge"
+                    Layout.alignment: Qt.AlignRight
+                    verdict: root.fitVerdict
+                    text: root.fitText
+                    detail: root.fitDetail
+                }
+                Button {
+                    objectName: "downloadButton"
+                    Layout.alignment: Qt.AlignRight
+                    visible: root.supported && !root.installed && !root.download
+                    text: qsTr("Download")
+                    highlighted: true
+                    onClicked: root.library.download(root.modelId)
+                }
+                Label {
+                    objectName: "installedLabel"
+                    Layout.alignment: Qt.AlignRight
+                    visible: root.installed
+                    text: qsTr("✓ Installed")
+                    color: Material.accent
+                    font.bold: true
+                }
             }
-            Label {
-                objectName: "installedLabel"
-                visible: root.installed
-                text: qsTr("✓ Installed")
-                color: Material.accent
-                font.bold: true
-            }
-            Button {
-                objectName: "downloadButton"
-                visible: root.supported && !root.installed && !root.download
-                text: qsTr("Download")
-                highlighted: true
-                onClicked: root.library.download(root.modelId)
-            }
-        }
-        Label {
-            Layout.fillWidth: true
-            text: [root.parameters ? root.parameters + qsTr(" parameters") : "", root.quantization, root.sizeText,
-                   root.contextLength > 0 ? qsTr("%1K context").arg(Math.round(root.contextLength / 1024)) : "",
-                   root.license].filter(s => s.length > 0).join("  ·  ")
-            color: Material.hintTextColor
-            font.pixelSize: 12
-            elide: Text.ElideRight
-        }
-        Label {
-            Layout.fillWidth: true
-            visible: text.length > 0
-            text: root.description
-            wrapMode: Text.Wrap
-            maximumLineCount: 2
-            elide: Text.ElideRight
-            opacity: root.supported ? 0.9 : 0.6
-        }
-        Label {
-            objectName: "unsupportedLabel"
-            Layout.fillWidth: true
-            visible: !root.supported
-            text: qsTr("Not supported yet: %1").arg(root.reason)
-            color: "#b26a00"
-            font.italic: true
-            wrapMode: Text.Wrap
         }
         DownloadControls {
             objectName: "downloadControls"

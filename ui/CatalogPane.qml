@@ -39,7 +39,7 @@ ColumnLayout {
     }
     Label {
         Layout.fillWidth: true
-        text: qsTr("Estimates for %1 tokens of context on the %2 (change both in Settings).")
+        text: qsTr("Fit estimates for %1 tokens of context on %2 (both set in Settings).")
                   .arg(root.library.contextLength).arg(root.library.deviceLabel)
         color: Material.hintTextColor
         font.pixelSize: 12

@@ -53,7 +53,8 @@ ItemDelegate {
             Button {
                 objectName: "useButton"
                 text: root.current ? qsTr("In use") : qsTr("Use")
-                enabled: !root.current && root.ready && root.error.length === 0 && root.problem.length === 0
+                visible: root.error.length === 0
+                enabled: !root.current && root.ready && root.problem.length === 0
                 highlighted: true
                 onClicked: root.useRequested(root.path)
             }

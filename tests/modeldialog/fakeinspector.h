@@ -3,6 +3,8 @@
 #pragma once
 
 #include <QFile>
+#include <QList>
+#include <QMutex>
 #include <atomic>
 
 #include "modelinspector.h"
@@ -14,6 +16,12 @@ public:
     struct Log {
         std::atomic<int> estimates{0};
         std::atomic<int> lastContext{0};
+        QMutex mutex;
+        QList<qint64> weightBytes;  // of each estimateShape()
+        QList<qint64> shapes() {
+            QMutexLocker lock(&mutex);
+            return weightBytes;
+        }
     };
     explicit FakeInspector(std::shared_ptr<Log> log) : m_log(std::move(log)) {}
 
@@ -36,6 +44,10 @@ public:
     }
     FitInfo estimateShape(const CatalogShape&, qint64 weightBytes, int contextLength,
                           const QString&) override {
+        {
+            QMutexLocker lock(&m_log->mutex);
+            m_log->weightBytes << weightBytes;
+        }
         return verdict(weightBytes, contextLength);
     }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The model dialog in the real app under Xvfb, in a fresh profile holding the tiny model, a file
 # that is not a model, and a paused catalog download (a sparse .part and its state file).
-# Saves model-dialog.png (the catalog) and model-dialog-installed.png in OUTPUT_DIR.
+# Saves model-dialog.png (the catalog tab), model-dialog-installed.png and
+# model-dialog-downloads.png in OUTPUT_DIR.
 # Usage: screenshot.sh EMBER_BINARY MODEL OUTPUT_DIR
 set -euo pipefail
 app="$1"; model="$2"; out="$3"
@@ -13,7 +14,7 @@ mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
 models="$XDG_DATA_HOME/ember/models"
 mkdir -p "$models"
 cp "$model" "$models/"
-echo "this is not a model" > "$models/notes-not-a-model.gguf"
+echo "this is not a model" > "$models/unfinished-export.gguf"
 # 40% of Llama 3.2 1B, as an earlier run would have left it.
 part="$models/Llama-3.2-1B-Instruct-Q4_0.gguf.part"
 truncate -s 309210368 "$part"
@@ -24,14 +25,14 @@ cat > "$part.json" <<JSON
  "bytes_done": 309210368}
 JSON
 
-for tab in catalog installed; do
+for tab in catalog installed downloads; do
     shot="$out/model-dialog.png"
     [ "$tab" = catalog ] || shot="$out/model-dialog-$tab.png"
     rm -f "$shot"
     log="$out/model-dialog-$tab.log"
     status=0
     xvfb-run -a -s "-screen 0 1280x800x24" \
-        "$app" --device cpu --show-model-dialog "$tab" --screenshot "$shot" >"$log" 2>&1 || status=$?
+        "$app" --model "$models/$(basename "$model")" --show-model-dialog "$tab" --screenshot "$shot" >"$log" 2>&1 || status=$?
     cat "$log"
     [ "$status" -eq 0 ] || { echo "screenshot: ember exited with $status" >&2; exit 1; }
     [ -s "$shot" ] || { echo "screenshot: no $shot" >&2; exit 1; }

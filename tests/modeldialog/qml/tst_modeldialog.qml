@@ -221,7 +221,7 @@ Item {
             const broken = findChild(list, "installedEntry_1")
             verify(part(broken, "errorLabel").visible)
             verify(part(broken, "errorLabel").text.indexOf("not a GGUF file") >= 0)
-            verify(!part(broken, "useButton").enabled)
+            verify(!part(broken, "useButton").visible, "an unreadable file cannot be used")
 
             const confirm = findChild(dialog.contentItem, "installedPane").deleteDialog
             mouseClick(part(first, "deleteButton"))
