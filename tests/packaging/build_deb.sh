@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# build_deb.sh BUILD_DIR WORK_DIR APP_ID APP_BUILT: builds the .deb with CPack from the (already
-# built) build directory, unpacks it into WORK_DIR/root and checks its control fields and files.
+# build_deb.sh SOURCE_DIR BUILD_DIR WORK_DIR APP_ID APP_BUILT VULKAN_BUILT: builds the .deb with
+# CPack from the (already built) build directory, unpacks it into WORK_DIR/root and checks its
+# control fields and files.
 set -euo pipefail
-build="$1" work="$2" id="$3" app="$4"
-for tool in cpack dpkg-deb dpkg-shlibdeps fakeroot readelf; do
+src="$1" build="$2" work="$3" id="$4" app="$5" vulkan="$6"
+for tool in cpack dpkg-deb dpkg-shlibdeps readelf; do
     command -v "$tool" >/dev/null || { echo "$tool not found (scripts/deps.sh test)" >&2; exit 1; }
 done
 fail=0
@@ -29,8 +30,10 @@ has() { [[ ", $1," == *", $2"[\ ,]* ]]; }  # whole package name in a control fie
 # libc6 is never hand-listed: its presence shows that dpkg-shlibdeps ran.
 has "$depends" libc6 || err "Depends lacks libc6: dpkg-shlibdeps did not run? ($depends)"
 for p in mesa-vulkan-drivers libvulkan1; do
-    has "$depends" "$p" && err "$p must not be a Depends (the app runs on the CPU without it)"
-    has "$recommends" "$p" || err "Recommends lacks $p ($recommends)"
+    has "$depends" "$p" && err "$p must not be a Depends (Ember runs on the CPU without it)"
+    if [ "$vulkan" = 1 ]; then
+        has "$recommends" "$p" || err "Recommends lacks $p ($recommends)"
+    fi
 done
 
 [ -x "$work/root/usr/bin/ember-cli" ] || err "no usr/bin/ember-cli"
@@ -58,6 +61,12 @@ for exe in "$work"/root/usr/bin/*; do
     if readelf -d "$exe" | grep -Eq 'RPATH|RUNPATH'; then
         err "$exe keeps a run path: $(readelf -d "$exe" | grep -E 'RPATH|RUNPATH')"
     fi
+    # Files are found from the binary's resources or XDG folders, never from the checkout.
+    # (Source file names, as assert messages hold them, are harmless.)
+    for dir in "$src" "$build"; do
+        paths=$(grep -aoE "$dir/[^[:cntrl:]\"' ]*" "$exe" | grep -vE '\.(c|cc|cpp|h|hpp)$' || true)
+        [ -z "$paths" ] || err "$exe holds paths into $dir: $(sort -u <<<"$paths" | head -5)"
+    done
 done
 [ $fail -eq 0 ] && echo "deb OK: $deb"
 exit $fail

@@ -34,9 +34,8 @@ if [ "$app" = 1 ]; then
     [ -s "$s/shot.png" ] || err "ember saved no screenshot"
     [ -s "$s/data/ember/conversations.sqlite" ] || err "no conversations in \$XDG_DATA_HOME/ember"
     [ -d "$s/data/ember/models" ] || err "no models folder in \$XDG_DATA_HOME/ember"
-    conf=$(find "$s/config" -name 'ember.conf' 2>/dev/null)
-    [ -n "$conf" ] || err "no ember.conf under \$XDG_CONFIG_HOME"
-    echo "settings: ${conf#"$s/"}"
+    [ -s "$s/config/ember/ember.conf" ] ||
+        err "no settings in \$XDG_CONFIG_HOME/ember/ember.conf: $(cd "$s" && find config)"
 fi
 written=$(cd "$s/home" && find . -mindepth 1)
 [ -z "$written" ] || err "written into HOME outside the XDG folders: $written"
