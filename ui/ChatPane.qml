@@ -74,6 +74,7 @@ Page {
             onDismissed: root.chat.dismissInfo()
         }
         ChatView {
+            id: chatView
             Layout.fillWidth: true
             Layout.fillHeight: true
             controller: root.chat
@@ -88,10 +89,11 @@ Page {
         }
     }
 
+    // Over the messages, below the banners (their close buttons stay reachable).
     PerfOverlay {
-        anchors.top: parent.top
+        y: chatView.y + 12
         anchors.right: parent.right
-        anchors.margins: 12
+        anchors.rightMargin: 20
         width: 300
         metrics: root.perf
         visible: !!root.perf && root.settings.perfOverlay

@@ -31,7 +31,7 @@ Rectangle {
     implicitWidth: 300
     implicitHeight: column.implicitHeight + 24
     radius: 10
-    color: Qt.rgba(0.09, 0.10, 0.11, 0.86)
+    color: Qt.rgba(0.09, 0.10, 0.11, 0.93)
     border.color: Qt.rgba(1, 1, 1, 0.10)
 
     ColumnLayout {

@@ -17,6 +17,11 @@ Canvas {
     onPaint: {
         const ctx = getContext("2d")
         ctx.reset()
+        // The track: the whole minute, so that a short history reads as recent.
+        ctx.fillStyle = Qt.rgba(1, 1, 1, 0.04)
+        ctx.fillRect(0, 0, width, height)
+        ctx.fillStyle = Qt.rgba(1, 1, 1, 0.15)
+        ctx.fillRect(0, height - 1, width, 1)
         const n = values.length
         if (n === 0 || width <= 0) return
         const top = Math.max(maxValue, 1e-6)
