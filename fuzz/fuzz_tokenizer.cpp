@@ -47,8 +47,8 @@ void check_encode(const Tokenizer& t, std::string_view text, bool add_special, b
         const int32_t id = ids[i];
         EMBER_FUZZ_REQUIRE(id >= 0 && id < t.n_vocab(), "id " + std::to_string(id));
         // Without parse_special, control and user-defined tokens come only from add_special.
-        const bool added = add_special && ((i == 0 && id == t.bos()) ||
-                                           (i + 1 == ids.size() && id == t.eos()));
+        const bool added =
+            add_special && ((i == 0 && id == t.bos()) || (i + 1 == ids.size() && id == t.eos()));
         const TokenType type = t.token_type(id);
         if (!parse_special && !added)
             EMBER_FUZZ_REQUIRE(type != TokenType::Control && type != TokenType::UserDefined,

@@ -11,13 +11,13 @@
 namespace ember::fuzz {
 
 // Aborts (which libFuzzer reports with the input) when an invariant of the API is broken.
-#define EMBER_FUZZ_REQUIRE(cond, what)                                                   \
-    do {                                                                                 \
-        if (!(cond)) {                                                                   \
+#define EMBER_FUZZ_REQUIRE(cond, what)                                                       \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
             std::fprintf(stderr, "fuzz invariant broken: %s (%s:%d): %s\n", #cond, __FILE__, \
-                         __LINE__, std::string(what).c_str());                           \
-            std::abort();                                                                \
-        }                                                                                \
+                         __LINE__, std::string(what).c_str());                               \
+            std::abort();                                                                    \
+        }                                                                                    \
     } while (0)
 
 // Every error crossing the engine's boundary has a code and a message for a person.
@@ -33,11 +33,16 @@ inline bool valid_utf8(std::string_view s) {
         const unsigned char c = static_cast<unsigned char>(s[i]);
         size_t n;
         unsigned cp;
-        if (c < 0x80) n = 1, cp = c;
-        else if ((c & 0xe0) == 0xc0) n = 2, cp = c & 0x1f;
-        else if ((c & 0xf0) == 0xe0) n = 3, cp = c & 0x0f;
-        else if ((c & 0xf8) == 0xf0) n = 4, cp = c & 0x07;
-        else return false;
+        if (c < 0x80)
+            n = 1, cp = c;
+        else if ((c & 0xe0) == 0xc0)
+            n = 2, cp = c & 0x1f;
+        else if ((c & 0xf0) == 0xe0)
+            n = 3, cp = c & 0x0f;
+        else if ((c & 0xf8) == 0xf0)
+            n = 4, cp = c & 0x07;
+        else
+            return false;
         if (i + n > s.size()) return false;
         for (size_t k = 1; k < n; k++) {
             const unsigned char cc = static_cast<unsigned char>(s[i + k]);

@@ -49,7 +49,13 @@ void spm_vocab(gguf::Writer& w, uint32_t n) {
         toks.push_back(buf);
         types.push_back(6);
     }
-    const char* words[] = {"\xE2\x96\x81", "\xE2\x96\x81the", "e", "\xE2\x96\x81" "a", "th", "<|im_end|>"};
+    const char* words[] = {"\xE2\x96\x81",
+                           "\xE2\x96\x81the",
+                           "e",
+                           "\xE2\x96\x81"
+                           "a",
+                           "th",
+                           "<|im_end|>"};
     for (uint32_t i = 0; toks.size() < n; i++) {
         toks.push_back(i < 6 ? words[i] : "w" + std::to_string(i));
         types.push_back(i == 5 ? 4 : 1);
@@ -124,7 +130,7 @@ gguf::Writer gpt2_vocab() {
     gguf::Writer w;
     std::vector<std::string> toks = byte_symbols();
     std::vector<std::string> merges = {"\xC4\xA0 t", "h e", "\xC4\xA0t he", "i n", "\xC4\xA0 a",
-                                       "e r", "o n", "\xC4\xA0 w", "r e", "a t"};
+                                       "e r",        "o n", "\xC4\xA0 w",   "r e", "a t"};
     for (const auto& m : merges) {
         const size_t sp = m.find(' ');
         toks.push_back(m.substr(0, sp) + m.substr(sp + 1));
@@ -148,9 +154,12 @@ gguf::Writer gpt2_vocab() {
 Value scalar(ValueType t, int64_t i, double f = 0) {
     Value v;
     v.type = t;
-    if (t == ValueType::FLOAT32 || t == ValueType::FLOAT64) v.f64 = f;
-    else if (t == ValueType::BOOL) v.b = i != 0;
-    else v.i64 = i;
+    if (t == ValueType::FLOAT32 || t == ValueType::FLOAT64)
+        v.f64 = f;
+    else if (t == ValueType::BOOL)
+        v.b = i != 0;
+    else
+        v.i64 = i;
     return v;
 }
 
@@ -158,9 +167,9 @@ Value scalar(ValueType t, int64_t i, double f = 0) {
 gguf::Writer all_types() {
     gguf::Writer w;
     w.set_alignment(64);
-    const ValueType ints[] = {ValueType::UINT8, ValueType::INT8,  ValueType::UINT16,
-                              ValueType::INT16, ValueType::UINT32, ValueType::INT32,
-                              ValueType::UINT64, ValueType::INT64, ValueType::BOOL};
+    const ValueType ints[] = {ValueType::UINT8,  ValueType::INT8,   ValueType::UINT16,
+                              ValueType::INT16,  ValueType::UINT32, ValueType::INT32,
+                              ValueType::UINT64, ValueType::INT64,  ValueType::BOOL};
     for (ValueType t : ints)
         w.set_value("test." + std::string(gguf::value_type_name(t)), scalar(t, 1));
     w.set_value("test.f32", scalar(ValueType::FLOAT32, 0, 0.5));

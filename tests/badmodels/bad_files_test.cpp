@@ -17,10 +17,11 @@ TEST(BadModels, TheUnbrokenModelLoadsAndGenerates) {
     auto r = run_cli(cli_path(), {"generate", "-m", path, "-p", "Once", "-n", "4", "--temp", "0",
                                   "--backend", "cpu"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    for (GgmlType t : {GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
-                       GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K,
-                       GgmlType::Q6_K}) {
-        const std::string qp = TinyModel::make(t).write("good-" + std::string(type_name(t)) + ".gguf");
+    for (GgmlType t :
+         {GgmlType::F16, GgmlType::BF16, GgmlType::Q4_0, GgmlType::Q4_1, GgmlType::Q5_0,
+          GgmlType::Q5_1, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K}) {
+        const std::string qp =
+            TinyModel::make(t).write("good-" + std::string(type_name(t)) + ".gguf");
         auto qm = Model::load(qp, p);
         EXPECT_TRUE(qm.ok()) << type_name(t) << ": " << qm.error().message;
     }
@@ -74,16 +75,17 @@ TEST(BadModels, Truncated) {
         std::vector<std::string> mentions;
     };
     const std::vector<Cut> cuts = {
-        {3, {}},                                    // inside the magic
-        {10, {}},                                   // inside the counts
-        {2000, {"metadata key #"}},                 // inside the vocabulary
-        {data - 40, {"tensor"}},                    // inside the tensor table
-        {data + 16, {"extends past the end"}},      // just after the table
+        {3, {}},                                              // inside the magic
+        {10, {}},                                             // inside the counts
+        {2000, {"metadata key #"}},                           // inside the vocabulary
+        {data - 40, {"tensor"}},                              // inside the tensor table
+        {data + 16, {"extends past the end"}},                // just after the table
         {last_end - 1, {last.name, "extends past the end"}},  // one byte short
     };
     for (const Cut& c : cuts) {
         SCOPED_TRACE("cut at " + std::to_string(c.size) + " of " + std::to_string(bytes.size()));
-        const std::string path = (temp_dir() / ("cut-" + std::to_string(c.size) + ".gguf")).string();
+        const std::string path =
+            (temp_dir() / ("cut-" + std::to_string(c.size) + ".gguf")).string();
         write_bytes(path, std::vector<uint8_t>(bytes.begin(), bytes.begin() + long(c.size)));
         expect_refused(path, "gguf.truncated", c.mentions);
         expect_cli_error({"info", "-m", path}, path, c.mentions);
@@ -119,7 +121,8 @@ TEST(BadModels, MissingHyperparameterKey) {
 }
 
 TEST(BadModels, MissingTokenizerKeys) {
-    for (const char* key : {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores"}) {
+    for (const char* key :
+         {"tokenizer.ggml.model", "tokenizer.ggml.tokens", "tokenizer.ggml.scores"}) {
         SCOPED_TRACE(key);
         TinyModel m = TinyModel::make();
         m.drop_keys.insert(key);
@@ -179,7 +182,8 @@ TEST(BadModels, MissingTensors) {
 TEST(BadModels, MissingLayer) {
     TinyModel m = TinyModel::make();
     m.n_layer = 2;  // the metadata promises a second layer that the file does not have
-    expect_refused(m.write("missing-layer.gguf"), "model.missing_tensor", {"'blk.1.attn_norm.weight'"});
+    expect_refused(m.write("missing-layer.gguf"), "model.missing_tensor",
+                   {"'blk.1.attn_norm.weight'"});
 }
 
 TEST(BadModels, VocabularyDoesNotMatchEmbeddingRows) {
@@ -204,6 +208,31 @@ TEST(BadModels, ImpossibleHyperparameters) {
     TinyModel m = TinyModel::make();
     m.heads = 3;  // 256 is not a multiple of 3
     expect_refused(m.write("heads.gguf"), "model.bad_hparams", {"head_count"});
+    TinyModel c = TinyModel::make();
+    c.ctx = 0;
+    expect_refused(c.write("ctx0.gguf"), "model.bad_hparams", {"context_length"});
+}
+
+// Found by fuzz_gguf: sscanf's %X took "<0x-8>" as byte -8 and indexed far outside the byte
+// table. Malformed byte tokens are now plain tokens (with a warning); the model still works.
+TEST(BadModels, MalformedByteTokens) {
+    TinyModel m = TinyModel::make();
+    m.token_text = {{3 + 0x41, "<0x-8>"},
+                    {3 + 0x42, "<0x 8>"},
+                    {3 + 0x43, "<0x+F>"},
+                    {3 + 0x44, "<0xG1>"},
+                    {3 + 0x45, "<0x4"}};
+    const std::string path = m.write("byte-tokens.gguf");
+    LoadParams p;
+    p.backend = BackendKind::Cpu;
+    auto model = Model::load(path, p);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    // 'A' lost its byte token; other bytes still fall back to theirs.
+    const auto ids = (*model)->tokenize("zq", false, false);
+    EXPECT_NE((*model)->detokenize(ids).find("zq"), std::string::npos);
+    auto r = run_cli(cli_path(), {"generate", "-m", path, "-p", "ABCD", "-n", "4", "--temp", "0",
+                                  "--backend", "cpu"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -58,7 +59,8 @@ struct TinyModel {
     std::string arch = "llama";
     std::vector<TensorSpec> tensors;
     std::set<std::string> drop_keys;
-    uint32_t vocab_tokens = 0;  // entries in tokenizer.ggml.tokens; 0: vocab
+    uint32_t vocab_tokens = 0;                   // entries in tokenizer.ggml.tokens; 0: vocab
+    std::map<uint32_t, std::string> token_text;  // replaces the text of these token ids
 
     static TinyModel make(GgmlType type = GgmlType::F32) {
         TinyModel m;
@@ -130,6 +132,7 @@ struct TinyModel {
             types.push_back(1);
         }
         toks.resize(n_tok);
+        for (const auto& [id, text] : token_text) toks.at(id) = text;
         types.resize(n_tok);
         std::vector<float> scores(n_tok);
         for (uint32_t i = 0; i < n_tok; i++) scores[i] = -float(i);
@@ -180,10 +183,11 @@ inline void expect_load_error(const std::string& path, const std::string& code,
     ASSERT_FALSE(m.ok()) << path << " loaded but should not have";
     const Error& e = m.error();
     EXPECT_EQ(e.code, code) << e.message;
-    EXPECT_NE(e.message.find(path), std::string::npos) << "message must name the file: " << e.message;
+    EXPECT_NE(e.message.find(path), std::string::npos)
+        << "message must name the file: " << e.message;
     for (const auto& s : mentions)
-        EXPECT_NE(e.message.find(s), std::string::npos) << "message must mention '" << s
-                                                         << "': " << e.message;
+        EXPECT_NE(e.message.find(s), std::string::npos)
+            << "message must mention '" << s << "': " << e.message;
 }
 
 // ember-cli `args` must exit with status 1 (no signal, nothing on stdout) and say why on stderr.

@@ -1,6 +1,6 @@
 // NaN and Inf weights are refused at load time, naming the tensor and the element or block.
-#include <chrono>
 #include <cfloat>
+#include <chrono>
 #include <limits>
 
 #include "bad_model_util.h"
@@ -66,8 +66,7 @@ TEST(NonFinite, NonFiniteQuantizedScales) {
         set_u16(m.tensor("blk.0.ffn_up.weight").bytes, block * c.block_bytes + c.scale_offset,
                 c.value);
         expect_refused(m.write("scale-" + tn + ".gguf"), "model.nonfinite_weights",
-                       {"'blk.0.ffn_up.weight' (" + tn + ")",
-                        c.value == kF16NaN ? "NaN" : "Inf",
+                       {"'blk.0.ffn_up.weight' (" + tn + ")", c.value == kF16NaN ? "NaN" : "Inf",
                         std::string("scale ") + c.scale + " of block 3"});
     }
 }

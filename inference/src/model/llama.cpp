@@ -95,9 +95,10 @@ Result<LlamaModel> load_llama(const gguf::File& file) {
     auto bad = [&](const std::string& msg) {
         return make_error("model.bad_hparams", file.path() + ": " + msg);
     };
-    if (hp.n_embd == 0 || hp.n_layer == 0 || hp.n_head == 0 || hp.n_ff == 0 || hp.n_head_kv == 0)
-        return bad("embedding_length, block_count, head_count, head_count_kv and "
-                   "feed_forward_length must all be positive");
+    if (hp.n_embd == 0 || hp.n_layer == 0 || hp.n_head == 0 || hp.n_ff == 0 || hp.n_head_kv == 0 ||
+        hp.n_ctx_train == 0)
+        return bad("embedding_length, block_count, head_count, head_count_kv, "
+                   "feed_forward_length and context_length must all be positive");
     if (hp.n_layer > 1024 || hp.n_embd > 65536 || hp.n_head > 1024 || hp.n_ff > 1u << 20)
         return bad("hyperparameters out of range (layers " + std::to_string(hp.n_layer) +
                    ", embedding " + std::to_string(hp.n_embd) + ")");

@@ -25,9 +25,15 @@ struct Layout {
 
 bool layout_of(GgmlType t, Layout& l) {
     switch (t) {
-        case GgmlType::F32: l = {Layout::F32, 4, {}, 0, {}}; return true;
-        case GgmlType::F16: l = {Layout::F16, 2, {}, 0, {}}; return true;
-        case GgmlType::BF16: l = {Layout::BF16, 2, {}, 0, {}}; return true;
+        case GgmlType::F32:
+            l = {Layout::F32, 4, {}, 0, {}};
+            return true;
+        case GgmlType::F16:
+            l = {Layout::F16, 2, {}, 0, {}};
+            return true;
+        case GgmlType::BF16:
+            l = {Layout::BF16, 2, {}, 0, {}};
+            return true;
         case GgmlType::Q4_0:
             l = {Layout::Blocks, sizeof(BlockQ4_0), {0}, 1, {"d"}};
             return true;
@@ -44,17 +50,24 @@ bool layout_of(GgmlType t, Layout& l) {
             l = {Layout::Blocks, sizeof(BlockQ5_1), {0, offsetof(BlockQ5_1, m)}, 2, {"d", "m"}};
             return true;
         case GgmlType::Q4_K:
-            l = {Layout::Blocks, sizeof(BlockQ4_K), {0, offsetof(BlockQ4_K, dmin)}, 2,
+            l = {Layout::Blocks,
+                 sizeof(BlockQ4_K),
+                 {0, offsetof(BlockQ4_K, dmin)},
+                 2,
                  {"d", "dmin"}};
             return true;
         case GgmlType::Q5_K:
-            l = {Layout::Blocks, sizeof(BlockQ5_K), {0, offsetof(BlockQ5_K, dmin)}, 2,
+            l = {Layout::Blocks,
+                 sizeof(BlockQ5_K),
+                 {0, offsetof(BlockQ5_K, dmin)},
+                 2,
                  {"d", "dmin"}};
             return true;
         case GgmlType::Q6_K:
             l = {Layout::Blocks, sizeof(BlockQ6_K), {offsetof(BlockQ6_K, d)}, 1, {"d"}};
             return true;
-        default: return false;  // load_llama has already refused anything else
+        default:
+            return false;  // load_llama has already refused anything else
     }
 }
 
@@ -101,9 +114,15 @@ int64_t scan(const Layout& l, const uint8_t* data, uint64_t begin, uint64_t end)
             const uint8_t* p = data + i * l.unit_bytes;
             bool b = false;
             switch (l.kind) {
-                case Layout::F32: b = (load<uint32_t>(p) & kF32Exp) == kF32Exp; break;
-                case Layout::F16: b = (load<uint16_t>(p) & kF16Exp) == kF16Exp; break;
-                case Layout::BF16: b = (load<uint16_t>(p) & kBF16Exp) == kBF16Exp; break;
+                case Layout::F32:
+                    b = (load<uint32_t>(p) & kF32Exp) == kF32Exp;
+                    break;
+                case Layout::F16:
+                    b = (load<uint16_t>(p) & kF16Exp) == kF16Exp;
+                    break;
+                case Layout::BF16:
+                    b = (load<uint16_t>(p) & kBF16Exp) == kBF16Exp;
+                    break;
                 case Layout::Blocks:
                     for (int s = 0; s < l.n_scales; s++)
                         b |= (load<uint16_t>(p + l.scale_offset[s]) & kF16Exp) == kF16Exp;

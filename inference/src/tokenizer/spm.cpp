@@ -40,9 +40,18 @@ public:
                     pieces[i] = kReplacementChar;
                     break;
                 case TokenType::Byte: {
-                    unsigned b = 0;
-                    char tail = 0;
-                    if (t.size() == 6 && std::sscanf(t.c_str(), "<0x%2X>%c", &b, &tail) == 1) {
+                    // Parsed by hand: sscanf's %X also takes a sign or spaces ("<0x-8>"),
+                    // which gave an index far outside m_byte_ids.
+                    auto hex = [](char c) {
+                        if (c >= '0' && c <= '9') return c - '0';
+                        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+                        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+                        return -1;
+                    };
+                    const bool well_formed = t.size() == 6 && t.compare(0, 3, "<0x") == 0 &&
+                                             t[5] == '>' && hex(t[3]) >= 0 && hex(t[4]) >= 0;
+                    if (well_formed) {
+                        const unsigned b = unsigned(hex(t[3]) * 16 + hex(t[4]));
                         pieces[i] = std::string(1, char(b));
                         m_byte_ids[b] = int32_t(i);
                     } else {
