@@ -82,8 +82,17 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
     auto result = m_engine->generate(turns, sampling, &m_cancel, onText);
     flush();
     if (!result.ok()) {
-        emit generationFailed(requestId, QString::fromStdString(result.error().message),
-                              QString::fromStdString(full));
+        QString message = QString::fromStdString(result.error().message);
+        // A lost GPU keeps failing: drop the model (and with it the device) so that the next
+        // load starts on a fresh device, and tell the UI that nothing is loaded.
+        const bool deviceLost = result.error().code == "vulkan.device_lost";
+        if (deviceLost) {
+            m_probe->detach();
+            m_engine->unload();
+            message += "; the model was unloaded, load it again to continue";
+        }
+        emit generationFailed(requestId, message, QString::fromStdString(full));
+        if (deviceLost) emit modelUnloaded();
         return;
     }
     const auto& s = result.value();

@@ -12,7 +12,7 @@ app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-co
      qml6-module-qt-labs-folderlistmodel libqt6sql6-sqlite libqt6svg6 qt6-svg-dev libgl-dev)
 test=(libgtest-dev libgmock-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       xvfb xauth qml6-module-qttest qt6-declarative-dev-tools python3 clang libclang-rt-14-dev
-      desktop-file-utils appstream dpkg-dev)
+      desktop-file-utils appstream dpkg-dev sqlite3 bc)
 
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(engine app test)
