@@ -21,26 +21,37 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     for (uint i = 0; i < 32; ++i) v[i] = (c0 + i < ncols) ? w_elem(row_base + c0 + i) : 0.0;
 }
 
-#elif defined(TYPE_Q8_0)
-struct BlockQ8_0 { float16_t d; int8_t qs[32]; };
-layout(binding = W_BINDING) readonly buffer WBuf { BlockQ8_0 wb[]; };
+#elif defined(TYPE_Q8_0) || defined(TYPE_Q4_0)
+// Q8_0 and Q4_0 come regrouped at upload (inference/src/vulkan/weights.cpp): each group of 8
+// blocks holds their quants (Q8_0: 32 bytes, Q4_0: 16 bytes each) and then their 8 F16 scales.
+layout(binding = W_BINDING) readonly buffer WBuf { uvec4 wq[]; };
+layout(binding = W_BINDING) readonly buffer WBufD { float16_t wd[]; };
+#if defined(TYPE_Q8_0)
+#define QUANT_VEC4 2u
+#else
+#define QUANT_VEC4 1u
+#endif
+// uvec4 index of block ib's quants, and F16 index of its scale.
+uint block_quants(uint ib) { return (ib >> 3) * (8u * QUANT_VEC4 + 1u) + (ib & 7u) * QUANT_VEC4; }
+uint block_scale(uint ib) { return (ib >> 3) * (8u * QUANT_VEC4 + 1u) * 8u + 64u * QUANT_VEC4 + (ib & 7u); }
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     uint ib = row_base + chunk;
-    float d = float(wb[ib].d);
-    for (uint i = 0; i < 32; ++i) v[i] = float(int(wb[ib].qs[i])) * d;
-}
-
-#elif defined(TYPE_Q4_0)
-struct BlockQ4_0 { float16_t d; uint8_t qs[16]; };
-layout(binding = W_BINDING) readonly buffer WBuf { BlockQ4_0 wb[]; };
-void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk;
-    float d = float(wb[ib].d);
-    for (uint j = 0; j < 16; ++j) {
-        uint q = uint(wb[ib].qs[j]);
-        v[j] = (float(q & 15u) - 8.0) * d;
-        v[j + 16] = (float(q >> 4) - 8.0) * d;
+    float d = float(wd[block_scale(ib)]);
+    uint qi = block_quants(ib);
+#if defined(TYPE_Q8_0)
+    uvec4 q0 = wq[qi], q1 = wq[qi + 1];
+    for (uint k = 0; k < 16; ++k) {
+        v[k] = float(bitfieldExtract(int(q0[k >> 2]), int(8 * (k & 3)), 8)) * d;
+        v[k + 16] = float(bitfieldExtract(int(q1[k >> 2]), int(8 * (k & 3)), 8)) * d;
     }
+#else
+    uvec4 q = wq[qi];
+    for (uint k = 0; k < 16; ++k) {
+        uint b = (q[k >> 2] >> (8 * (k & 3))) & 255u;
+        v[k] = (float(b & 15u) - 8.0) * d;
+        v[k + 16] = (float(b >> 4) - 8.0) * d;
+    }
+#endif
 }
 
 #elif defined(TYPE_Q4_1)

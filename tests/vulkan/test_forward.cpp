@@ -1,5 +1,6 @@
 // The whole forward pass on the device against the CPU backend, the fit estimate, and the real
 // stories260K model through the public API.
+#include <cstdlib>
 #include <fstream>
 #include <list>
 
@@ -172,14 +173,69 @@ protected:
     }
 };
 
+// The tight tolerance against the dequantized twin; prompts on the tensor cores stage weights
+// and activations as F16, which costs about three decimal digits.
+double exact_tol(GgmlType type) {
+    auto a = Context::pick_adapter(test_device());
+    bool coopmat = a.ok() && a->coopmat_nv &&
+                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::F16);
+    return coopmat ? 1e-4 : 1e-6;
+}
+
 // Against the CPU on the same weights (which rounds activations to 8 bits for quantized
 // types), and tightly against the CPU on the dequantized weights.
 void check_type(GgmlType type, double tol_same, bool tied = false, bool rope_freqs = false) {
     auto s = synth_model(type, tied, rope_freqs);
-    compare_with_cpu(s->m, s->m, tol_same, test_options(32));
+    compare_with_cpu(s->m, s->m, std::max(tol_same, exact_tol(type)), test_options(32));
     if (type != GgmlType::F32) {
         auto twin = dequantized_twin(s->m);
-        compare_with_cpu(s->m, twin->m, 1e-6, test_options(32));
+        compare_with_cpu(s->m, twin->m, exact_tol(type), test_options(32));
+    }
+}
+
+// Logits of a prompt and three decode steps.
+std::vector<std::vector<float>> run_steps(BackendModel& bm) {
+    auto r = bm.create_runner(32);
+    EXPECT_TRUE(r.ok());
+    if (!r.ok()) return {};
+    const int V = int(300);
+    std::vector<std::vector<float>> out;
+    std::vector<int32_t> prompt = {1, 17, 299, 42, 0};
+    out.emplace_back(size_t(V));
+    EXPECT_TRUE((*r)->forward(prompt, 0, out.back().data()).ok());
+    int pos = int(prompt.size());
+    for (int32_t tok : {5, 77, 298}) {
+        std::vector<int32_t> one = {tok};
+        out.emplace_back(size_t(V));
+        EXPECT_TRUE((*r)->forward(one, pos++, out.back().data()).ok());
+    }
+    return out;
+}
+
+// The fused decode kernels compute what the one-op-per-dispatch path computes, for every type
+// they handle (with RoPE frequency factors and a tied output too); other types do not use them.
+TEST_F(Forward, FusedDecodeMatchesUnfused) {
+    struct Case {
+        GgmlType type;
+        bool tied, rope_freqs, fused;
+    };
+    for (Case c : {Case{GgmlType::Q4_0, false, true, true}, Case{GgmlType::Q8_0, true, false, true},
+                   Case{GgmlType::F16, false, false, true}, Case{GgmlType::F32, true, true, true},
+                   Case{GgmlType::Q4_K, false, false, false}}) {
+        SCOPED_TRACE(type_name(c.type));
+        auto s = synth_model(c.type, c.tied, c.rope_freqs);
+        auto fused = create_backend_model(s->m, test_options(32));
+        ASSERT_TRUE(fused.ok()) << fused.error().message;
+        EXPECT_EQ((*fused)->info().fused_kernels, c.fused);
+        setenv("EMBER_VULKAN_FUSED", "0", 1);
+        auto plain = create_backend_model(s->m, test_options(32));
+        unsetenv("EMBER_VULKAN_FUSED");
+        ASSERT_TRUE(plain.ok()) << plain.error().message;
+        EXPECT_FALSE((*plain)->info().fused_kernels);
+        auto a = run_steps(**fused), b = run_steps(**plain);
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i)
+            EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), 1e-9) << "step " << i;
     }
 }
 
@@ -241,7 +297,7 @@ TEST_F(Forward, LongPromptIsSplitIntoBatches) {
     std::vector<float> lv(s->m.hp.n_vocab), lc(s->m.hp.n_vocab);
     ASSERT_TRUE((*vr)->forward(prompt, 0, lv.data()).ok());
     ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
-    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), 1e-6);
+    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), exact_tol(GgmlType::Q4_0));
 }
 
 TEST_F(Forward, RefusesAModelThatDoesNotFit) {

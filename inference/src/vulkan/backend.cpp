@@ -1,6 +1,7 @@
 #include "vulkan/vulkan_backend.h"
 
 #include "common/log.h"
+#include "vulkan/fault.h"
 #include "vulkan/forward.h"
 
 namespace ember {
@@ -100,11 +101,14 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
         if (warm.error().code != "vulkan.cache_write") return warm.take_error();
         EMBER_LOG_WARN("vulkan: %s", warm.error().message.c_str());
     }
+    fault::model_loaded();
     const Adapter& a = loaded->ctx->adapter();
     BackendInfo info;
     info.kind = BackendKind::Vulkan;
     info.device = a.info.name;
     info.subgroup_size = a.subgroup_size;
+    info.fused_kernels = loaded->model.fused_layers;
+    info.coopmat = a.coopmat_nv;
     EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
                    format_bytes(loaded->store->bytes()).c_str(), model_tensors(model).size());
     return std::unique_ptr<BackendModel>(

@@ -1,6 +1,9 @@
 #include "vulkan/device.h"
 
+#include <chrono>
 #include <vector>
+
+#include "vulkan/fault.h"
 
 namespace ember::vulkan {
 
@@ -26,6 +29,15 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.storageBuffer8BitAccess = VK_TRUE;
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    if (adapter.coopmat_nv) {
+        exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+        cm.cooperativeMatrix = VK_TRUE;
+        f12.shaderFloat16 = VK_TRUE;
+        f12.vulkanMemoryModel = adapter.vulkan_memory_model ? VK_TRUE : VK_FALSE;
+        f12.pNext = &cm;
+    }
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     f11.storageBuffer16BitAccess = VK_TRUE;
     f11.pNext = &f12;
@@ -46,6 +58,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
 Device::~Device() {
     if (m_device) {
+        fault::device_destroyed(m_device);
         vkDeviceWaitIdle(m_device);
         vkDestroyDevice(m_device, nullptr);
     }
@@ -109,7 +122,18 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence) 
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
-    EMBER_VK_TRY(vkQueueSubmit(device.queue(), 1, &si, fence.handle()), "vkQueueSubmit");
+    EMBER_VK_TRY(EMBER_FAULT_OR(DeviceLost, device.handle(),
+                                vkQueueSubmit(device.queue(), 1, &si, fence.handle())),
+                 "vkQueueSubmit");
+    // A decode step takes about a millisecond, and a blocking wait can oversleep by a similar
+    // amount: poll first, and block only for long work.
+    VkFence f = fence.handle();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    VkResult r;
+    while ((r = vkGetFenceStatus(device.handle(), f)) == VK_NOT_READY &&
+           std::chrono::steady_clock::now() < deadline) {
+    }
+    if (r != VK_SUCCESS && r != VK_NOT_READY) return vk_error(r, "vkGetFenceStatus");
     return fence.wait_and_reset();
 }
 

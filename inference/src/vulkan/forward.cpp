@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace ember::vulkan {
 namespace {
@@ -32,15 +34,136 @@ uint64_t step_bytes(int batch) {
     return 8 + 4 * uint64_t(batch);
 }
 
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b);
+Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n);
+
 // Records the forward pass of n tokens (the step buffer holds their position and ids).
 Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out) {
+    const LlamaHParams& hp = m.hp;
+    const Dims d = dims_of(hp);
+    EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
+    rec.barrier();
+    if (n == 1 && m.fused_layers) {
+        EMBER_TRY(record_fused_layers(rec, m, b));
+    } else {
+        EMBER_TRY(record_layers(rec, m, b, n));
+    }
+    if (out == Output::None) return {};
+    // Only the last token's logits are needed.
+    if (m.fused_output) {
+        FusedMatvec f;
+        f.mode = FusedMode::Store;
+        f.w[0] = m.output;
+        f.x = b.x;
+        f.x_off = uint32_t(n - 1) * d.E;
+        f.norm = m.output_norm->pieces[0].range;
+        f.eps = hp.rms_eps;
+        f.y = b.logits;
+        EMBER_TRY(op_matvec_fused(rec, f));
+    } else {
+        EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb,
+                              0, int(d.E), 1, int(d.E), hp.rms_eps));
+        rec.barrier();
+        EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
+    }
+    rec.barrier();
+    if (out == Output::Argmax) {
+        EMBER_TRY(op_argmax(rec, b.logits, 0, d.V, b.result));
+        rec.barrier_to_transfer();
+        if (rec.cmd()) {
+            VkBufferCopy c{b.result.offset, 0, 4};
+            vkCmdCopyBuffer(rec.cmd(), b.result.buffer, b.readback, 1, &c);
+        }
+    } else {
+        rec.barrier_to_transfer();
+        if (rec.cmd()) {
+            VkBufferCopy c{b.logits.offset, 0, uint64_t(d.V) * 4};
+            vkCmdCopyBuffer(rec.cmd(), b.logits.buffer, b.readback, 1, &c);
+        }
+    }
+    rec.barrier_to_host();
+    return {};
+}
+
+// One token through every layer in five dependent dispatches per layer: norm + QKV + RoPE +
+// cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual.
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b) {
+    const LlamaHParams& hp = m.hp;
+    const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
+    const AttentionShape shape{1, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                               1.0f / std::sqrt(float(hp.head_dim))};
+    // Timing diagnostics only (the results are wrong): EMBER_VULKAN_SKIP lists stages to leave
+    // out, q(kv) a(ttention) o(utput) f(fn gate/up) d(own), to take their time by difference.
+    const char* skip_env = std::getenv("EMBER_VULKAN_SKIP");
+    const std::string skip = skip_env ? skip_env : "";
+    auto run = [&](char stage) { return skip.find(stage) == std::string::npos; };
+    for (size_t l = 0; l < m.layers.size(); ++l) {
+        const DeviceLayer& L = m.layers[l];
+        FusedMatvec qkv;
+        qkv.mode = FusedMode::Qkv;
+        qkv.w[0] = L.wq;
+        qkv.w[1] = L.wk;
+        qkv.w[2] = L.wv;
+        qkv.x = b.x;
+        qkv.norm = L.attn_norm->pieces[0].range;
+        qkv.eps = hp.rms_eps;
+        qkv.y = b.q;
+        qkv.k_cache = b.k_cache[l];
+        qkv.v_cache = b.v_cache[l];
+        qkv.step = b.step;
+        qkv.ff = ff;
+        qkv.head_dim = hp.head_dim;
+        qkv.n_rot = hp.n_rot;
+        qkv.freq_base = hp.rope_freq_base;
+        if (run('q')) {
+            EMBER_TRY(op_matvec_fused(rec, qkv));
+            rec.barrier();
+        }
+        if (run('a')) {
+            EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape));
+            rec.barrier();
+        }
+        FusedMatvec wo;
+        wo.mode = FusedMode::Add;
+        wo.w[0] = L.wo;
+        wo.x = b.att;
+        wo.y = b.x;
+        if (run('o')) {
+            EMBER_TRY(op_matvec_fused(rec, wo));
+            rec.barrier();
+        }
+        FusedMatvec gu;
+        gu.mode = FusedMode::Silu;
+        gu.w[0] = L.gate;
+        gu.w[1] = L.up;
+        gu.x = b.x;
+        gu.norm = L.ffn_norm->pieces[0].range;
+        gu.eps = hp.rms_eps;
+        gu.y = b.g;
+        if (run('f')) {
+            EMBER_TRY(op_matvec_fused(rec, gu));
+            rec.barrier();
+        }
+        FusedMatvec down;
+        down.mode = FusedMode::Add;
+        down.w[0] = L.down;
+        down.x = b.g;
+        down.y = b.x;
+        if (run('d')) {
+            EMBER_TRY(op_matvec_fused(rec, down));
+            rec.barrier();
+        }
+    }
+    return {};
+}
+
+// The layers of n tokens, one op per dispatch.
+Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n) {
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
     const AttentionShape shape{n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
                                1.0f / std::sqrt(float(hp.head_dim))};
-    EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
-    rec.barrier();
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
         EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
@@ -77,28 +200,6 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
         rec.barrier();
     }
-    if (out == Output::None) return {};
-    // Only the last token's logits are needed.
-    EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb, 0,
-                          int(d.E), 1, int(d.E), hp.rms_eps));
-    rec.barrier();
-    EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
-    rec.barrier();
-    if (out == Output::Argmax) {
-        EMBER_TRY(op_argmax(rec, b.logits, 0, d.V, b.result));
-        rec.barrier_to_transfer();
-        if (rec.cmd()) {
-            VkBufferCopy c{b.result.offset, 0, 4};
-            vkCmdCopyBuffer(rec.cmd(), b.result.buffer, b.readback, 1, &c);
-        }
-    } else {
-        rec.barrier_to_transfer();
-        if (rec.cmd()) {
-            VkBufferCopy c{b.logits.offset, 0, uint64_t(d.V) * 4};
-            vkCmdCopyBuffer(rec.cmd(), b.logits.buffer, b.readback, 1, &c);
-        }
-    }
-    rec.barrier_to_host();
     return {};
 }
 
@@ -298,6 +399,22 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s)
                              need(s, L.ffn_down, st)});
     }
     if (!st.ok()) return st.take_error();
+    const char* env = std::getenv("EMBER_VULKAN_FUSED");
+    const bool allow = !(env && std::strcmp(env, "0") == 0);
+    const bool f32_norms =
+        std::all_of(dm.layers.begin(), dm.layers.end(), [](const DeviceLayer& L) {
+            return L.attn_norm->type == GgmlType::F32 && L.ffn_norm->type == GgmlType::F32;
+        });
+    // matvec_fused.comp computes 4 rows per workgroup, all of one of Q, K, V.
+    dm.fused_layers = allow && f32_norms && !dm.layers.empty() && dm.hp.head_dim % 2 == 0 &&
+                      dm.hp.n_rot <= dm.hp.head_dim && (dm.hp.n_head * dm.hp.head_dim) % 4 == 0 &&
+                      dm.hp.n_kv_dim() % 4 == 0;
+    for (const DeviceLayer& L : dm.layers)
+        dm.fused_layers = dm.fused_layers && fused_matvec_supports({L.wq, L.wk, L.wv}) &&
+                          fused_matvec_supports({L.gate, L.up}) && fused_matvec_supports({L.wo}) &&
+                          fused_matvec_supports({L.down});
+    dm.fused_output =
+        allow && dm.output_norm->type == GgmlType::F32 && fused_matvec_supports({dm.output});
     return dm;
 }
 
@@ -313,6 +430,7 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
     EMBER_TRY(record_forward(dry, model, none, 2, Output::None));
+    EMBER_TRY(record_forward(dry, model, none, 64, Output::None));  // whole-tile matmuls
     return ctx.pipelines().save_cache();
 }
 

@@ -30,6 +30,9 @@ struct DeviceModel {
     const DeviceTensor *tok_embd = nullptr, *output_norm = nullptr, *output = nullptr,
                        *rope_freqs = nullptr;
     std::vector<DeviceLayer> layers;
+    // Decode runs the fused kernels (matvec_fused.comp) when the weights allow it;
+    // EMBER_VULKAN_FUSED=0 turns them off (for comparisons).
+    bool fused_layers = false, fused_output = false;
 };
 
 // Binds a model's tensors to their device copies; fails if any is missing.

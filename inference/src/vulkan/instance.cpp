@@ -159,6 +159,35 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     a.has_memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
 
+    if (has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
+        a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {
+        VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+        VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+        f12.pNext = &cm;
+        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        f2.pNext = &f12;
+        vkGetPhysicalDeviceFeatures2(pd, &f2);
+        uint32_t n_cm = 0;
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
+        std::vector<VkCooperativeMatrixPropertiesNV> cms(
+            n_cm, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, cms.data());
+        bool shape = false;
+        for (const auto& p : cms)
+            shape = shape ||
+                    (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 &&
+                     p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                     p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                     p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                     p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
+        const char* env = std::getenv("EMBER_VULKAN_COOPMAT");
+        a.coopmat_nv = cm.cooperativeMatrix && f12.shaderFloat16 && shape &&
+                       !(env && std::strcmp(env, "0") == 0);
+        a.vulkan_memory_model = f12.vulkanMemoryModel;
+    }
+
     uint64_t best_heap = 0;
     for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
         if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&

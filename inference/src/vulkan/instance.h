@@ -44,6 +44,10 @@ struct Adapter {
     bool usable = false;                 // has everything Ember needs (even if not auto-suitable)
     uint32_t subgroup_size = 0;
     uint64_t max_allocation = 0;  // maxMemoryAllocationSize
+    // VK_NV_cooperative_matrix with 16x8x16 F16 products into F32 for subgroups of 32, and
+    // F16 arithmetic: matmul_coopmat.comp can run (EMBER_VULKAN_COOPMAT=0 turns it off).
+    bool coopmat_nv = false;
+    bool vulkan_memory_model = false;
 };
 
 Result<std::vector<Adapter>> enumerate_adapters(const std::shared_ptr<Instance>& instance);

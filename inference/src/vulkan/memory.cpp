@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vulkan/fault.h"
+
 namespace ember::vulkan {
 
 Result<Memory> Memory::allocate(const Device& device, VkDeviceSize size, uint32_t memory_type) {
@@ -10,7 +12,8 @@ Result<Memory> Memory::allocate(const Device& device, VkDeviceSize size, uint32_
     ai.allocationSize = size;
     ai.memoryTypeIndex = memory_type;
     Memory m;
-    EMBER_VK_TRY(vkAllocateMemory(device.handle(), &ai, nullptr, &m.m_memory),
+    EMBER_VK_TRY(EMBER_FAULT_OR(Alloc, device.handle(),
+                                vkAllocateMemory(device.handle(), &ai, nullptr, &m.m_memory)),
                  "vkAllocateMemory of " + std::to_string(size) + " bytes");
     m.m_device = &device;
     m.m_size = size;

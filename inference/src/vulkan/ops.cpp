@@ -1,6 +1,7 @@
 #include "vulkan/ops.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace ember::vulkan {
@@ -13,11 +14,23 @@ constexpr uint32_t kWgNorm = 256;
 constexpr uint32_t kWgAttn = 64;  // also the attention tile; head_dim <= 8 * kWgAttn
 constexpr uint32_t kWgArgmax = 256;
 constexpr int kMatmulTile = 8;  // TILE_T in matmul.comp
+constexpr uint32_t kMaxBindings = 12;
+constexpr uint32_t kFusedRows = 4;  // SLOTS in matvec_fused.comp
 
 template <class T>
 uint32_t push_size() {
     static_assert(sizeof(T) % 4 == 0);
     return sizeof(T);
+}
+
+constexpr uint32_t kCoopmatWg = 128;  // 4 subgroups of 32
+constexpr int64_t kCoopmatTile = 64;  // BM = BN in matmul_coopmat.comp
+
+// The tensor-core matmul: where the device has it, for the types it is built for (their
+// dequantized values and the activations are staged as F16).
+bool use_coopmat(const Recorder& rec, GgmlType t) {
+    if (!rec.context().adapter().coopmat_nv) return false;
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16;
 }
 
 }  // namespace
@@ -68,11 +81,11 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
         vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline.handle());
         m_bound = k->pipeline.handle();
     }
-    VkDescriptorBufferInfo infos[8];
-    VkWriteDescriptorSet writes[8];
+    VkDescriptorBufferInfo infos[kMaxBindings];
+    VkWriteDescriptorSet writes[kMaxBindings];
     uint32_t n = 0;
     for (const BufferRange& b : bindings) {
-        assert(n < 8 && b.buffer != VK_NULL_HANDLE);
+        assert(n < kMaxBindings && b.buffer != VK_NULL_HANDLE);
         infos[n] = {b.buffer, b.offset, b.size};
         writes[n] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[n].dstBinding = n;
@@ -148,12 +161,106 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
             } pc{uint32_t(w.cols),         w.stride_units,  uint32_t(p.nrows),
                  uint32_t(n_tokens),       x_off,           uint32_t(w.cols),
                  y_off + uint32_t(p.row0), uint32_t(w.rows)};
+            if (use_coopmat(rec, w.type)) {
+                // Whole 64 x 64 tiles store their results directly (EMBER_VULKAN_COOPMAT_DIRECT=0
+                // turns that off, for comparison).
+                static const bool direct_ok = [] {
+                    const char* e = std::getenv("EMBER_VULKAN_COOPMAT_DIRECT");
+                    return !(e && std::strcmp(e, "0") == 0);
+                }();
+                const bool direct =
+                    direct_ok && p.nrows % kCoopmatTile == 0 && n_tokens % kCoopmatTile == 0;
+                EMBER_TRY(rec.dispatch(
+                    std::string(direct ? "matmul_coopmat_direct_" : "matmul_coopmat_") + sfx,
+                    {p.range, x, y}, &pc, push_size<decltype(pc)>(), kCoopmatWg,
+                    uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
+                    uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile)));
+                continue;
+            }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
                                           &pc, push_size<decltype(pc)>(), kWgRow, uint64_t(p.nrows),
                                           uint32_t((n_tokens + kMatmulTile - 1) / kMatmulTile)));
         }
     }
     return {};
+}
+
+bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w) {
+    const DeviceTensor* first = *w.begin();
+    for (const DeviceTensor* t : w) {
+        if (!t || t->pieces.size() != 1 || t->type != first->type || t->cols != first->cols)
+            return false;
+        switch (t->type) {
+            case GgmlType::F32:
+            case GgmlType::F16:
+            case GgmlType::Q8_0:
+            case GgmlType::Q4_0:
+                break;
+            default:
+                return false;
+        }
+    }
+    return true;
+}
+
+Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
+    const DeviceTensor& w0 = *f.w[0];
+    const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
+    const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
+    if (!fused_matvec_supports({&w0, &w1, &w2}))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec needs single-piece F32, F16, Q8_0 or Q4_0 weights of one "
+                          "type");
+    if (f.mode == FusedMode::Qkv && (w0.rows % kFusedRows != 0 || w1.rows % kFusedRows != 0))
+        return make_error(
+            "vulkan.unsupported_shape",
+            "fused QKV needs Q and K/V widths that are multiples of " + std::to_string(kFusedRows));
+    if (w0.type != GgmlType::F32 && w0.type != GgmlType::F16 && f.x_off % 4 != 0)
+        return make_error("vulkan.unsupported_shape",
+                          "fused mat-vec reads x in 16-byte pieces; offset " +
+                              std::to_string(f.x_off) + " is not a multiple of 4 floats");
+    struct {
+        uint32_t ncols, stride, mode, rows0, rows1, x_off, y_off, has_norm;
+        float eps;
+        uint32_t head_dim, n_rot;
+        float freq_base;
+        uint32_t has_ff, kv_dim;
+    } pc{uint32_t(w0.cols),
+         w0.stride_units,
+         uint32_t(f.mode),
+         uint32_t(w0.rows),
+         uint32_t(w1.rows),
+         f.x_off,
+         f.y_off,
+         f.norm.buffer ? 1u : 0u,
+         f.eps,
+         f.head_dim,
+         f.n_rot,
+         f.freq_base,
+         f.ff.buffer ? 1u : 0u,
+         uint32_t(w1.rows)};
+    uint64_t groups;
+    switch (f.mode) {
+        case FusedMode::Qkv:
+            groups = (w0.rows + 2 * w1.rows + kFusedRows - 1) / kFusedRows;
+            break;
+        case FusedMode::Silu:
+            groups = (w0.rows + kFusedRows / 2 - 1) / (kFusedRows / 2);
+            break;
+        default:
+            groups = (w0.rows + kFusedRows - 1) / kFusedRows;
+    }
+    // Quantized types: 4 threads per 32-column block; float types: one per block; at most 128.
+    const uint64_t chunks = (w0.cols + 31) / 32;
+    const uint32_t wg = chunks <= 32 ? 32 : chunks <= 64 ? 64 : 128;
+    // Unused bindings still need a valid buffer.
+    auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
+    auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
+    return rec.dispatch_linear(
+        std::string("matvec_fused_") + weight_type_suffix(w0.type),
+        {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x, or_x(f.norm), f.y,
+         or_y(f.k_cache), or_y(f.v_cache), or_x(f.step), or_x(f.ff)},
+        &pc, push_size<decltype(pc)>(), wg, groups);
 }
 
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,

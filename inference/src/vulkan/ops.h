@@ -32,6 +32,7 @@ public:
     // With cmd == VK_NULL_HANDLE nothing is recorded: dispatches only create their pipelines.
     Recorder(Context& ctx, VkCommandBuffer cmd) : m_ctx(ctx), m_cmd(cmd) {}
     VkCommandBuffer cmd() const { return m_cmd; }
+    const Context& context() const { return m_ctx; }
     Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
                     const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
                     uint32_t gy = 1, uint32_t gz = 1);
@@ -55,6 +56,20 @@ private:
 // Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens.
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens);
+// One-token mat-vec with fused neighbours (shaders/matvec_fused.comp).
+enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3 };
+struct FusedMatvec {
+    FusedMode mode = FusedMode::Store;
+    const DeviceTensor* w[3] = {nullptr, nullptr, nullptr};  // Qkv: wq, wk, wv; Silu: gate, up
+    BufferRange x, norm, y, k_cache, v_cache, step, ff;      // norm, caches, step, ff optional
+    uint32_t x_off = 0, y_off = 0;
+    float eps = 0;
+    uint32_t head_dim = 0, n_rot = 0;  // Qkv
+    float freq_base = 10000;
+};
+// Whether op_matvec_fused handles these weights: one piece each, one shared supported type.
+bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w);
+Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);

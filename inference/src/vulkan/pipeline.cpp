@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "vulkan/fault.h"
 #include "vulkan/shaders.h"
 
 namespace ember::vulkan {
@@ -150,8 +151,10 @@ Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
     fci.pPipelineCreationFeedback = &fb;
     if (device.adapter().has_creation_feedback) ci.pNext = &fci;
     VkPipeline p = VK_NULL_HANDLE;
-    EMBER_VK_TRY(vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &p),
-                 "vkCreateComputePipelines");
+    EMBER_VK_TRY(
+        EMBER_FAULT_OR(Pipeline, device.handle(),
+                       vkCreateComputePipelines(device.handle(), cache, 1, &ci, nullptr, &p)),
+        "vkCreateComputePipelines");
     if (cache_hit)
         *cache_hit = (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_VALID_BIT) &&
                      (fb.flags & VK_PIPELINE_CREATION_FEEDBACK_APPLICATION_PIPELINE_CACHE_HIT_BIT);
@@ -194,9 +197,13 @@ Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindi
                            PipelineLayout::create(*m_device, k->set_layout.handle(), push_bytes));
     EMBER_ASSIGN_OR_RETURN(ShaderModule module, ShaderModule::create(*m_device, spirv));
     bool hit = false;
-    EMBER_ASSIGN_OR_RETURN(k->pipeline,
-                           Pipeline::create(*m_device, m_cache.handle(), module.handle(),
-                                            k->layout.handle(), workgroup_size, &hit));
+    auto pipeline = Pipeline::create(*m_device, m_cache.handle(), module.handle(),
+                                     k->layout.handle(), workgroup_size, &hit);
+    if (!pipeline.ok()) {
+        Error e = pipeline.take_error();
+        return make_error(e.code, "pipeline of shader '" + key + "': " + e.message);
+    }
+    k->pipeline = std::move(pipeline).value();
     k->n_bindings = n_bindings;
     k->push_bytes = push_bytes;
     k->workgroup_size = workgroup_size;
