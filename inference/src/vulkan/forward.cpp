@@ -181,7 +181,10 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         EMBER_TRY(op_store_f16(rec, b.k, 0, b.k_cache[l], 0, b.step, int(d.Dkv), n));
         rec.barrier();
-        EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape));
+        // A prompt attends over its own unrounded K/V; a single decoded token reads the F16
+        // cache like the fused decode path, so both decode paths agree.
+        EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape,
+                               n > 1 ? b.k : BufferRange{}, n > 1 ? b.v : BufferRange{}));
         rec.barrier();
         EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n));
         rec.barrier();

@@ -316,7 +316,8 @@ Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRang
 }
 
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
-                    BufferRange out, BufferRange step, const AttentionShape& s) {
+                    BufferRange out, BufferRange step, const AttentionShape& s,
+                    BufferRange k_batch, BufferRange v_batch) {
     if (s.head_dim > int(8 * kWgAttn) || s.n_head % s.n_head_kv != 0)
         return make_error("vulkan.unsupported_shape",
                           "attention needs head_dim <= " + std::to_string(8 * kWgAttn) +
@@ -325,6 +326,7 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
     struct {
         uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_off, o_stride;
         float scale;
+        uint32_t batch_kv;
     } pc{uint32_t(s.n_head),
          uint32_t(s.n_head_kv),
          uint32_t(s.head_dim),
@@ -333,8 +335,11 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
          uint32_t(s.n_head_kv * s.head_dim),
          0,
          qdim,
-         s.scale};
-    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, step}, &pc,
+         s.scale,
+         k_batch.buffer && v_batch.buffer ? 1u : 0u};
+    // Unused batch bindings still need a buffer: the cache stands in.
+    if (!pc.batch_kv) k_batch = k_cache, v_batch = v_cache;
+    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, k_batch, v_batch, step}, &pc,
                         push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head),
                         uint32_t(s.n_tokens));
 }

@@ -87,8 +87,11 @@ struct AttentionShape {
     float scale;
 };
 // out[t][h*hd..] = softmax(q k^T * scale) v over positions [0, pos0 + t], K/V rows n_head_kv*hd.
+// k_batch/v_batch (optional, F32 rows of this batch): the batch's own positions are read from
+// them instead of from the F16 cache.
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
-                    BufferRange out, BufferRange step, const AttentionShape& s);
+                    BufferRange out, BufferRange step, const AttentionShape& s,
+                    BufferRange k_batch = {}, BufferRange v_batch = {});
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n);
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n);  // y += x
 // result (one uint32) = argmax of x[x_off .. x_off + n)
