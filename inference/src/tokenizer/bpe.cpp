@@ -1,8 +1,8 @@
 // Byte-level BPE (tokenizer.ggml.model = "gpt2"): regex pre-tokenization, GPT-2 byte-to-unicode
 // mapping, merges by rank (the index in tokenizer.ggml.merges).
-#include <queue>
 
 #include "tokenizer/pretokenize.h"
+#include "tokenizer/merge.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
 
@@ -103,32 +103,6 @@ public:
     }
 
 private:
-    struct Symbol {
-        int prev, next;
-        uint32_t begin, len;  // len 0: merged into its left neighbour
-    };
-    struct Bigram {
-        int32_t rank;
-        int left, right;
-        uint32_t len;
-    };
-    struct BigramOrder {  // lowest rank first; on ties the leftmost
-        bool operator()(const Bigram& a, const Bigram& b) const {
-            return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-        }
-    };
-    using Queue = std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder>;
-
-    void push_bigram(std::string_view word, const std::vector<Symbol>& sym, int left, int right,
-                     Queue& q) const {
-        if (left < 0 || right < 0) return;
-        const Symbol& l = sym[size_t(left)];
-        const Symbol& r = sym[size_t(right)];
-        auto it = m_ranks.find(pair_key(word.substr(l.begin, l.len), word.substr(r.begin, r.len)));
-        if (it == m_ranks.end()) return;
-        q.push({it->second, left, right, l.len + r.len});
-    }
-
     // word: one pre-tokenized piece, in the byte-to-unicode alphabet.
     void encode_word(std::string_view word, std::vector<int32_t>& out) const {
         if (word.empty()) return;
@@ -139,32 +113,13 @@ private:
                 return;
             }
         }
-        std::vector<Symbol> sym;
-        sym.reserve(word.size());
-        for (size_t pos = 0; pos < word.size();) {
-            const auto len = uint32_t(utf8_char_len(word, pos));
-            const int idx = int(sym.size());
-            sym.push_back({idx - 1, pos + len < word.size() ? idx + 1 : -1, uint32_t(pos), len});
-            pos += len;
-        }
-        Queue q;
-        for (int i = 1; i < int(sym.size()); ++i) push_bigram(word, sym, i - 1, i, q);
-        while (!q.empty()) {
-            const Bigram b = q.top();
-            q.pop();
-            Symbol& l = sym[size_t(b.left)];
-            Symbol& r = sym[size_t(b.right)];
-            // Stale: one side was merged away or has grown since this pair was queued.
-            if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
-            l.len += r.len;
-            r.len = 0;
-            l.next = r.next;
-            if (r.next >= 0) sym[size_t(r.next)].prev = b.left;
-            push_bigram(word, sym, l.prev, b.left, q);
-            push_bigram(word, sym, b.left, l.next, q);
-        }
+        // Lower merge ranks merge first.
+        const auto sym = merge_pieces(word, [this](std::string_view l, std::string_view r) {
+            auto it = m_ranks.find(pair_key(l, r));
+            return it == m_ranks.end() ? std::nullopt : std::optional<double>(-double(it->second));
+        });
         for (int i = 0; i >= 0; i = sym[size_t(i)].next) {
-            const Symbol& s = sym[size_t(i)];
+            const MergePiece& s = sym[size_t(i)];
             const std::string_view piece = word.substr(s.begin, s.len);
             const int32_t id = lookup_plain(piece);
             if (id >= 0) {

@@ -1,9 +1,9 @@
 // SentencePiece (tokenizer.ggml.model = "llama"): merges by score over UTF-8 characters,
 // byte fallback to <0xXX> tokens, and the dummy-prefix space.
 #include <cstdio>
-#include <queue>
 
 #include "common/log.h"
+#include "tokenizer/merge.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
 
@@ -113,59 +113,15 @@ public:
     }
 
 private:
-    struct Symbol {
-        int prev, next;
-        uint32_t begin, len;  // len 0: merged into its left neighbour
-    };
-    struct Bigram {
-        float score;
-        int left, right;
-        uint32_t len;
-    };
-    struct BigramOrder {  // highest score first; on ties the leftmost
-        bool operator()(const Bigram& a, const Bigram& b) const {
-            return a.score < b.score || (a.score == b.score && a.left > b.left);
-        }
-    };
-    using Queue = std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder>;
-
-    void push_bigram(std::string_view text, const std::vector<Symbol>& sym, int left, int right,
-                     Queue& q) const {
-        if (left < 0 || right < 0) return;
-        const uint32_t len = sym[size_t(left)].len + sym[size_t(right)].len;
-        const int32_t id = lookup_plain(text.substr(sym[size_t(left)].begin, len));
-        if (id < 0) return;
-        q.push({m_scores[size_t(id)], left, right, len});
-    }
-
     // text: whitespace already escaped to '▁'.
     void encode_plain(std::string_view text, std::vector<int32_t>& out) const {
-        std::vector<Symbol> sym;
-        sym.reserve(text.size());
-        for (size_t pos = 0; pos < text.size();) {
-            const auto len = uint32_t(utf8_char_len(text, pos));
-            const int idx = int(sym.size());
-            sym.push_back({idx - 1, pos + len < text.size() ? idx + 1 : -1, uint32_t(pos), len});
-            pos += len;
-        }
-        Queue q;
-        for (int i = 1; i < int(sym.size()); ++i) push_bigram(text, sym, i - 1, i, q);
-        while (!q.empty()) {
-            const Bigram b = q.top();
-            q.pop();
-            Symbol& l = sym[size_t(b.left)];
-            Symbol& r = sym[size_t(b.right)];
-            // Stale: one side was merged away or has grown since this pair was queued.
-            if (l.len == 0 || r.len == 0 || l.len + r.len != b.len) continue;
-            l.len += r.len;
-            r.len = 0;
-            l.next = r.next;
-            if (r.next >= 0) sym[size_t(r.next)].prev = b.left;
-            push_bigram(text, sym, l.prev, b.left, q);
-            push_bigram(text, sym, b.left, l.next, q);
-        }
+        // Higher scores merge first; a pair merges only into a piece of the vocabulary.
+        const auto sym = merge_pieces(text, [this](std::string_view l, std::string_view r) {
+            const int32_t id = lookup_plain(std::string_view(l.data(), l.size() + r.size()));
+            return id < 0 ? std::nullopt : std::optional<double>(m_scores[size_t(id)]);
+        });
         for (int i = sym.empty() ? -1 : 0; i >= 0; i = sym[size_t(i)].next) {
-            const Symbol& s = sym[size_t(i)];
+            const MergePiece& s = sym[size_t(i)];
             const std::string_view piece = text.substr(s.begin, s.len);
             const int32_t id = lookup_plain(piece);
             if (id >= 0) {
