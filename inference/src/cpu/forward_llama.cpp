@@ -1,5 +1,8 @@
 // The Llama forward pass on the CPU, in the spirit of llama2.c's forward().
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <vector>
 
@@ -15,6 +18,14 @@ WeightView view(const Tensor& t) {
     return WeightView{t.type, t.rows(), t.cols(), t.data, t.row_stride};
 }
 
+struct LayerViews {
+    WeightView wq, wk, wv, wo, gate, up, down;
+};
+
+struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
+
 // Weights and the pool, shared by every session of the model.
 class CpuModel final : public BackendModel {
 public:
@@ -27,10 +38,62 @@ public:
     const BackendInfo& info() const override { return m_info; }
     MemoryStats memory() const override;
 
+    // Views of the matmul weights; Q4_0/Q8_0 are repacked (see WeightLayout) when the
+    // kernels in use have a packed path.
+    Status prepare_weights();
+
     const LlamaModel& m_model;
     ThreadPool m_pool;
     BackendInfo m_info;
+    std::vector<LayerViews> m_layers;
+    WeightView m_output;
+
+private:
+    Result<WeightView> prepare(const Tensor& t);
+    std::vector<std::unique_ptr<uint8_t, FreeDeleter>> m_packed;
 };
+
+Result<WeightView> CpuModel::prepare(const Tensor& t) {
+    WeightView v = view(t);
+    if (!should_pack(v)) return v;
+    const size_t bytes = size_t(v.rows) * v.row_stride;
+    auto* buf = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    if (!buf)
+        return make_error("cpu.out_of_memory", "cannot allocate " + std::to_string(bytes) +
+                                                   " bytes to repack " + t.name);
+    m_packed.emplace_back(buf);
+    WeightView packed = pack_weight(m_pool, v, buf);
+    // The mapped file's pages of this tensor are no longer read: let the kernel drop them
+    // (advice only; MADV_PAGEOUT never discards data, so a heap-backed model is unaffected).
+    const uintptr_t lo = (reinterpret_cast<uintptr_t>(t.data) + 4095) / 4096 * 4096;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(t.data) + bytes) / 4096 * 4096;
+#ifdef MADV_PAGEOUT
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT);
+#endif
+    return packed;
+}
+
+Status CpuModel::prepare_weights() {
+    m_layers.clear();
+    for (const LlamaLayer& L : m_model.layers) {
+        LayerViews v;
+        EMBER_ASSIGN_OR_RETURN(v.wq, prepare(L.wq));
+        EMBER_ASSIGN_OR_RETURN(v.wk, prepare(L.wk));
+        EMBER_ASSIGN_OR_RETURN(v.wv, prepare(L.wv));
+        EMBER_ASSIGN_OR_RETURN(v.wo, prepare(L.wo));
+        EMBER_ASSIGN_OR_RETURN(v.gate, prepare(L.ffn_gate));
+        EMBER_ASSIGN_OR_RETURN(v.up, prepare(L.ffn_up));
+        EMBER_ASSIGN_OR_RETURN(v.down, prepare(L.ffn_down));
+        m_layers.push_back(v);
+    }
+    // A tied output shares tok_embd's bytes, which embedding lookups still read.
+    if (m_model.tied_output) {
+        m_output = view(m_model.output);
+    } else {
+        EMBER_ASSIGN_OR_RETURN(m_output, prepare(m_model.output));
+    }
+    return {};
+}
 
 // One session: the KV cache and the activation buffers.
 class CpuRunner final : public Runner {
@@ -121,6 +184,7 @@ void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logi
 
     for (uint32_t l = 0; l < hp.n_layer; l++) {
         const LlamaLayer& L = m.layers[l];
+        const LayerViews& W = m_owner.m_layers[l];
         const auto* attn_norm = reinterpret_cast<const float*>(L.attn_norm.data);  // [E]
         const auto* ffn_norm = reinterpret_cast<const float*>(L.ffn_norm.data);    // [E]
         float* k_cache = &m_k_cache[size_t(l) * m_n_ctx * KVD];  // [n_ctx][KVD]
@@ -131,9 +195,9 @@ void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logi
             rms_norm(&m_x[size_t(t) * E], attn_norm, &m_xb[size_t(t) * E], E, hp.rms_eps);
 
         // Projections: q = Wq xb [QD], k = Wk xb [KVD], v = Wv xb [KVD]
-        matmul(pool, view(L.wq), m_xb.data(), n, m_q.data(), m_mm);
-        matmul(pool, view(L.wk), m_xb.data(), n, m_k.data(), m_mm);
-        matmul(pool, view(L.wv), m_xb.data(), n, m_v.data(), m_mm);
+        matmul(pool, W.wq, m_xb.data(), n, m_q.data(), m_mm);
+        matmul(pool, W.wk, m_xb.data(), n, m_k.data(), m_mm);
+        matmul(pool, W.wv, m_xb.data(), n, m_v.data(), m_mm);
 
         // RoPE on q and k, then append k and v to the cache at positions pos..pos+n-1
         for (int t = 0; t < n; t++) {
@@ -150,7 +214,7 @@ void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logi
                   int(hp.n_head_kv), int(hp.head_dim), m_scores.data());
 
         // Output projection and residual: x += Wo att
-        matmul(pool, view(L.wo), m_att.data(), n, m_xb.data(), m_mm);
+        matmul(pool, W.wo, m_att.data(), n, m_xb.data(), m_mm);
         add_inplace(m_x.data(), m_xb.data(), n * E);
 
         // FFN input: xb = rmsnorm(x) * ffn_norm
@@ -158,12 +222,12 @@ void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logi
             rms_norm(&m_x[size_t(t) * E], ffn_norm, &m_xb[size_t(t) * E], E, hp.rms_eps);
 
         // SwiGLU: hb = silu(Wgate xb) * (Wup xb)  [n][F]
-        matmul(pool, view(L.ffn_gate), m_xb.data(), n, m_hb.data(), m_mm);
-        matmul(pool, view(L.ffn_up), m_xb.data(), n, m_hb2.data(), m_mm);
+        matmul(pool, W.gate, m_xb.data(), n, m_hb.data(), m_mm);
+        matmul(pool, W.up, m_xb.data(), n, m_hb2.data(), m_mm);
         silu_mul(m_hb.data(), m_hb2.data(), m_hb.data(), n * F);
 
         // Down projection and residual: x += Wdown hb
-        matmul(pool, view(L.ffn_down), m_hb.data(), n, m_xb.data(), m_mm);
+        matmul(pool, W.down, m_hb.data(), n, m_xb.data(), m_mm);
         add_inplace(m_x.data(), m_xb.data(), n * E);
     }
     if (!logits) return;
@@ -172,7 +236,7 @@ void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logi
     float* x_last = &m_x[size_t(n - 1) * E];
     rms_norm(x_last, reinterpret_cast<const float*>(m.output_norm.data), m_xb.data(), E,
              hp.rms_eps);
-    matmul(pool, view(m.output), m_xb.data(), 1, logits, m_mm);
+    matmul(pool, m_owner.m_output, m_xb.data(), 1, logits, m_mm);
 }
 
 Result<std::unique_ptr<Runner>> CpuModel::create_runner(int n_ctx) {
@@ -215,7 +279,9 @@ std::string cpu_name() {
 
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads) {
     if (n_threads <= 0) n_threads = physical_cores();
-    return std::unique_ptr<BackendModel>(new CpuModel(model, n_threads));
+    auto m = std::make_unique<CpuModel>(model, n_threads);
+    EMBER_TRY(m->prepare_weights());
+    return std::unique_ptr<BackendModel>(std::move(m));
 }
 
 }  // namespace ember::cpu

@@ -12,7 +12,8 @@
 
 namespace ember::cpu {
 namespace {
-const KernelSet kAvx2 = {"avx2", avx2::quant_rows, avx2::float_rows, avx2::quantize_act};
+const KernelSet kAvx2 = {"avx2",  avx2::quant_rows, avx2::float_rows, avx2::quantize_act,
+                         nullptr, avx2::dot,        avx2::axpy,       avx2::silu_mul};
 }  // namespace
 
 const KernelSet* kernels_avx2() {

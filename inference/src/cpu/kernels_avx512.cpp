@@ -8,13 +8,15 @@
 #define EMBER_X86_NS avx512
 #define EMBER_X86_VNNI 1
 #define EMBER_X86_ROWS 4  // 32 registers: 4 rows x 4 tokens of accumulators
+#include "cpu/kernels_packed_x86.h"
 #include "cpu/kernels_x86.h"
 #pragma GCC pop_options
 
 namespace ember::cpu {
 namespace {
-const KernelSet kAvx512 = {"avx512_vnni", avx512::quant_rows, avx512::float_rows,
-                           avx512::quantize_act};
+const KernelSet kAvx512 = {"avx512_vnni",        avx512::quant_rows,  avx512::float_rows,
+                           avx512::quantize_act, avx512::packed_rows, avx512::dot,
+                           avx512::axpy,         avx512::silu_mul};
 }  // namespace
 
 const KernelSet* kernels_avx512() {

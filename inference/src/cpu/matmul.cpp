@@ -55,7 +55,23 @@ void portable_rows(const WeightView& w, int64_t r0, int64_t r1, const float* x, 
     }
 }
 
-const KernelSet kPortable = {"portable", nullptr, portable_rows, quantize_act_scalar};
+float dot_portable(const float* a, const float* b, int n) {
+    return dot_f32(a, b, n);
+}
+
+void axpy_portable(float a, const float* x, float* y, int n) {
+    for (int i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+void silu_mul_portable(const float* gate, const float* up, float* out, int n) {
+    for (int i = 0; i < n; i++) {
+        const float g = gate[i];
+        out[i] = g / (1.0f + std::exp(-g)) * up[i];
+    }
+}
+
+const KernelSet kPortable = {"portable", nullptr,      portable_rows, quantize_act_scalar,
+                             nullptr,    dot_portable, axpy_portable, silu_mul_portable};
 
 // ---- ISA selection ----
 
@@ -91,6 +107,10 @@ const KernelSet& kernels() {
 }
 
 }  // namespace
+
+const KernelSet& active_kernels() {
+    return kernels();
+}
 
 const KernelSet* kernels_portable() {
     return &kPortable;
@@ -152,8 +172,16 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens,
         float* y;
         int64_t chunk;
         ActQ8 a;
-    } c{k, w, x, n_tokens, y, chunk, {}};
+        ActPacked ap;
+    } c{k, w, x, n_tokens, y, chunk, {}, {}};
 
+    if (w.layout == WeightLayout::Packed && !k.packed_rows) {
+        pool.parallel_for(n_tasks, [cp = &c](int task, int) {
+            int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
+            packed_rows_portable(cp->w, r0, r1, cp->x, cp->n_tokens, cp->y);
+        });
+        return;
+    }
     if (is_float_type(w.type) || !k.quant_rows) {
         pool.parallel_for(n_tasks, [cp = &c](int task, int) {
             int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
@@ -166,18 +194,33 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens,
     a.cols = w.cols;
     a.nb_pad = int64_t(ActQ8::align_up(size_t(w.cols / 32), 8));
     a.stride = ActQ8::token_bytes(w.cols);
-    size_t need = a.stride * size_t(n_tokens) + 64;
+    const bool packed = w.layout == WeightLayout::Packed;
+    // Packed weights: natural-order activations first, then rearranged into c.ap.
+    c.ap.ng = (w.cols / 32 + 15) / 16;
+    const size_t packed_bytes = packed ? ActPacked::token_bytes(c.ap.ng) * size_t(n_tokens) : 0;
+    size_t need = a.stride * size_t(n_tokens) + packed_bytes + 64;
     if (scratch.buf.size() < need) scratch.buf.resize(need);
     uintptr_t p = reinterpret_cast<uintptr_t>(scratch.buf.data());
     a.base = reinterpret_cast<uint8_t*>((p + 63) / 64 * 64);
+    c.ap.base = a.base + a.stride * size_t(n_tokens);
 
     auto quantize = [](const Ctx& c, int t) {
         c.k.quantize_act(c.x + int64_t(t) * c.w.cols, c.w.cols, c.a.qs(t), c.a.d(t), c.a.s(t));
+        if (c.w.layout == WeightLayout::Packed)
+            pack_activations(c.a.qs(t), c.a.d(t), c.a.s(t), c.w.cols,
+                             c.w.type == GgmlType::Q4_0 ? 8 : 128, c.ap, t);
     };
     if (n_tokens == 1) {
         quantize(c, 0);
     } else {
         pool.parallel_for(n_tokens, [cp = &c, quantize](int t, int) { quantize(*cp, t); });
+    }
+    if (packed) {
+        pool.parallel_for(n_tasks, [cp = &c](int task, int) {
+            int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
+            cp->k.packed_rows(cp->w, r0, r1, cp->ap, cp->n_tokens, cp->y);
+        });
+        return;
     }
     pool.parallel_for(n_tasks, [cp = &c](int task, int) {
         int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
@@ -187,6 +230,7 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens,
 
 void get_row(const WeightView& w, int64_t row, float* dst) {
     assert(row >= 0 && row < w.rows);
+    if (w.layout == WeightLayout::Packed) return dequantize_packed(w, row, 0, w.cols / 32, dst);
     dequantize_row(w.type, w.data + row * w.row_stride, dst, w.cols);
 }
 

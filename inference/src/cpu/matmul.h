@@ -9,14 +9,27 @@
 
 namespace ember::cpu {
 
-// A 2-D weight [rows, cols] in a GGUF type; row r starts at data + r * row_stride.
+// How a weight's bytes are arranged. Ggml: rows of GGUF blocks. Packed: the CPU backend's
+// load-time rearrangement of Q4_0/Q8_0 (see pack.cpp): the same bytes split into a plane of
+// quants (rows * cols/32 * 16 or 32 bytes, blocks' halves interleaved per 4 blocks) followed
+// by a plane of fp16 scales, so SIMD loads need no gathering. Same size as the original.
+enum class WeightLayout : uint8_t { Ggml, Packed };
+
+// A 2-D weight [rows, cols] in a GGUF type; row r starts at data + r * row_stride (Ggml).
 struct WeightView {
     GgmlType type = GgmlType::F32;
     int64_t rows = 0;
     int64_t cols = 0;
     const uint8_t* data = nullptr;
     uint64_t row_stride = 0;  // bytes
+    WeightLayout layout = WeightLayout::Ggml;
 };
+
+// Whether repacking w pays off with the kernels in use (Q4_0/Q8_0 with AVX-512 VNNI).
+bool should_pack(const WeightView& w);
+// Writes w in the Packed layout to dst (w.rows * w.row_stride bytes, 64-byte aligned) using
+// the pool; returns the view of dst. w must be Q4_0 or Q8_0 in the Ggml layout.
+WeightView pack_weight(ThreadPool& pool, const WeightView& w, uint8_t* dst);
 
 // Scratch reused across calls (quantized activations); grows, never shrinks.
 struct MatmulScratch {
@@ -29,7 +42,7 @@ struct MatmulScratch {
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens, float* y,
             MatmulScratch& scratch);
 
-// Copies row `row` of w into dst as floats (embedding lookup).
+// Copies row `row` of w into dst as floats (embedding lookup); either layout.
 void get_row(const WeightView& w, int64_t row, float* dst);
 
 // The instruction set chosen at startup: "avx512_vnni", "avx512", "avx2", "portable".

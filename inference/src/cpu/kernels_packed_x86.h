@@ -1,0 +1,176 @@
+// AVX-512 VNNI kernels for Packed Q4_0/Q8_0 weights (layout in pack.cpp, activations as
+// ActPacked in kernels.h). Included by kernels_avx512.cpp after kernels_x86.h, inside the
+// same target pragma.
+//
+// Per group of 16 blocks, each 64-byte load of a row's quants holds 4 bytes of every block
+// and the matching activation vector likewise, so vpdpbusd accumulates block k's integer dot
+// product in int32 lane k: 8 of them finish the group, which is then converted once and
+// scaled per lane: acc += w_scale * (a_scale * dot - offset * a_scale * sum(a)), the last
+// term removing the unsigned offset the weights are read with (q + 8 for Q4_0, the sign bit
+// flipped, i.e. q + 128, for Q8_0). A tile is R rows x T tokens: each weight vector is reused
+// T times and each activation vector R times.
+#pragma once
+
+#include "cpu/kernels_x86.h"  // needs the same EMBER_X86_* macros
+
+namespace ember::cpu::EMBER_X86_NS {
+namespace {
+
+inline __m512i load_quants(const uint8_t* p, int n) {
+    return n == 16 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8((~0ull) >> (64 - 4 * n), p);
+}
+
+struct PackQ4_0 {
+    static constexpr int kQuantBytes = 16;  // per block
+    // The group's integer dots: n blocks at q[r] against 16 (zero padded) at aq[t].
+    template <int R, int T>
+    static void dots(const uint8_t* const* q, int n, int64_t pf, const int8_t* const* aq,
+                     __m512i (&id)[R][T]) {
+        const __m512i mask = _mm512_set1_epi8(0x0F);
+#pragma GCC unroll 8
+        for (int j = 0; j < 4; ++j) {
+            __m512i lo[R], hi[R];  // elements 4j.. and 16+4j.. of every block
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const uint8_t* p = q[r] + 4 * n * j;
+                _mm_prefetch(reinterpret_cast<const char*>(p + pf), _MM_HINT_T0);
+                const __m512i v = load_quants(p, n);
+                lo[r] = _mm512_and_si512(v, mask);
+                hi[r] = _mm512_and_si512(_mm512_srli_epi16(v, 4), mask);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m512i al = _mm512_load_si512(aq[t] + 64 * j);
+                const __m512i ah = _mm512_load_si512(aq[t] + 64 * (j + 4));
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) {
+                    id[r][t] = _mm512_dpbusd_epi32(id[r][t], lo[r], al);
+                    id[r][t] = _mm512_dpbusd_epi32(id[r][t], hi[r], ah);
+                }
+            }
+        }
+    }
+};
+
+struct PackQ8_0 {
+    static constexpr int kQuantBytes = 32;
+    template <int R, int T>
+    static void dots(const uint8_t* const* q, int n, int64_t pf, const int8_t* const* aq,
+                     __m512i (&id)[R][T]) {
+        // Padding lanes become 0x80 after the flip; their activations are zero.
+        const __m512i flip = _mm512_set1_epi8(char(0x80));
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            __m512i wq[R];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const uint8_t* p = q[r] + 4 * n * j;
+                _mm_prefetch(reinterpret_cast<const char*>(p + pf), _MM_HINT_T0);
+                wq[r] = _mm512_xor_si512(load_quants(p, n), flip);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m512i a = _mm512_load_si512(aq[t] + 64 * j);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) id[r][t] = _mm512_dpbusd_epi32(id[r][t], wq[r], a);
+            }
+        }
+    }
+};
+
+template <class P, int R, int T>
+void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y) {
+    const int64_t nb = w.cols / 32;
+    const uint8_t* q[R];
+    const uint16_t* sc[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        q[r] = packed_qs(w, r0 + r);
+        sc[r] = packed_scales(w, r0 + r);
+    }
+    const int8_t* aq[T];
+    const float* adx[T];
+    const float* aso[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        aq[t] = a.qs(t0 + t);
+        adx[t] = a.dx(t0 + t);
+        aso[t] = a.soff(t0 + t);
+    }
+    __m512 acc[R][T];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+        const int n = int(min64(16, nb - b0));
+        const uint8_t* qg[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) qg[r] = q[r] + b0 * P::kQuantBytes;
+        const int8_t* ag[T];
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) ag[t] = aq[t] + b0 * 32;
+        __m512i id[R][T];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) id[r][t] = _mm512_setzero_si512();
+        // Prefetch the rows of the next tile, which the rows of this one are followed by.
+        const int64_t pf = R * nb * P::kQuantBytes;
+        if (n == 16)
+            P::template dots<R, T>(qg, 16, pf, ag, id);  // constant n: plain loads
+        else
+            P::template dots<R, T>(qg, n, pf, ag, id);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            const __m256i h = n == 16
+                                  ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc[r] + b0))
+                                  : _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), sc[r] + b0);
+            const __m512 dw = _mm512_cvtph_ps(h);
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m512 v =
+                    _mm512_fmsub_ps(_mm512_cvtepi32_ps(id[r][t]), _mm512_load_ps(adx[t] + b0),
+                                    _mm512_load_ps(aso[t] + b0));
+                acc[r][t] = _mm512_fmadd_ps(v, dw, acc[r][t]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) y[(t0 + t) * w.rows + r0 + r] = _mm512_reduce_add_ps(acc[r][t]);
+}
+
+template <class P, int R, int T>
+void prows_tokens(const WeightView& w, int64_t r0, int64_t r1, const ActPacked& a, int t0,
+                  float* y) {
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) ptile<P, R, T>(w, r, a, t0, y);
+    for (; r < r1; ++r) ptile<P, 1, T>(w, r, a, t0, y);
+}
+
+template <class P>
+void prows(const WeightView& w, int64_t r0, int64_t r1, const ActPacked& a, int n_tokens,
+           float* y) {
+    if (n_tokens == 1) return prows_tokens<P, 4, 1>(w, r0, r1, a, 0, y);
+#ifndef EMBER_PR
+#define EMBER_PR 4
+#define EMBER_PT 4
+#endif
+    constexpr int R = EMBER_PR, T = EMBER_PT;
+    int t = 0;
+    for (; t + T <= n_tokens; t += T) prows_tokens<P, R, T>(w, r0, r1, a, t, y);
+    // The remaining 1..T-1 tokens one at a time in pairs as far as possible.
+    for (; t + 2 <= n_tokens; t += 2) prows_tokens<P, R, 2>(w, r0, r1, a, t, y);
+    if (t < n_tokens) prows_tokens<P, R, 1>(w, r0, r1, a, t, y);
+}
+
+void packed_rows(const WeightView& w, int64_t r0, int64_t r1, const ActPacked& a, int n_tokens,
+                 float* y) {
+    if (w.type == GgmlType::Q4_0) return prows<PackQ4_0>(w, r0, r1, a, n_tokens, y);
+    if (w.type == GgmlType::Q8_0) return prows<PackQ8_0>(w, r0, r1, a, n_tokens, y);
+}
+
+}  // namespace
+}  // namespace ember::cpu::EMBER_X86_NS
