@@ -33,6 +33,7 @@ layout(push_constant) uniform PC {
 
 shared float q_s[512];
 shared float p_s[512];
+shared float s_part[64 * 8];  // WG_SIZE (kWgAttn, 64) positions x SEG partial scores
 
 void main() {
     uint h = gl_WorkGroupID.x, t = gl_WorkGroupID.y;
@@ -47,37 +48,62 @@ void main() {
     float acc[MAX_D_PER_THREAD];
     for (uint k = 0; k < MAX_D_PER_THREAD; ++k) acc[k] = 0.0;
     uint kvh = hk * pc.head_dim;
+    // Scores: SEG threads share one position, thread `seg` taking dimensions seg, seg + SEG, ...
+    // so that a warp's loads cover few whole cache lines (one thread per position walking its
+    // key touched 32 lines per warp load; the change made 512-token prompts 23-36% faster).
+    const uint SEG = 8u;
+    uint seg = tid % SEG;
     for (uint j0 = 0; j0 < n_kv; j0 += WG_SIZE) {
-        uint j = j0 + tid;
-        float s = -1e30;
-        if (j < n_kv) {
-            s = 0.0;
+        uint jn = min(WG_SIZE, n_kv - j0);
+        for (uint jj = tid / SEG; jj < jn; jj += WG_SIZE / SEG) {
+            uint j = j0 + jj;
+            float part = 0.0;
             if (pc.batch_kv != 0u && j >= step_pos0) {
                 uint kb = (j - step_pos0) * pc.kv_stride + kvh;
-                for (uint d = 0; d < pc.head_dim; ++d) s += q_s[d] * kbatch[kb + d];
+                for (uint d = seg; d < pc.head_dim; d += SEG) part += q_s[d] * kbatch[kb + d];
             } else {
                 uint kb = j * pc.kv_stride + kvh;
-                for (uint d = 0; d < pc.head_dim; ++d) s += q_s[d] * float(kc[kb + d]);
+                for (uint d = seg; d < pc.head_dim; d += SEG) part += q_s[d] * float(kc[kb + d]);
             }
+            s_part[jj * SEG + seg] = part;
+        }
+        barrier();
+        float s = -1e30;
+        if (tid < jn) {
+            s = 0.0;
+            for (uint i = 0; i < SEG; ++i) s += s_part[tid * SEG + i];
         }
         float m_new = max(m, wg_max(s));
-        float p = j < n_kv ? exp(s - m_new) : 0.0;
+        float p = tid < jn ? exp(s - m_new) : 0.0;
         p_s[tid] = p;
         float corr = exp(m - m_new);
-        l = l * corr + wg_sum(p);  // its barrier also publishes p_s
-        uint jn = min(WG_SIZE, n_kv - j0);
+        l = l * corr + wg_sum(p);  // its barriers also publish p_s and free s_part
         for (uint k = 0; k < MAX_D_PER_THREAD; ++k) {
             uint d = tid + k * WG_SIZE;
             if (d >= pc.head_dim) break;
-            float a = acc[k] * corr;
-            for (uint jj = 0; jj < jn; ++jj) {
-                uint j = j0 + jj;
-                float v = (pc.batch_kv != 0u && j >= step_pos0)
-                              ? vbatch[(j - step_pos0) * pc.kv_stride + kvh + d]
-                              : float(vc[j * pc.kv_stride + kvh + d]);
-                a += p_s[jj] * v;
+            // Four independent sums, so that four positions' loads are in flight at once; cache
+            // and batch positions in separate loops (a load behind a run-time choice of buffer
+            // waits for the previous one's data).
+            vec4 a = vec4(acc[k] * corr, 0.0, 0.0, 0.0);
+            uint jc = jn;  // tile positions [0, jc) come from the cache
+            if (pc.batch_kv != 0u) jc = step_pos0 > j0 ? min(jn, step_pos0 - j0) : 0u;
+            uint jj = 0;
+            for (; jj + 4u <= jc; jj += 4u) {
+                uint vb = (j0 + jj) * pc.kv_stride + kvh + d;
+                vec4 v = vec4(float(vc[vb]), float(vc[vb + pc.kv_stride]),
+                              float(vc[vb + 2u * pc.kv_stride]), float(vc[vb + 3u * pc.kv_stride]));
+                a += vec4(p_s[jj], p_s[jj + 1u], p_s[jj + 2u], p_s[jj + 3u]) * v;
             }
-            acc[k] = a;
+            for (; jj < jc; ++jj) a.x += p_s[jj] * float(vc[(j0 + jj) * pc.kv_stride + kvh + d]);
+            for (; jj + 4u <= jn; jj += 4u) {
+                uint vb = (j0 + jj - step_pos0) * pc.kv_stride + kvh + d;
+                vec4 v = vec4(vbatch[vb], vbatch[vb + pc.kv_stride], vbatch[vb + 2u * pc.kv_stride],
+                              vbatch[vb + 3u * pc.kv_stride]);
+                a += vec4(p_s[jj], p_s[jj + 1u], p_s[jj + 2u], p_s[jj + 3u]) * v;
+            }
+            for (; jj < jn; ++jj)
+                a.x += p_s[jj] * vbatch[(j0 + jj - step_pos0) * pc.kv_stride + kvh + d];
+            acc[k] = (a.x + a.y) + (a.z + a.w);
         }
         barrier();  // p_s is rewritten by the next tile
         m = m_new;
