@@ -1,6 +1,5 @@
 // info, devices and template.
 #include <cstdio>
-#include <map>
 
 #include "args.h"
 #include "common.h"
@@ -50,13 +49,9 @@ int cmd_info(int argc, char** argv) {
     j["file_size"] = f.file_size();
     j["architecture"] = f.get_string("general.architecture").value_or("");
     j["tensor_count"] = f.tensors().size();
-    uint64_t n_params = 0, weight_bytes = 0;
-    std::map<std::string, uint64_t> by_type;
-    for (const auto& t : f.tensors()) {
-        n_params += t.n_elements();
-        weight_bytes += t.n_bytes;
-        by_type[std::string(type_name(t.type))] += t.n_bytes;
-    }
+    const gguf::TensorTally tally = gguf::tally_tensors(f);
+    const uint64_t n_params = tally.n_params, weight_bytes = tally.n_bytes;
+    const auto& by_type = tally.bytes_per_type;
     j["n_params"] = n_params;
     j["weight_bytes"] = weight_bytes;
     j["bytes_per_type"] = by_type;

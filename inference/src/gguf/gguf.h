@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,17 @@ struct TensorInfo {
     uint64_t n_bytes = 0;
     uint64_t n_elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
 };
+
+class File;
+
+// Totals over a file's tensors, as `info` and the model details report them.
+struct TensorTally {
+    uint64_t n_params = 0;
+    uint64_t n_bytes = 0;
+    std::map<std::string, uint64_t> bytes_per_type;         // "Q4_0" -> bytes, all tensors
+    std::map<std::string, uint64_t> matrix_bytes_per_type;  // the same over tensors of 2+ dims
+};
+TensorTally tally_tensors(const File& file);
 
 class File {
 public:

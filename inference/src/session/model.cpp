@@ -1,6 +1,5 @@
 // ember::Model: the GGUF file, its tokenizer and the backend that holds its weights.
 #include <algorithm>
-#include <map>
 
 #include "common/log.h"
 #include "cpu/backend_cpu.h"
@@ -41,19 +40,13 @@ ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& to
     info.gguf_version = f.version();
     info.file_size = f.file_size();
     info.n_tensors = f.tensors().size();
-    std::map<std::string, uint64_t> by_type;
-    for (const auto& t : f.tensors()) {
-        info.n_params += t.n_elements();
-        info.weight_bytes += t.n_bytes;
-        by_type[std::string(type_name(t.type))] += t.n_bytes;
-    }
-    info.bytes_per_type.assign(by_type.begin(), by_type.end());
+    const gguf::TensorTally tally = gguf::tally_tensors(f);
+    info.n_params = tally.n_params;
+    info.weight_bytes = tally.n_bytes;
+    info.bytes_per_type.assign(tally.bytes_per_type.begin(), tally.bytes_per_type.end());
     // The dominant type of the 2-D weights names the quantization, as model hubs do.
-    std::map<std::string, uint64_t> matrices;
-    for (const auto& t : f.tensors())
-        if (t.n_dims >= 2) matrices[std::string(type_name(t.type))] += t.n_bytes;
     uint64_t best = 0;
-    for (const auto& [name, bytes] : matrices)
+    for (const auto& [name, bytes] : tally.matrix_bytes_per_type)
         if (bytes > best) best = bytes, info.quantization = name;
     const auto& hp = m.hp;
     info.n_vocab = hp.n_vocab;
