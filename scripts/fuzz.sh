@@ -3,6 +3,9 @@
 # (default 60) on a copy of its seed corpus fuzz/corpus/<target>. Fails on any crash, leak,
 # timeout or out-of-memory; the input that caused it is left in build-fuzz/artifacts/.
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]   (targets: gguf tokenizer chat_template)
+# EMBER_FUZZ_SEED=N fixes libFuzzer's seed and EMBER_FUZZ_RUNS=N stops each target after N
+# inputs: CI uses both, so that a red run replays exactly here (SECONDS then only caps the
+# time). Without them every run explores new inputs, which is what hunting for bugs wants.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${EMBER_FUZZ_BUILD_DIR:-$root/build-fuzz}"
@@ -33,6 +36,8 @@ for t in "${targets[@]}"; do
           -artifact_prefix="$build/artifacts/$t-")
     [ -f "$root/fuzz/$t.dict" ] && args+=(-dict="$root/fuzz/$t.dict")
     [ "$t" = tokenizer ] && args+=(-max_len=4096)
+    [ -n "${EMBER_FUZZ_SEED:-}" ] && args+=(-seed="$EMBER_FUZZ_SEED")
+    [ -n "${EMBER_FUZZ_RUNS:-}" ] && args+=(-runs="$EMBER_FUZZ_RUNS")
     echo "fuzz.sh: fuzz_$t for $secs s" >&2
     if ! "$build/fuzz/fuzz_$t" "${args[@]}" "$work" "$seeds" >"$build/fuzz_$t.log" 2>&1; then
         tail -n 60 "$build/fuzz_$t.log" >&2

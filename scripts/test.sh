@@ -9,5 +9,6 @@ cd "$build"
 ctest --output-on-failure --timeout 1200 -j "${EMBER_TEST_JOBS:-2}"
 # Hardening (docs/reliability.md): fuzzing, then the unit tests under ASan + UBSan (last, so
 # that ctest's summary closes the output). Each can be skipped.
-[ "${EMBER_SKIP_FUZZ:-0}" = 1 ] || "$root/scripts/fuzz.sh" 60
+# A fixed seed, so that a red fuzzing run replays exactly (scripts/fuzz.sh explains).
+[ "${EMBER_SKIP_FUZZ:-0}" = 1 ] || EMBER_FUZZ_SEED="${EMBER_FUZZ_SEED:-20261121}" "$root/scripts/fuzz.sh" 60
 [ "${EMBER_SKIP_SANITIZE:-0}" = 1 ] || "$root/scripts/sanitize.sh"

@@ -220,6 +220,21 @@ TEST(Jinja, HostileTemplatesAreBounded) {
             EXPECT_LE(r->size(), 16u << 20);
         }
     }
+    // Python raises on an empty separator; a naive loop never advances (found by fuzzing).
+    for (const char* t : {"{{ 'abc'.split('') }}", "{{ 'abc'.rsplit('', 1) }}"}) {
+        auto r = render(t);
+        ASSERT_FALSE(r.ok()) << t;
+        EXPECT_NE(r.error().message.find("empty separator"), std::string::npos) << t;
+    }
+    // A replacement that would grow past the string limit fails before building the result.
+    for (const char* t : {"{{ ('x' * 1000000).replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+                          "{{ ('x' * 1000000)|replace('', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+                          "{{ ('a ' * 4000000).split()|length }}"}) {
+        auto r = render(t);
+        ASSERT_FALSE(r.ok()) << t;
+        EXPECT_EQ(r.error().code, "template.render") << t;
+    }
+    EXPECT_EQ(*render("{{ 'aXbXc'.replace('X', '--', 1) }}"), "a--bXc");
     // Macros recursing through nested blocks hit the depth limit, not the end of the stack.
     std::string ifs, endifs;
     for (int i = 0; i < 40; ++i) ifs += "{% if true %}", endifs += "{% endif %}";

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Vulkan speed on the device machine: the four llama-bench rows of docs/performance.md, plus
 # optional A/B runs and a per-stage decode breakdown. Run from the repo root after `source scripts/device/env.sh`; writes logs
-# to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag]
+# to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag] [profile]
+# profile: GPU time per dispatch (EMBER_VULKAN_PROFILE=1) for pp512 + tg128 and tg16.
+# env: each row's pp512/tg128 again with the variables in $AB_ENV set (e.g. a switch to the
+# previous kernel), right after the row's own bench on the same file.
 set -uo pipefail
 out="${OUT:-bench-out}"
 CLI="${CLI:-$PWD/.devbuild/bin/ember-cli}"
@@ -25,11 +28,16 @@ for what in "$@"; do
         "$CLI" generate -m .devbuild/shared/models/stories260K.gguf -p "Once upon a time" -n 32 \
             --temp 0 --backend vulkan --json >"$out/stories.json" 2>&1
         head -c 1500 "$out/stories.json"; echo ;;
-    rows|ab)
+    rows|ab|env)
         for p in "tinyllama-1.1b q4_0 t4" "tinyllama-1.1b q8_0 t8" "llama2-7b q4_0 l4" "llama2-7b q8_0 l8"; do
             set -- $p
             "$CLI" mkmodel -o /tmp/$3.gguf --preset $1 --type $2 >/dev/null 2>&1 || { echo "mkmodel $3 failed"; continue; }
-            if [ "$what" = rows ]; then
+            if [ "$what" = env ]; then
+                timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3.json" 2>"$out/$3.err"
+                summary "$3" "$out/$3.json"
+                env ${AB_ENV:-} timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3_env.json" 2>"$out/$3_env.err"
+                summary "$3 ${AB_ENV:-}" "$out/$3_env.json"
+            elif [ "$what" = rows ]; then
                 timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3.json" 2>"$out/$3.err"
                 summary "$3" "$out/$3.json"
             elif [ "$3" = t4 ] || [ "$3" = l4 ]; then
@@ -38,6 +46,21 @@ for what in "$@"; do
                 EMBER_VULKAN_COOPMAT=0 timeout 100 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 0 -r 1 --backend vulkan --json >"$out/$3_nocm.json" 2>&1
                 summary "$3 no-coopmat" "$out/$3_nocm.json"
             fi
+            rm -f /tmp/$3.gguf
+        done ;;
+    profile)
+        for p in "tinyllama-1.1b q4_0 t4" "llama2-7b q4_0 l4"; do
+            set -- $p
+            "$CLI" mkmodel -o /tmp/$3.gguf --preset $1 --type $2 >/dev/null 2>&1 || continue
+            EMBER_VULKAN_PIPELINE_STATS=1 timeout 60 "$CLI" bench -m /tmp/$3.gguf -p 64 -n 2 -r 1 \
+                --backend vulkan --json 2>&1 >/dev/null | grep "pipeline stats" | sort -u >"$out/$3_pipelines.txt"
+            cut -c1-400 "$out/$3_pipelines.txt"
+            for n in 128 16; do
+                EMBER_VULKAN_PROFILE=1 timeout 100 "$CLI" bench -m /tmp/$3.gguf -p 512 -n $n -r 1 \
+                    --backend vulkan --json >"$out/$3_prof$n.json" 2>"$out/$3_prof$n.txt"
+                summary "$3 profiled tg$n" "$out/$3_prof$n.json"
+                cat "$out/$3_prof$n.txt"
+            done
             rm -f /tmp/$3.gguf
         done ;;
     diag)

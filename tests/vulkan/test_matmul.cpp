@@ -164,5 +164,61 @@ TEST(MatmulPieces, SplitTensorsMatch) {
     EXPECT_EQ(validation_error_count(), before);
 }
 
+// The fused decode mat-vec on a tall matrix (thousands of workgroups, the last one partial),
+// with the norm folded in (Store, Silu) and without (Add), against the dequantized weights in
+// double.
+TEST(FusedMatvec, ManyRowGroupsMatchExact) {
+    EMBER_VK_REQUIRE_DEVICE();
+    Context& ctx = shared_context();
+    const int64_t rows = 9004, cols = 256;
+    const float eps = 1e-5f;
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+        auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
+        Tensor ta = wa.tensor(), tb = wb.tensor();
+        tb.name = "w2";
+        auto store = WeightStore::upload(ctx, {&ta, &tb}, nullptr, nullptr);
+        ASSERT_TRUE(store.ok()) << store.error().message;
+        auto x = random_floats(size_t(cols), 63, -1, 1);
+        auto nw = random_floats(size_t(cols), 64, 0.5f, 1.5f);
+        auto y0 = random_floats(size_t(rows), 65, -1, 1);
+        double ss = 0;
+        for (float v : x) ss += double(v) * v;
+        const double inv = 1.0 / std::sqrt(ss / double(cols) + eps);
+        auto fa = wa.dequantized(), fb = wb.dequantized();
+        auto dot = [&](const std::vector<float>& w, int64_t r, bool norm) {
+            double s = 0;
+            for (int64_t c = 0; c < cols; ++c)
+                s += double(w[r * cols + c]) * x[c] * (norm ? inv * nw[c] : 1.0);
+            return s;
+        };
+        for (FusedMode mode : {FusedMode::Store, FusedMode::Add, FusedMode::Silu}) {
+            HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
+            bx.fill(x.data(), x.size() * 4);
+            bn.fill(nw.data(), nw.size() * 4);
+            by.fill(y0.data(), y0.size() * 4);
+            FusedMatvec f;
+            f.mode = mode;
+            f.w[0] = (*store)->find(ta);
+            f.w[1] = mode == FusedMode::Silu ? (*store)->find(tb) : nullptr;
+            f.x = bx.range();
+            f.y = by.range();
+            if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
+            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
+            std::vector<float> want(static_cast<size_t>(rows));
+            for (int64_t r = 0; r < rows; ++r) {
+                if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true));
+                if (mode == FusedMode::Add) want[r] = float(y0[r] + dot(fa, r, false));
+                if (mode == FusedMode::Silu) {
+                    double g = dot(fa, r, true);
+                    want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true));
+                }
+            }
+            EXPECT_LT(nmse(by.f32(), want.data(), want.size()), 1e-10)
+                << type_traits(type)->name << " mode " << int(mode);
+            EXPECT_TRUE(by.guard_intact());
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ember::vulkan::test

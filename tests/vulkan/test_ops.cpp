@@ -180,6 +180,66 @@ TEST_F(Ops, AttentionDecode) {
     check_attention(1, 64, 6, 3, 256);   // exactly one full tile before, head_dim > workgroup
 }
 
+// The split decode attention: every split count from one to more workgroups than positions,
+// tiles of more than one pass, GQA groups up to 8, and the counters left at zero (run twice in
+// one command buffer, the second run must combine again).
+void check_split_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split) {
+    Context& ctx = shared_context();
+    const int n_kv = pos0 + 1, kv_dim = n_head_kv * head_dim, q_dim = n_head * head_dim;
+    auto q = random_floats(size_t(q_dim), 41 + pos0, -2, 2);
+    auto kf = random_floats(size_t(n_kv) * kv_dim, 42 + pos0, -2, 2);
+    auto vf = random_floats(size_t(n_kv) * kv_dim, 43 + pos0, -2, 2);
+    std::vector<uint16_t> k(kf.size()), v(vf.size());
+    for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]), v[i] = fp32_to_fp16(vf[i]);
+    AttentionShape s{1, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))};
+    ASSERT_TRUE(decode_attention_supported(s));
+    HostBuffer bq(ctx, q.size()), bk(ctx, (k.size() + 1) / 2), bv(ctx, (v.size() + 1) / 2),
+        bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, n_split)),
+        count(ctx, size_t(n_head_kv));
+    bq.fill(q.data(), q.size() * 4);
+    bk.fill(k.data(), k.size() * 2);
+    bv.fill(v.data(), v.size() * 2);
+    std::fill_n(count.words(), n_head_kv, 0u);
+    step.words()[0] = uint32_t(pos0);
+    step.words()[1] = 1;
+    cpu::ThreadPool pool(1);
+    std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
+    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), 1, pos0, n_head, n_head_kv,
+                   head_dim, scratch.data());
+    for (int rep = 0; rep < 2; ++rep) {
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
+                        for (int i = 0; i < 2; ++i) {
+                            EMBER_TRY(op_attention_decode(r, bq.range(), bk.range(), bv.range(),
+                                                          bo.range(), step.range(), s, part.range(),
+                                                          count.range(), n_split));
+                            r.barrier();
+                        }
+                        return Status{};
+                    }).ok());
+        EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
+            << "pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv << " dim " << head_dim
+            << " splits " << n_split;
+        for (int h = 0; h < n_head_kv; ++h) ASSERT_EQ(count.words()[h], 0u) << "counter " << h;
+        std::fill_n(bo.f32(), q.size(), -7.0f);
+    }
+    EXPECT_TRUE(bo.guard_intact());
+    EXPECT_TRUE(part.guard_intact());
+    EXPECT_TRUE(count.guard_intact());
+}
+
+TEST_F(Ops, AttentionDecodeSplit) {
+    check_split_attention(0, 4, 2, 64, 4);      // one position, most splits empty
+    check_split_attention(130, 8, 2, 128, 3);   // GQA 4
+    check_split_attention(300, 32, 4, 64, 2);   // GQA 8, 151 positions per split: two tiles
+    check_split_attention(1000, 4, 4, 128, 64); // 16 positions per split, 63 splits busy
+    check_split_attention(20, 8, 4, 8, 8);      // stories260K's head size
+    check_split_attention(77, 6, 6, 32, 1);     // a single split
+    // Shapes it does not take are an error, not a wrong answer.
+    EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));   // 48 does not divide 128
+    EXPECT_FALSE(decode_attention_supported({1, 32, 2, 64, 1.0f}));  // 16 query heads per KV head
+    EXPECT_FALSE(decode_attention_supported({2, 4, 4, 64, 1.0f}));   // a batch
+}
+
 TEST_F(Ops, Argmax) {
     Context& ctx = shared_context();
     for (uint32_t n : {1u, 5u, 300u, 32000u}) {

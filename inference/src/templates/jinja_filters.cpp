@@ -18,8 +18,8 @@ namespace ember::jinja {
 std::string ascii_upper(std::string s);
 std::string ascii_lower(std::string s);
 std::string py_strip(const std::string& s, const Value& chars, bool left, bool right);
-std::string py_replace(const std::string& s, const std::string& old, const std::string& repl,
-                       int64_t count);
+Result<std::string> py_replace(Interp& in, int line, const std::string& s, const std::string& old,
+                               const std::string& repl, int64_t count);
 Result<Value> percent_format(Interp& in, const std::string& fmt, const Value& args, int line);
 
 namespace {
@@ -370,7 +370,9 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"old", "new", "count"}));
         int64_t count = a[2].is_integral() ? a[2].as_int() : -1;
-        return str_result(py_replace(to_str(v), to_str(a[0]), to_str(a[1]), count));
+        EMBER_ASSIGN_OR_RETURN(std::string r,
+                               py_replace(in, line, to_str(v), to_str(a[0]), to_str(a[1]), count));
+        return str_result(std::move(r));
     }
     if (name == "default" || name == "d") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"default_value", "boolean"}));

@@ -45,9 +45,24 @@ std::string py_strip(const std::string& s, const Value& chars, bool left, bool r
     return s.substr(offs[lo], offs[hi] - offs[lo]);
 }
 
-std::string py_replace(const std::string& s, const std::string& old, const std::string& repl,
-                       int64_t count) {
+// Fails before building a result over the interpreter's string limit.
+Result<std::string> py_replace(Interp& in, int line, const std::string& s, const std::string& old,
+                               const std::string& repl, int64_t count) {
     std::string out;
+    {
+        uint64_t hits = 0;
+        if (old.empty()) {
+            hits = utf8_length(s) + 1;
+        } else {
+            for (size_t p = s.find(old); p != std::string::npos; p = s.find(old, p + old.size()))
+                ++hits;
+        }
+        if (count >= 0) hits = std::min<uint64_t>(hits, static_cast<uint64_t>(count));
+        uint64_t grow = repl.size() > old.size() ? repl.size() - old.size() : 0;
+        if (grow && hits > (in.limits().max_output - std::min(s.size(), in.limits().max_output)) / grow)
+            return in.error(line, "replace(): result longer than the limit of " +
+                                      std::to_string(in.limits().max_output) + " bytes");
+    }
     if (old.empty()) {
         // Python inserts the replacement around every character.
         std::vector<size_t> offs = utf8_offsets(s);
@@ -247,7 +262,8 @@ static Result<Value> str_format(Interp& in, const std::string& fmt, const CallAr
     return Value::string(std::move(out));
 }
 
-static std::vector<std::string> py_split(const std::string& s, const Value& sep, int64_t maxsplit) {
+static Result<std::vector<std::string>> py_split(Interp& in, int line, const std::string& s,
+                                                 const Value& sep, int64_t maxsplit) {
     std::vector<std::string> out;
     if (sep.is_undefined() || sep.is_none()) {
         size_t k = 0;
@@ -260,6 +276,7 @@ static std::vector<std::string> py_split(const std::string& s, const Value& sep,
                 out.push_back(s.substr(k, e - k));
                 break;
             }
+            if (out.size() >= in.limits().max_items) return in.error(line, "split(): too many parts");
             size_t e = k;
             while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
             out.push_back(s.substr(k, e - k));
@@ -268,10 +285,12 @@ static std::vector<std::string> py_split(const std::string& s, const Value& sep,
         return out;
     }
     std::string d = to_str(sep);
+    if (d.empty()) return in.error(line, "split(): empty separator");
     size_t pos = 0;
     while (maxsplit < 0 || static_cast<int64_t>(out.size()) < maxsplit) {
         size_t f = s.find(d, pos);
         if (f == std::string::npos) break;
+        if (out.size() >= in.limits().max_items) return in.error(line, "split(): too many parts");
         out.push_back(s.substr(pos, f - pos));
         pos = f + d.size();
     }
@@ -317,7 +336,7 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         int64_t maxsplit = x[1].is_integral() ? x[1].as_int() : -1;
         if (m == "rsplit" && maxsplit >= 0) {
             // rsplit with a limit: split from the right by reversing the problem.
-            std::vector<std::string> all = py_split(s, x[0], -1);
+            EMBER_ASSIGN_OR_RETURN(std::vector<std::string> all, py_split(in, line, s, x[0], -1));
             if (static_cast<int64_t>(all.size()) <= maxsplit + 1) return str_list(all);
             std::string d = x[0].is_undefined() || x[0].is_none() ? " " : to_str(x[0]);
             size_t keep = all.size() - static_cast<size_t>(maxsplit);
@@ -327,7 +346,9 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
             out.insert(out.end(), all.begin() + static_cast<long>(keep), all.end());
             return str_list(out);
         }
-        return str_list(py_split(s, x[0], maxsplit));
+        EMBER_ASSIGN_OR_RETURN(std::vector<std::string> parts,
+                               py_split(in, line, s, x[0], maxsplit));
+        return str_list(parts);
     }
     if (m == "splitlines") {
         EMBER_TRY(bind({}));
@@ -336,6 +357,8 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         for (size_t k = 0; k < s.size(); ++k) {
             if (s[k] == '\n' || s[k] == '\r') {
                 if (s[k] == '\r' && k + 1 < s.size() && s[k + 1] == '\n') ++k;
+                if (lines.size() >= in.limits().max_items)
+                    return in.error(line, "splitlines(): too many lines");
                 lines.push_back(std::exchange(cur, {}));
             } else {
                 cur += s[k];
@@ -368,8 +391,9 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     }
     if (m == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"old", "new", "count"}));
-        return res(
-            py_replace(s, to_str(x[0]), to_str(x[1]), x[2].is_integral() ? x[2].as_int() : -1));
+        EMBER_ASSIGN_OR_RETURN(std::string r, py_replace(in, line, s, to_str(x[0]), to_str(x[1]),
+                                                         x[2].is_integral() ? x[2].as_int() : -1));
+        return res(std::move(r));
     }
     if (m == "format") return str_format(in, s, a, line);
     if (m == "find" || m == "rfind" || m == "index" || m == "count") {

@@ -1,6 +1,8 @@
 #include "vulkan/device.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "vulkan/fault.h"
@@ -43,6 +45,16 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
     f11.pNext = &f12;
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    const char* stats_env = std::getenv("EMBER_VULKAN_PIPELINE_STATS");
+    if (stats_env && std::strcmp(stats_env, "1") == 0 && adapter.has_executable_properties) {
+        exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+        pe.pipelineExecutableInfo = VK_TRUE;
+        pe.pNext = f2.pNext;
+        f2.pNext = &pe;
+        dev->m_pipeline_stats = true;
+    }
 
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     ci.pNext = &f2;

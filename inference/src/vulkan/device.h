@@ -29,6 +29,9 @@ public:
     Result<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                                  VkMemoryPropertyFlags preferred) const;
     bool is_host_coherent(uint32_t memory_type) const;
+    // EMBER_VULKAN_PIPELINE_STATS=1 on a driver with VK_KHR_pipeline_executable_properties:
+    // pipelines are created with their compiler statistics, printed to stderr (diagnostics).
+    bool pipeline_stats() const { return m_pipeline_stats; }
 
 private:
     Device() = default;
@@ -36,6 +39,7 @@ private:
     Adapter m_adapter;
     VkDevice m_device = VK_NULL_HANDLE;
     VkQueue m_queue = VK_NULL_HANDLE;
+    bool m_pipeline_stats = false;
 };
 
 class Fence : public Owned<VkFence> {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -14,6 +15,8 @@ enum class Output { None, Logits, Argmax };
 // The buffers one forward pass binds.
 struct Buffers {
     BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
+    BufferRange attn_part, attn_count;  // split decode attention: partials, per-KV-head counters
+    uint32_t attn_split = 0;            // its workgroups per KV head; 0: not used
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
 };
@@ -35,12 +38,32 @@ uint64_t step_bytes(int batch) {
 }
 
 Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b);
+
+AttentionShape attention_shape(const LlamaHParams& hp, int n) {
+    return {n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+            1.0f / std::sqrt(float(hp.head_dim))};
+}
+
+// Attention of one decoded token: split over positions where the shape allows
+// (EMBER_VULKAN_SPLIT_ATTN=0 keeps one workgroup per head, for comparisons).
+Status record_decode_attention(Recorder& rec, const Buffers& b, size_t l, const AttentionShape& s) {
+    if (b.attn_split)
+        return op_attention_decode(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, s,
+                                   b.attn_part, b.attn_count, b.attn_split);
+    return op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, s);
+}
+
+bool split_attention_enabled(const LlamaHParams& hp) {
+    const char* e = std::getenv("EMBER_VULKAN_SPLIT_ATTN");
+    return !(e && std::strcmp(e, "0") == 0) && decode_attention_supported(attention_shape(hp, 1));
+}
 Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n);
 
 // Records the forward pass of n tokens (the step buffer holds their position and ids).
 Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out) {
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
+    rec.tag("embed");
     EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
     rec.barrier();
     if (n == 1 && m.fused_layers) {
@@ -50,6 +73,7 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     }
     if (out == Output::None) return {};
     // Only the last token's logits are needed.
+    rec.tag("output norm + head");
     if (m.fused_output) {
         FusedMatvec f;
         f.mode = FusedMode::Store;
@@ -68,6 +92,7 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     }
     rec.barrier();
     if (out == Output::Argmax) {
+        rec.tag("argmax");
         EMBER_TRY(op_argmax(rec, b.logits, 0, d.V, b.result));
         rec.barrier_to_transfer();
         if (rec.cmd()) {
@@ -90,8 +115,7 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
 Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b) {
     const LlamaHParams& hp = m.hp;
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
-    const AttentionShape shape{1, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                               1.0f / std::sqrt(float(hp.head_dim))};
+    const AttentionShape shape = attention_shape(hp, 1);
     // Timing diagnostics only (the results are wrong): EMBER_VULKAN_SKIP lists stages to leave
     // out, q(kv) a(ttention) o(utput) f(fn gate/up) d(own), to take their time by difference.
     const char* skip_env = std::getenv("EMBER_VULKAN_SKIP");
@@ -116,11 +140,13 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.n_rot = hp.n_rot;
         qkv.freq_base = hp.rope_freq_base;
         if (run('q')) {
+            rec.tag("norm + qkv + rope + kv store");
             EMBER_TRY(op_matvec_fused(rec, qkv));
             rec.barrier();
         }
         if (run('a')) {
-            EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape));
+            rec.tag("attention");
+            EMBER_TRY(record_decode_attention(rec, b, l, shape));
             rec.barrier();
         }
         FusedMatvec wo;
@@ -129,6 +155,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         wo.x = b.att;
         wo.y = b.x;
         if (run('o')) {
+            rec.tag("wo + residual");
             EMBER_TRY(op_matvec_fused(rec, wo));
             rec.barrier();
         }
@@ -141,6 +168,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         gu.eps = hp.rms_eps;
         gu.y = b.g;
         if (run('f')) {
+            rec.tag("norm + gate/up + silu");
             EMBER_TRY(op_matvec_fused(rec, gu));
             rec.barrier();
         }
@@ -150,6 +178,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         down.x = b.g;
         down.y = b.x;
         if (run('d')) {
+            rec.tag("down + residual");
             EMBER_TRY(op_matvec_fused(rec, down));
             rec.barrier();
         }
@@ -162,17 +191,19 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
-    const AttentionShape shape{n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                               1.0f / std::sqrt(float(hp.head_dim))};
+    const AttentionShape shape = attention_shape(hp, n);
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
+        rec.tag("rms_norm");
         EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
                               int(d.E), hp.rms_eps));
         rec.barrier();
+        rec.tag("matmul q/k/v");
         EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n));
         EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n));
         EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n));
         rec.barrier();
+        rec.tag("rope + kv store");
         EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim),
                           int(hp.n_rot), hp.rope_freq_base));
         EMBER_TRY(op_rope(rec, b.k, 0, d.Dkv, b.step, ff, n, int(hp.n_head_kv), int(hp.head_dim),
@@ -183,23 +214,35 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         // A prompt attends over its own unrounded K/V; a single decoded token reads the F16
         // cache like the fused decode path, so both decode paths agree.
-        EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape,
-                               n > 1 ? b.k : BufferRange{}, n > 1 ? b.v : BufferRange{}));
+        rec.tag("attention");
+        if (n == 1) {
+            EMBER_TRY(record_decode_attention(rec, b, l, shape));
+        } else {
+            EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape,
+                                   b.k, b.v));
+        }
         rec.barrier();
+        rec.tag("matmul wo");
         EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n));
         rec.barrier();
+        rec.tag("add");
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
         rec.barrier();
+        rec.tag("rms_norm");
         EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
                               int(d.E), hp.rms_eps));
         rec.barrier();
+        rec.tag("matmul gate/up");
         EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n));
         EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n));
         rec.barrier();
+        rec.tag("silu_mul");
         EMBER_TRY(op_silu_mul(rec, b.g, b.u, b.g, uint32_t(n) * d.F));
         rec.barrier();
+        rec.tag("matmul down");
         EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n));
         rec.barrier();
+        rec.tag("add");
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
         rec.barrier();
     }
@@ -212,6 +255,7 @@ public:
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
     Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override;
     int n_ctx() const override { return m_n_ctx; }
+    ~VulkanRunner() override;
 
 private:
     VulkanRunner(std::shared_ptr<LoadedModel> loaded, int n_ctx, VkDeviceSize block_limit,
@@ -219,6 +263,8 @@ private:
         : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
     Status run(std::span<const int32_t> tokens, int pos, Output out);
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
+    // The split attention's counters start at zero (its shader leaves them so).
+    Status zero_counters();
 
     std::shared_ptr<LoadedModel> m_loaded;
     int m_n_ctx;
@@ -233,7 +279,17 @@ private:
     // command buffers are recorded once and replayed.
     VkCommandBuffer m_cmd_decode[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
     bool m_decode_recorded[2] = {false, false};
+    // EMBER_VULKAN_PROFILE=1: timestamps per dispatch for the batch buffer and the two decode
+    // buffers, totals for batches and decode steps, printed when the runner goes.
+    std::unique_ptr<Profiler> m_prof[3];
+    ProfileTotals m_prof_totals[2];
 };
+
+VulkanRunner::~VulkanRunner() {
+    if (!m_prof[0]) return;
+    std::fprintf(stderr, "%s%s", format_profile("prompt batches", m_prof_totals[1]).c_str(),
+                 format_profile("decode steps", m_prof_totals[0]).c_str());
+}
 
 Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded,
                                                      int n_ctx) {
@@ -257,6 +313,10 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
            sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv),
            satt = f32(uint64_t(B) * d.Dq), stmp = f32(uint64_t(B) * d.E),
            sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
+    const AttentionShape dec = attention_shape(hp, 1);
+    const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
+    size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
+           scount = f32(hp.n_head_kv);
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
             return make_error("vulkan.batch_too_large", "activation buffer of " +
@@ -285,6 +345,9 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.logits = r->m_arena.get(slog);
     b.result = r->m_arena.get(sres);
     b.step = r->m_step.range();
+    b.attn_part = r->m_arena.get(spart);
+    b.attn_count = r->m_arena.get(scount);
+    b.attn_split = n_split;
     for (size_t l = 0; l < hp.n_layer; ++l) {
         b.k_cache.push_back(r->m_arena.get(skc[l]));
         b.v_cache.push_back(r->m_arena.get(svc[l]));
@@ -295,7 +358,32 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[0], r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[1], r->m_pool.allocate());
+    EMBER_TRY(r->zero_counters());
+    if (const char* e = std::getenv("EMBER_VULKAN_PROFILE"); e && std::strcmp(e, "1") == 0) {
+        const uint32_t cap = 24 * uint32_t(hp.n_layer) + 32;
+        for (auto& p : r->m_prof) {
+            EMBER_ASSIGN_OR_RETURN(Profiler prof, Profiler::create(ctx.device(), cap));
+            p = std::make_unique<Profiler>(std::move(prof));
+        }
+    }
     return std::unique_ptr<Runner>(std::move(r));
+}
+
+Status VulkanRunner::zero_counters() {
+    Context& ctx = *m_loaded->ctx;
+    VkCommandBuffer cmd = m_cmd_batch;
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (zero counters)");
+    const BufferRange& c = m_buf.attn_count;
+    vkCmdFillBuffer(cmd, c.buffer, c.offset, c.size, 0);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         0, 1, &mb, 0, nullptr, 0, nullptr);
+    EMBER_VK_TRY(vkEndCommandBuffer(cmd), "vkEndCommandBuffer (zero counters)");
+    return submit_and_wait(ctx.device(), cmd, m_fence);
 }
 
 Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
@@ -309,19 +397,23 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     const bool decode = n == 1 && out != Output::None;
     const int di = out == Output::Argmax ? 1 : 0;
     VkCommandBuffer cmd = decode ? m_cmd_decode[di] : m_cmd_batch;
+    Profiler* prof = m_prof[decode ? 1 + di : 0].get();
     if (!decode || !m_decode_recorded[di]) {
         EMBER_VK_TRY(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
-        Recorder rec(ctx, cmd);
+        if (prof) prof->begin(cmd);
+        Recorder rec(ctx, cmd, prof);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
         if (decode) m_decode_recorded[di] = true;
     }
-    return submit_and_wait(ctx.device(), cmd, m_fence);
+    EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence));
+    if (prof) EMBER_TRY(prof->collect(m_prof_totals[decode ? 0 : 1]));
+    return {};
 }
 
 Status VulkanRunner::run(std::span<const int32_t> tokens, int pos, Output out) {
@@ -372,7 +464,10 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
     s.kv_cache = 2ull * hp.n_layer * uint64_t(n_ctx) * d.Dkv * 2;
-    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1) +
+    const AttentionShape dec = attention_shape(hp, 1);
+    const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
+    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
+                     hp.n_head_kv) +
                 step_bytes(int(B));
     return s;
 }
@@ -428,6 +523,7 @@ Result<std::unique_ptr<Runner>> create_runner(std::shared_ptr<LoadedModel> loade
 Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     Recorder dry(ctx, VK_NULL_HANDLE);
     Buffers none;
+    none.attn_split = split_attention_enabled(model.hp) ? 1 : 0;
     none.k_cache.assign(model.layers.size(), BufferRange{});
     none.v_cache.assign(model.layers.size(), BufferRange{});
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));

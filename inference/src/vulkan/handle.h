@@ -23,6 +23,7 @@ EMBER_DESTROYER(VkDescriptorSetLayout, vkDestroyDescriptorSetLayout);
 EMBER_DESTROYER(VkPipelineLayout, vkDestroyPipelineLayout);
 EMBER_DESTROYER(VkPipeline, vkDestroyPipeline);
 EMBER_DESTROYER(VkPipelineCache, vkDestroyPipelineCache);
+EMBER_DESTROYER(VkQueryPool, vkDestroyQueryPool);
 #undef EMBER_DESTROYER
 
 template <class H>

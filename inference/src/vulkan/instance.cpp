@@ -158,6 +158,8 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
     a.has_memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
+    a.has_executable_properties =
+        has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
     if (has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
         vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
@@ -220,6 +222,7 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     for (uint32_t i = 0; i < n_qf && !have_queue; ++i) {
         if (qfs[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
             a.queue_family = i;
+            a.timestamp_valid_bits = qfs[i].timestampValidBits;
             have_queue = true;
         }
     }

@@ -100,6 +100,7 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
         vkCmdPushConstants(m_cmd, k->layout.handle(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
                            push);
     vkCmdDispatch(m_cmd, gx, gy, gz);
+    if (m_prof) m_prof->mark(m_cmd, m_tag ? m_tag : shader);
     return {};
 }
 
@@ -342,6 +343,47 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
     return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, k_batch, v_batch, step}, &pc,
                         push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head),
                         uint32_t(s.n_tokens));
+}
+
+constexpr uint32_t kWgAttnSplit = 128;  // positions per tile and head_dim limit
+constexpr int kAttnSplitHeads = 8;      // G_MAX: query heads per KV head
+
+bool decode_attention_supported(const AttentionShape& s) {
+    return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
+           s.n_head / s.n_head_kv <= kAttnSplitHeads && s.head_dim % 8 == 0 &&
+           s.head_dim <= int(kWgAttnSplit) && kWgAttnSplit % uint32_t(s.head_dim) == 0;
+}
+
+uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
+    // One pass (positions per workgroup) per split up to about 2048 workgroups; the shader
+    // uses only as many as the position needs, so short contexts pay for few.
+    const uint32_t per_pass = kWgAttnSplit * 8 / uint32_t(s.head_dim);
+    const uint32_t need = (uint32_t(std::max(n_ctx, 1)) + per_pass - 1) / per_pass;
+    const uint32_t cap = std::clamp(2048u / uint32_t(s.n_head_kv), 8u, 128u);
+    return std::max(1u, std::min(need, cap));
+}
+
+uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
+    return uint64_t(s.n_head) * n_split * (2 + uint64_t(s.head_dim));
+}
+
+Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                           BufferRange out, BufferRange step, const AttentionShape& s,
+                           BufferRange partials, BufferRange counters, uint32_t n_split) {
+    if (!decode_attention_supported(s))
+        return make_error("vulkan.unsupported_shape",
+                          "split decode attention needs one token, head_dim a multiple of 8 "
+                          "dividing " + std::to_string(kWgAttnSplit) + ", and at most " +
+                              std::to_string(kAttnSplitHeads) + " query heads per KV head");
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, kv_stride;
+        float scale;
+        uint32_t n_split;
+    } pc{uint32_t(s.n_head), uint32_t(s.n_head_kv), uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim), s.scale, n_split};
+    return rec.dispatch("attention_split_f16_f32",
+                        {q, k_cache, v_cache, out, partials, counters, step}, &pc,
+                        push_size<decltype(pc)>(), kWgAttnSplit, uint32_t(s.n_head_kv), n_split);
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n) {

@@ -8,6 +8,7 @@
 
 #include "quant/types.h"
 #include "vulkan/context.h"
+#include "vulkan/profiler.h"
 
 namespace ember::vulkan {
 
@@ -30,7 +31,10 @@ const char* weight_type_suffix(GgmlType type);
 class Recorder {
 public:
     // With cmd == VK_NULL_HANDLE nothing is recorded: dispatches only create their pipelines.
-    Recorder(Context& ctx, VkCommandBuffer cmd) : m_ctx(ctx), m_cmd(cmd) {}
+    // With a profiler, every dispatch is followed by a timestamp labelled with its shader's name
+    // or with the last tag().
+    Recorder(Context& ctx, VkCommandBuffer cmd, Profiler* profiler = nullptr)
+        : m_ctx(ctx), m_cmd(cmd), m_prof(profiler) {}
     VkCommandBuffer cmd() const { return m_cmd; }
     const Context& context() const { return m_ctx; }
     Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
@@ -40,6 +44,8 @@ public:
     Status dispatch_linear(const std::string& shader, std::initializer_list<BufferRange> bindings,
                            const void* push, uint32_t push_bytes, uint32_t wg_size,
                            uint64_t n_groups, uint32_t gz = 1);
+    // Names the dispatches that follow in a profile (e.g. the stage of a layer).
+    void tag(const char* label) { m_tag = label; }
     // Compute writes before it are visible to compute reads and writes after it.
     void barrier();
     // Compute writes visible to transfers (before a readback copy).
@@ -51,6 +57,8 @@ private:
     Context& m_ctx;
     VkCommandBuffer m_cmd;
     VkPipeline m_bound = VK_NULL_HANDLE;
+    Profiler* m_prof = nullptr;
+    const char* m_tag = nullptr;
 };
 
 // Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens.
@@ -92,6 +100,15 @@ struct AttentionShape {
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s,
                     BufferRange k_batch = {}, BufferRange v_batch = {});
+// Decode attention (one token) split over positions (shaders/attention.comp, SPLIT_KV):
+// n_split workgroups per KV head write partials (decode_attention_partials floats), the last
+// of them combines; counters (n_head_kv uints) must be zero and are left at zero.
+bool decode_attention_supported(const AttentionShape& s);
+uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx);
+uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split);
+Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                           BufferRange out, BufferRange step, const AttentionShape& s,
+                           BufferRange partials, BufferRange counters, uint32_t n_split);
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n);
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n);  // y += x
 // result (one uint32) = argmax of x[x_off .. x_off + n)

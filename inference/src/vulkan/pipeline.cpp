@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <iterator>
 #include <vector>
 
@@ -131,6 +132,45 @@ Status PipelineCache::save() const {
     return {};
 }
 
+// The compiler's statistics of a pipeline (registers, shared memory, ...), one line on stderr.
+static void print_pipeline_stats(const Device& device, VkPipeline p, const std::string& key) {
+    VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pi.pipeline = p;
+    uint32_t n_exec = 0;
+    if (vkGetPipelineExecutablePropertiesKHR(device.handle(), &pi, &n_exec, nullptr) != VK_SUCCESS)
+        return;
+    for (uint32_t e = 0; e < n_exec; ++e) {
+        VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+        ei.pipeline = p;
+        ei.executableIndex = e;
+        uint32_t n = 0;
+        if (vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, nullptr) != VK_SUCCESS)
+            continue;
+        std::vector<VkPipelineExecutableStatisticKHR> st(
+            n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+        if (vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, st.data()) != VK_SUCCESS)
+            continue;
+        std::string line = "pipeline stats " + key + ":";
+        for (const auto& s : st) {
+            line += std::string(" ") + s.name + "=";
+            switch (s.format) {
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+                    line += s.value.b32 ? "true" : "false";
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+                    line += std::to_string(s.value.i64);
+                    break;
+                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+                    line += std::to_string(s.value.u64);
+                    break;
+                default:
+                    line += std::to_string(s.value.f64);
+            }
+        }
+        std::fprintf(stderr, "%s\n", line.c_str());
+    }
+}
+
 Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
                                   VkShaderModule module, VkPipelineLayout layout,
                                   uint32_t workgroup_size, bool* cache_hit) {
@@ -143,6 +183,7 @@ Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = layout;
+    if (device.pipeline_stats()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     // Creation feedback tells whether the cache served the pipeline (the device is created for
     // Vulkan 1.2, so it is the extension even where 1.3 has it in core).
     VkPipelineCreationFeedback fb{};
@@ -204,6 +245,7 @@ Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindi
         return make_error(e.code, "pipeline of shader '" + key + "': " + e.message);
     }
     k->pipeline = std::move(pipeline).value();
+    if (m_device->pipeline_stats()) print_pipeline_stats(*m_device, k->pipeline.handle(), key);
     k->n_bindings = n_bindings;
     k->push_bytes = push_bytes;
     k->workgroup_size = workgroup_size;
