@@ -390,5 +390,37 @@ TEST_F(Forward, Stories260KGreedyMatchesReference) {
     }
 }
 
+// EMBER_VULKAN_PROFILE=1: the runner's report names every decode stage and counts the steps.
+TEST_F(Forward, ProfileReportsEveryStage) {
+    LoadParams lp;
+    lp.backend = BackendKind::Vulkan;
+    lp.device = test_device();
+    lp.n_ctx = 64;
+    ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
+    auto model = Model::load(ember::test::stories_model(), lp);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ::testing::internal::CaptureStderr();
+    {
+        auto session = Session::create(**model);
+        ASSERT_TRUE(session.ok());
+        std::vector<int32_t> prompt = {1, 403, 407};
+        ASSERT_TRUE((*session)->eval(prompt).ok());
+        for (int32_t t : {261, 378, 432}) {
+            std::vector<int32_t> one = {t};
+            ASSERT_TRUE((*session)->eval_argmax(one).ok());
+        }
+    }
+    std::string report = ::testing::internal::GetCapturedStderr();
+    ::unsetenv("EMBER_VULKAN_PROFILE");
+    EXPECT_NE(report.find("GPU profile, prompt batches: 1 submissions"), std::string::npos)
+        << report;
+    EXPECT_NE(report.find("GPU profile, decode steps: 3 submissions"), std::string::npos)
+        << report;
+    for (const char* stage : {"norm + qkv + rope + kv store", "attention", "wo + residual",
+                              "norm + gate/up + silu", "down + residual", "output norm + head",
+                              "argmax", "embed"})
+        EXPECT_NE(report.find(stage), std::string::npos) << stage << "\n" << report;
+}
+
 }  // namespace
 }  // namespace ember::vulkan::test

@@ -255,6 +255,8 @@ public:
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
     Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override;
     int n_ctx() const override { return m_n_ctx; }
+    // Greedy decoding reads back the token id, not the logits (argmax.comp).
+    bool has_device_argmax() const override { return true; }
     ~VulkanRunner() override;
 
 private:
