@@ -4,6 +4,7 @@
 #include <string>
 
 #include "perfmetrics.h"
+#include "textbatcher.h"
 
 InferenceWorker::InferenceWorker(std::unique_ptr<ChatEngine> engine, QObject* parent)
     : QObject(parent), m_engine(std::move(engine)) {}
@@ -59,24 +60,23 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
     std::vector<EngineMessage> turns;
     for (const auto& m : messages) turns.push_back({m.role.toStdString(), m.content.toStdString()});
 
-    // Tokens arrive far faster than a UI can repaint: accumulate, and flush at most every 33 ms
-    // (checked as tokens arrive, since this thread's event loop is busy) and at the end.
-    std::string full, pending;
+    // Tokens arrive far faster than a UI can repaint: batch them, at most one hand-over every
+    // 33 ms (checked as tokens arrive, since this thread's event loop is busy) and at the end.
+    std::string full;
     QList<double> times;
-    QElapsedTimer sinceFlush;
-    sinceFlush.start();
+    QElapsedTimer clock;
+    clock.start();
+    TextBatcher batcher(kFlushIntervalMs, [&clock] { return clock.elapsed(); });
     auto flush = [&] {
         if (!times.isEmpty()) emit tokensTimed(requestId, times);
         times.clear();
-        if (!pending.empty()) emit textReady(requestId, QString::fromStdString(pending));
-        pending.clear();
-        sinceFlush.restart();
+        const std::string text = batcher.take();
+        if (!text.empty()) emit textReady(requestId, QString::fromStdString(text));
     };
     auto onText = [&](std::string_view text) {
         times.append(PerfMetrics::nowMs());
         full += text;
-        pending += text;
-        if (sinceFlush.elapsed() >= kFlushIntervalMs) flush();
+        if (batcher.add(text)) flush();
         return !m_cancel.load();
     };
     auto result = m_engine->generate(turns, sampling, &m_cancel, onText);

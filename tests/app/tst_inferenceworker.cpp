@@ -1,5 +1,4 @@
 // The inference controller and its worker thread, driven by the fake engine.
-#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -72,12 +71,9 @@ private slots:
         load(*c);
         QSignalSpy batches(c.get(), &InferenceController::textReady);
         QSignalSpy finished(c.get(), &InferenceController::generationFinished);
-        QElapsedTimer timer;
-        timer.start();
         QVERIFY(c->generate(prompt(), {}) != 0);
         QVERIFY(c->generating());
         QVERIFY(finished.wait(20000));
-        const double seconds = timer.elapsed() / 1000.0;
         QVERIFY(!c->generating());
 
         QString concatenated;
@@ -85,10 +81,10 @@ private slots:
         const QString full = finished.at(0).at(0).toString();
         QCOMPARE(full, QString::fromStdString(joined(script)));
         QCOMPARE(concatenated, full);
-        // Streamed (several updates), yet at most 30 per second plus the final flush.
+        // Streamed in several updates: the tokens take at least 400 ms (the fake engine sleeps
+        // 1 ms before each), i.e. a dozen 33-ms intervals. The rate limit itself is checked on a
+        // fake clock in tst_textbatcher, not here against the real one.
         QVERIFY2(batches.size() >= 3, qPrintable(QString::number(batches.size())));
-        QVERIFY2(batches.size() <= seconds * 30 + 2,
-                 qPrintable(QString("%1 updates in %2 s").arg(batches.size()).arg(seconds)));
         QCOMPARE(finished.at(0).at(1).toMap().value("generatedTokens").toInt(), 400);
         QCOMPARE(finished.at(0).at(1).toMap().value("stopReason").toString(), QString("eog"));
 
