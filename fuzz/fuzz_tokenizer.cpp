@@ -46,12 +46,13 @@ void check_encode(const Tokenizer& t, std::string_view text, bool add_special, b
     for (size_t i = 0; i < ids.size(); i++) {
         const int32_t id = ids[i];
         EMBER_FUZZ_REQUIRE(id >= 0 && id < t.n_vocab(), "id " + std::to_string(id));
-        // Without parse_special, control and user-defined tokens come only from add_special.
+        // Without parse_special, control tokens come only from add_special (user-defined ones
+        // are added vocabulary and may come from the text, as in llama.cpp).
         const bool added =
             add_special && ((i == 0 && id == t.bos()) || (i + 1 == ids.size() && id == t.eos()));
         const TokenType type = t.token_type(id);
         if (!parse_special && !added)
-            EMBER_FUZZ_REQUIRE(type != TokenType::Control && type != TokenType::UserDefined,
+            EMBER_FUZZ_REQUIRE(type != TokenType::Control,
                                "special token " + t.token_text(id) + " from plain text");
     }
     // Plain valid UTF-8 text comes back unchanged (SentencePiece writes spaces as U+2581,

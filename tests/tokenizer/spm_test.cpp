@@ -137,9 +137,10 @@ TEST(Spm, ParseSpecial) {
     EXPECT_EQ(std::count(plain.begin(), plain.end(), 1), 0);
     EXPECT_EQ(t->decode(plain), "<s>a");
     EXPECT_EQ(t->encode("<s>a", false, true), (std::vector<int32_t>{1, sa}));
-    // User-defined tokens are special too: only parsed when asked.
-    const auto u_plain = t->encode("<|user|>", false, false);
-    EXPECT_EQ(std::count(u_plain.begin(), u_plain.end(), user), 0);
+    // User-defined tokens are added vocabulary: found in plain text too (as llama.cpp does),
+    // and text after one gets the dummy prefix again; control tokens only when asked.
+    EXPECT_EQ(t->encode("<|user|>a", false, false), (std::vector<int32_t>{user, sa}));
+    EXPECT_EQ(t->decode(t->encode("a<|user|>a", false, false)), "a<|user|> a");
     EXPECT_EQ(t->encode("<|user|>a</s>", false, true), (std::vector<int32_t>{user, sa, 2}));
 }
 

@@ -190,6 +190,7 @@ Status Tokenizer::init_common(VocabData& v, std::vector<std::string> pieces) {
     m_all_ids.reserve(m_tokens.size());
     m_plain_ids.reserve(m_tokens.size());
     for (auto& b : m_special_by_byte) b.clear();
+    m_has_user_defined = false;
     for (size_t i = 0; i < m_tokens.size(); ++i) {
         const std::string& t = m_tokens[i];
         const auto id = int32_t(i);
@@ -200,6 +201,7 @@ Status Tokenizer::init_common(VocabData& v, std::vector<std::string> pieces) {
              type == TokenType::Unknown) &&
             !t.empty()) {
             m_special_by_byte[uint8_t(t[0])].push_back(id);
+            if (type == TokenType::UserDefined) m_has_user_defined = true;
         }
     }
     for (auto& b : m_special_by_byte) {
@@ -236,7 +238,7 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
                                                           bool parse_special) const {
     std::vector<Fragment> out;
     if (text.empty()) return out;
-    if (!parse_special) {
+    if (!parse_special && !m_has_user_defined) {
         out.push_back({text, -1});
         return out;
     }
@@ -244,6 +246,7 @@ std::vector<Tokenizer::Fragment> Tokenizer::split_special(std::string_view text,
     while (i < text.size()) {
         int32_t hit = -1;
         for (int32_t id : m_special_by_byte[uint8_t(text[i])]) {
+            if (!parse_special && m_types[size_t(id)] != TokenType::UserDefined) continue;
             if (text.substr(i).starts_with(m_tokens[size_t(id)])) {
                 hit = id;
                 break;

@@ -83,8 +83,9 @@ protected:
 
     // Validates ids and types, fills the members below. pieces: what each token decodes to.
     Status init_common(VocabData& v, std::vector<std::string> pieces);
-    // Splits text on control/user-defined/unknown token strings (leftmost, longest first)
-    // when parse_special; otherwise the whole text is one plain fragment.
+    // Splits text on special token strings, leftmost and longest first: user-defined tokens
+    // always (as llama.cpp: they are added vocabulary, e.g. "<think>"), control and unknown
+    // tokens only when parse_special.
     std::vector<Fragment> split_special(std::string_view text, bool parse_special) const;
     // Id of a token that plain text may produce (not control or user-defined), or -1.
     int32_t lookup_plain(std::string_view text) const {
@@ -97,6 +98,7 @@ protected:
     IdMap m_all_ids;    // token text -> id, every token
     // Special tokens by their first byte, longest text first.
     std::array<std::vector<int32_t>, 256> m_special_by_byte;
+    bool m_has_user_defined = false;  // some token is user-defined (split even without parse_special)
     bool m_add_space_prefix = false;
     std::string m_model;
     std::vector<std::string> m_tokens;
