@@ -37,7 +37,9 @@ TEST_F(Devices, ListsAdaptersWithDetails) {
             EXPECT_FALSE(d.suitable);
             EXPECT_EQ(d.unsuitable_code, "cpu_adapter");
         }
-        if (!d.suitable) EXPECT_FALSE(d.unsuitable_reason.empty());
+        if (!d.suitable) {
+            EXPECT_FALSE(d.unsuitable_reason.empty());
+        }
     }
 }
 
@@ -91,7 +93,9 @@ TEST_F(Devices, ChoosesByIndexNameOrRefuses) {
         EXPECT_NE(autopick.error().message.find("software"), std::string::npos)
             << autopick.error().message;
     }
-    if (by_name.ok()) EXPECT_EQ((*adapters)[*by_name].info.type, "cpu");
+    if (by_name.ok()) {
+        EXPECT_EQ((*adapters)[*by_name].info.type, "cpu");
+    }
 }
 
 TEST(VulkanErrors, EveryResultMapsToACode) {
@@ -144,7 +148,8 @@ TEST(VulkanValidation, LayerReportsErrors) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
     uint64_t before = validation_error_count();
-    VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    VkBufferCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
     ci.size = 0;  // invalid: size must be greater than 0
     ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     VkBuffer b = VK_NULL_HANDLE;
