@@ -265,8 +265,11 @@ private:
         : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
     Status run(std::span<const int32_t> tokens, int pos, Output out);
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
-    // The split attention's counters start at zero (its shader leaves them so).
-    Status zero_counters();
+    // The split attention's counters start at zero (its shader leaves them so): the first
+    // command buffer clears them (no submission of its own, so fault injection's "the n-th
+    // submission after load" still counts forward passes).
+    void record_zero_counters(VkCommandBuffer cmd);
+    bool m_counters_zeroed = false;
 
     std::shared_ptr<LoadedModel> m_loaded;
     int m_n_ctx;
@@ -360,7 +363,6 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[0], r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[1], r->m_pool.allocate());
-    EMBER_TRY(r->zero_counters());
     if (const char* e = std::getenv("EMBER_VULKAN_PROFILE"); e && std::strcmp(e, "1") == 0) {
         const uint32_t cap = 24 * uint32_t(hp.n_layer) + 32;
         for (auto& p : r->m_prof) {
@@ -371,12 +373,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     return std::unique_ptr<Runner>(std::move(r));
 }
 
-Status VulkanRunner::zero_counters() {
-    Context& ctx = *m_loaded->ctx;
-    VkCommandBuffer cmd = m_cmd_batch;
-    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (zero counters)");
+void VulkanRunner::record_zero_counters(VkCommandBuffer cmd) {
     const BufferRange& c = m_buf.attn_count;
     vkCmdFillBuffer(cmd, c.buffer, c.offset, c.size, 0);
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -384,8 +381,6 @@ Status VulkanRunner::zero_counters() {
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                          0, 1, &mb, 0, nullptr, 0, nullptr);
-    EMBER_VK_TRY(vkEndCommandBuffer(cmd), "vkEndCommandBuffer (zero counters)");
-    return submit_and_wait(ctx.device(), cmd, m_fence);
 }
 
 Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
@@ -400,20 +395,24 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     const int di = out == Output::Argmax ? 1 : 0;
     VkCommandBuffer cmd = decode ? m_cmd_decode[di] : m_cmd_batch;
     Profiler* prof = m_prof[decode ? 1 + di : 0].get();
-    if (!decode || !m_decode_recorded[di]) {
+    const bool zero = !m_counters_zeroed;
+    if (zero || !decode || !m_decode_recorded[di]) {
         EMBER_VK_TRY(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
+        if (zero) record_zero_counters(cmd);
         if (prof) prof->begin(cmd);
         Recorder rec(ctx, cmd, prof);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
-        if (decode) m_decode_recorded[di] = true;
+        // A decode buffer that also cleared the counters is recorded again next time.
+        if (decode) m_decode_recorded[di] = !zero;
     }
     EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence));
+    m_counters_zeroed = true;
     if (prof) EMBER_TRY(prof->collect(m_prof_totals[decode ? 0 : 1]));
     return {};
 }
