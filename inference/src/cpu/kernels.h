@@ -78,6 +78,9 @@ struct KernelSet {
     void (*axpy)(float a, const float* x, float* y, int n);
     // out[i] = silu(gate[i]) * up[i]
     void (*silu_mul)(const float* gate, const float* up, float* out, int n);
+    // What packed_rows adds to Q8_0 weight quants, so what the activations' offset term
+    // removes: 128 where the quants are read unsigned (vpdpbusd), 0 where signed (AVX2).
+    int packed_q8_offset = 0;
 };
 
 // The kernel set in use (see select_isa).

@@ -16,7 +16,7 @@ namespace ember::cpu {
 namespace {
 const KernelSet kAvx512 = {"avx512_vnni",        avx512::quant_rows,  avx512::float_rows,
                            avx512::quantize_act, avx512::packed_rows, avx512::dot,
-                           avx512::axpy,         avx512::silu_mul};
+                           avx512::axpy,         avx512::silu_mul,     128};
 }  // namespace
 
 const KernelSet* kernels_avx512() {

@@ -1,6 +1,6 @@
-// AVX-512 VNNI kernels for Packed Q4_0/Q8_0 weights (layout in pack.cpp, activations as
-// ActPacked in kernels.h). Included by kernels_avx512.cpp after kernels_x86.h, inside the
-// same target pragma.
+// Kernels for Packed Q4_0/Q8_0 weights (layout in pack.cpp, activations as ActPacked in
+// kernels.h), for AVX-512 VNNI and, below, for AVX2. Included by kernels_avx512.cpp and
+// kernels_avx2.cpp inside their target pragmas.
 //
 // Per group of 16 blocks, each 64-byte load of a row's quants holds 4 bytes of every block
 // and the matching activation vector likewise, so vpdpbusd accumulates block k's integer dot
@@ -16,6 +16,7 @@
 namespace ember::cpu::EMBER_X86_NS {
 namespace {
 
+#if EMBER_X86_VNNI
 inline __m512i load_quants(const uint8_t* p, int n) {
     return n == 16 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8((~0ull) >> (64 - 4 * n), p);
 }
@@ -142,6 +143,167 @@ void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y
         for (int r = 0; r < R; ++r) y[(t0 + t) * w.rows + r0 + r] = _mm512_reduce_add_ps(acc[r][t]);
 }
 
+#else
+// AVX2 has no vpdpbusd: a 64-byte unit is taken as two 32-byte halves (blocks 0-7 and 8-15 of
+// the group), and vpmaddubsw + vpmaddwd form each block's dot in its int32 lane. Q4_0 reads
+// the nibbles unsigned (offset 8, as above) and sums the 4 units' byte pairs in 16 bits first
+// (8 pairs of at most 15 * 128 each stay below 32767). Q8_0 uses the sign trick instead of an
+// offset (|w| against a * sign(w): pairs of at most 128 * 127 * 2 stay below 32767), so its
+// activations are packed with offset 0 (KernelSet::packed_q8_offset).
+
+// The half h of unit bytes at p of a group of n blocks (n < 16: only its blocks, rest zero).
+inline __m256i load_half(const uint8_t* p, int n, int h) {
+    const int nh = n - 8 * h;
+    if (nh >= 8) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * h));
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(nh), lane);
+    return _mm256_maskload_epi32(reinterpret_cast<const int*>(p + 32 * h), m);
+}
+
+struct PackQ4_0 {
+    static constexpr int kQuantBytes = 16;
+    template <int R, int T>
+    static void dots(const uint8_t* const* q, int n, int h, int64_t pf, const int8_t* const* aq,
+                     __m256i (&id)[R][T]) {
+        const __m256i mask = _mm256_set1_epi8(0x0F);
+        __m256i s16[R][T];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) s16[r][t] = _mm256_setzero_si256();
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+            __m256i lo[R], hi[R];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const uint8_t* p = q[r] + 4 * n * j;
+                _mm_prefetch(reinterpret_cast<const char*>(p + 32 * h + pf), _MM_HINT_T0);
+                const __m256i v = load_half(p, n, h);
+                lo[r] = _mm256_and_si256(v, mask);
+                hi[r] = _mm256_and_si256(_mm256_srli_epi16(v, 4), mask);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m256i al = _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
+                const __m256i ah =
+                    _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * (j + 4) + 32 * h));
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r)
+                    s16[r][t] = _mm256_add_epi16(
+                        s16[r][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[r], al),
+                                                    _mm256_maddubs_epi16(hi[r], ah)));
+            }
+        }
+        const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) id[r][t] = _mm256_madd_epi16(s16[r][t], ones);
+    }
+};
+
+struct PackQ8_0 {
+    static constexpr int kQuantBytes = 32;
+    template <int R, int T>
+    static void dots(const uint8_t* const* q, int n, int h, int64_t pf, const int8_t* const* aq,
+                     __m256i (&id)[R][T]) {
+        const __m256i ones = _mm256_set1_epi16(1);
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) id[r][t] = _mm256_setzero_si256();
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) {
+            __m256i w[R], aw[R];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                const uint8_t* p = q[r] + 4 * n * j;
+                _mm_prefetch(reinterpret_cast<const char*>(p + 32 * h + pf), _MM_HINT_T0);
+                w[r] = load_half(p, n, h);
+                aw[r] = _mm256_sign_epi8(w[r], w[r]);  // |w|; -128 reads as 128 unsigned
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m256i a = _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r) {
+                    const __m256i p16 = _mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(a, w[r]));
+                    id[r][t] = _mm256_add_epi32(id[r][t], _mm256_madd_epi16(p16, ones));
+                }
+            }
+        }
+    }
+};
+
+template <class P, int R, int T>
+void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y) {
+    const int64_t nb = w.cols / 32;
+    const uint8_t* q[R];
+    const uint16_t* sc[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+        q[r] = packed_qs(w, r0 + r);
+        sc[r] = packed_scales(w, r0 + r);
+    }
+    const int8_t* aq[T];
+    const float* adx[T];
+    const float* aso[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        aq[t] = a.qs(t0 + t);
+        adx[t] = a.dx(t0 + t);
+        aso[t] = a.soff(t0 + t);
+    }
+    __m256 acc[R][T];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) acc[r][t] = _mm256_setzero_ps();
+    const int64_t pf = R * nb * P::kQuantBytes;  // the next tile's rows follow this one's
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+        const int n = int(min64(16, nb - b0));
+        const uint8_t* qg[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) qg[r] = q[r] + b0 * P::kQuantBytes;
+        const int8_t* ag[T];
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) ag[t] = aq[t] + b0 * 32;
+        for (int h = 0; h < 2 && 8 * h < n; ++h) {
+            __m256i id[R][T];
+            if (n == 16)
+                P::template dots<R, T>(qg, 16, h, pf, ag, id);  // constant n: plain loads
+            else
+                P::template dots<R, T>(qg, n, h, pf, ag, id);
+            const int64_t bh = b0 + 8 * h;
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                __m128i hs;
+                if (n - 8 * h >= 8) {
+                    hs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[r] + bh));
+                } else {  // the row's last blocks: no reading past its scales
+                    alignas(16) uint16_t tmp[8] = {};
+                    std::memcpy(tmp, sc[r] + bh, size_t(n - 8 * h) * 2);
+                    hs = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+                }
+                const __m256 dw = _mm256_cvtph_ps(hs);
+#pragma GCC unroll 8
+                for (int t = 0; t < T; ++t) {
+                    const __m256 v =
+                        _mm256_fmsub_ps(_mm256_cvtepi32_ps(id[r][t]), _mm256_load_ps(adx[t] + bh),
+                                        _mm256_load_ps(aso[t] + bh));
+                    acc[r][t] = _mm256_fmadd_ps(v, dw, acc[r][t]);
+                }
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) y[(t0 + t) * w.rows + r0 + r] = hsum(acc[r][t]);
+}
+
+#endif
+
 template <class P, int R, int T>
 void prows_tokens(const WeightView& w, int64_t r0, int64_t r1, const ActPacked& a, int t0,
                   float* y) {
@@ -155,8 +317,13 @@ void prows(const WeightView& w, int64_t r0, int64_t r1, const ActPacked& a, int 
            float* y) {
     if (n_tokens == 1) return prows_tokens<P, 4, 1>(w, r0, r1, a, 0, y);
 #ifndef EMBER_PR
-#define EMBER_PR 4
+#if EMBER_X86_VNNI
+#define EMBER_PR 4  // 32 zmm registers
 #define EMBER_PT 4
+#else
+#define EMBER_PR 2  // 16 ymm registers; 2 x 4 measured ahead of 2 x 2, 4 x 2 and 3 x 2
+#define EMBER_PT 4
+#endif
 #endif
     constexpr int R = EMBER_PR, T = EMBER_PT;
     int t = 0;

@@ -71,7 +71,7 @@ void silu_mul_portable(const float* gate, const float* up, float* out, int n) {
 }
 
 const KernelSet kPortable = {"portable", nullptr,      portable_rows, quantize_act_scalar,
-                             nullptr,    dot_portable, axpy_portable, silu_mul_portable};
+                             nullptr,    dot_portable, axpy_portable, silu_mul_portable, 0};
 
 // ---- ISA selection ----
 
@@ -208,7 +208,7 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens,
         c.k.quantize_act(c.x + int64_t(t) * c.w.cols, c.w.cols, c.a.qs(t), c.a.d(t), c.a.s(t));
         if (c.w.layout == WeightLayout::Packed)
             pack_activations(c.a.qs(t), c.a.d(t), c.a.s(t), c.w.cols,
-                             c.w.type == GgmlType::Q4_0 ? 8 : 128, c.ap, t);
+                             c.w.type == GgmlType::Q4_0 ? 8 : c.k.packed_q8_offset, c.ap, t);
     };
     if (n_tokens == 1) {
         quantize(c, 0);
