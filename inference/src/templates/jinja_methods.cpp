@@ -45,21 +45,25 @@ std::string py_strip(const std::string& s, const Value& chars, bool left, bool r
     return s.substr(offs[lo], offs[hi] - offs[lo]);
 }
 
+// Python's str.count: non-overlapping occurrences; the empty string occurs between every
+// character and at both ends.
+static uint64_t py_count(const std::string& s, const std::string& sub) {
+    if (sub.empty()) return utf8_length(s) + 1;
+    uint64_t n = 0;
+    for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size())) ++n;
+    return n;
+}
+
 // Fails before building a result over the interpreter's string limit.
 Result<std::string> py_replace(Interp& in, int line, const std::string& s, const std::string& old,
                                const std::string& repl, int64_t count) {
     std::string out;
     {
-        uint64_t hits = 0;
-        if (old.empty()) {
-            hits = utf8_length(s) + 1;
-        } else {
-            for (size_t p = s.find(old); p != std::string::npos; p = s.find(old, p + old.size()))
-                ++hits;
-        }
+        uint64_t hits = py_count(s, old);
         if (count >= 0) hits = std::min<uint64_t>(hits, static_cast<uint64_t>(count));
         uint64_t grow = repl.size() > old.size() ? repl.size() - old.size() : 0;
-        if (grow && hits > (in.limits().max_output - std::min(s.size(), in.limits().max_output)) / grow)
+        if (grow &&
+            hits > (in.limits().max_output - std::min(s.size(), in.limits().max_output)) / grow)
             return in.error(line, "replace(): result longer than the limit of " +
                                       std::to_string(in.limits().max_output) + " bytes");
     }
@@ -276,7 +280,8 @@ static Result<std::vector<std::string>> py_split(Interp& in, int line, const std
                 out.push_back(s.substr(k, e - k));
                 break;
             }
-            if (out.size() >= in.limits().max_items) return in.error(line, "split(): too many parts");
+            if (out.size() >= in.limits().max_items)
+                return in.error(line, "split(): too many parts");
             size_t e = k;
             while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
             out.push_back(s.substr(k, e - k));
@@ -399,13 +404,7 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     if (m == "find" || m == "rfind" || m == "index" || m == "count") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"sub"}));
         std::string sub = to_str(x[0]);
-        if (m == "count") {
-            int64_t n = 0;
-            if (sub.empty()) return Value::integer(static_cast<int64_t>(utf8_length(s)) + 1);
-            for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + sub.size()))
-                ++n;
-            return Value::integer(n);
-        }
+        if (m == "count") return Value::integer(static_cast<int64_t>(py_count(s, sub)));
         size_t p = m == "rfind" ? s.rfind(sub) : s.find(sub);
         if (p == std::string::npos) {
             if (m == "index") return in.error(line, "str.index(): substring not found");
