@@ -16,6 +16,38 @@
 namespace ember::cpu::EMBER_X86_NS {
 namespace {
 
+// What one tile of R rows x T tokens reads: each row's quants and scales, each token's packed
+// activations, their scales and offset terms (both ISAs' ptile below).
+template <int R, int T>
+struct TileInputs {
+    const uint8_t* q[R];
+    const uint16_t* sc[R];
+    const int8_t* aq[T];
+    const float* adx[T];
+    const float* aso[T];
+    TileInputs(const WeightView& w, int64_t r0, const ActPacked& a, int t0) {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) {
+            q[r] = packed_qs(w, r0 + r);
+            sc[r] = packed_scales(w, r0 + r);
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+            aq[t] = a.qs(t0 + t);
+            adx[t] = a.dx(t0 + t);
+            aso[t] = a.soff(t0 + t);
+        }
+    }
+    // The rows' quants (quant_bytes per block) and the tokens' activations of the group of
+    // blocks starting at b0.
+    void group(int64_t b0, int quant_bytes, const uint8_t* (&qg)[R], const int8_t* (&ag)[T]) const {
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) qg[r] = q[r] + b0 * quant_bytes;
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) ag[t] = aq[t] + b0 * 32;
+    }
+};
+
 #if EMBER_X86_VNNI
 inline __m512i load_quants(const uint8_t* p, int n) {
     return n == 16 ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8((~0ull) >> (64 - 4 * n), p);
@@ -82,22 +114,7 @@ struct PackQ8_0 {
 template <class P, int R, int T>
 void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y) {
     const int64_t nb = w.cols / 32;
-    const uint8_t* q[R];
-    const uint16_t* sc[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-        q[r] = packed_qs(w, r0 + r);
-        sc[r] = packed_scales(w, r0 + r);
-    }
-    const int8_t* aq[T];
-    const float* adx[T];
-    const float* aso[T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-        aq[t] = a.qs(t0 + t);
-        adx[t] = a.dx(t0 + t);
-        aso[t] = a.soff(t0 + t);
-    }
+    const TileInputs<R, T> in(w, r0, a, t0);
     __m512 acc[R][T];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -106,11 +123,8 @@ void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y
     for (int64_t b0 = 0; b0 < nb; b0 += 16) {
         const int n = int(min64(16, nb - b0));
         const uint8_t* qg[R];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) qg[r] = q[r] + b0 * P::kQuantBytes;
         const int8_t* ag[T];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) ag[t] = aq[t] + b0 * 32;
+        in.group(b0, P::kQuantBytes, qg, ag);
         __m512i id[R][T];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
@@ -124,15 +138,15 @@ void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y
             P::template dots<R, T>(qg, n, pf, ag, id);
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r) {
-            const __m256i h = n == 16
-                                  ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc[r] + b0))
-                                  : _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), sc[r] + b0);
+            const __m256i h =
+                n == 16 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.sc[r] + b0))
+                        : _mm256_maskz_loadu_epi16(__mmask16((1u << n) - 1), in.sc[r] + b0);
             const __m512 dw = _mm512_cvtph_ps(h);
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
                 const __m512 v =
-                    _mm512_fmsub_ps(_mm512_cvtepi32_ps(id[r][t]), _mm512_load_ps(adx[t] + b0),
-                                    _mm512_load_ps(aso[t] + b0));
+                    _mm512_fmsub_ps(_mm512_cvtepi32_ps(id[r][t]), _mm512_load_ps(in.adx[t] + b0),
+                                    _mm512_load_ps(in.aso[t] + b0));
                 acc[r][t] = _mm512_fmadd_ps(v, dw, acc[r][t]);
             }
         }
@@ -184,14 +198,15 @@ struct PackQ4_0 {
             }
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
-                const __m256i al = _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
-                const __m256i ah =
-                    _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * (j + 4) + 32 * h));
+                const __m256i al =
+                    _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
+                const __m256i ah = _mm256_load_si256(
+                    reinterpret_cast<const __m256i*>(aq[t] + 64 * (j + 4) + 32 * h));
 #pragma GCC unroll 8
                 for (int r = 0; r < R; ++r)
-                    s16[r][t] = _mm256_add_epi16(
-                        s16[r][t], _mm256_add_epi16(_mm256_maddubs_epi16(lo[r], al),
-                                                    _mm256_maddubs_epi16(hi[r], ah)));
+                    s16[r][t] = _mm256_add_epi16(s16[r][t],
+                                                 _mm256_add_epi16(_mm256_maddubs_epi16(lo[r], al),
+                                                                  _mm256_maddubs_epi16(hi[r], ah)));
             }
         }
         const __m256i ones = _mm256_set1_epi16(1);
@@ -224,7 +239,8 @@ struct PackQ8_0 {
             }
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
-                const __m256i a = _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
+                const __m256i a =
+                    _mm256_load_si256(reinterpret_cast<const __m256i*>(aq[t] + 64 * j + 32 * h));
 #pragma GCC unroll 8
                 for (int r = 0; r < R; ++r) {
                     const __m256i p16 = _mm256_maddubs_epi16(aw[r], _mm256_sign_epi8(a, w[r]));
@@ -238,22 +254,7 @@ struct PackQ8_0 {
 template <class P, int R, int T>
 void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y) {
     const int64_t nb = w.cols / 32;
-    const uint8_t* q[R];
-    const uint16_t* sc[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-        q[r] = packed_qs(w, r0 + r);
-        sc[r] = packed_scales(w, r0 + r);
-    }
-    const int8_t* aq[T];
-    const float* adx[T];
-    const float* aso[T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-        aq[t] = a.qs(t0 + t);
-        adx[t] = a.dx(t0 + t);
-        aso[t] = a.soff(t0 + t);
-    }
+    const TileInputs<R, T> in(w, r0, a, t0);
     __m256 acc[R][T];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
@@ -263,11 +264,8 @@ void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y
     for (int64_t b0 = 0; b0 < nb; b0 += 16) {
         const int n = int(min64(16, nb - b0));
         const uint8_t* qg[R];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) qg[r] = q[r] + b0 * P::kQuantBytes;
         const int8_t* ag[T];
-#pragma GCC unroll 8
-        for (int t = 0; t < T; ++t) ag[t] = aq[t] + b0 * 32;
+        in.group(b0, P::kQuantBytes, qg, ag);
         for (int h = 0; h < 2 && 8 * h < n; ++h) {
             __m256i id[R][T];
             if (n == 16)
@@ -279,18 +277,18 @@ void ptile(const WeightView& w, int64_t r0, const ActPacked& a, int t0, float* y
             for (int r = 0; r < R; ++r) {
                 __m128i hs;
                 if (n - 8 * h >= 8) {
-                    hs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc[r] + bh));
+                    hs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in.sc[r] + bh));
                 } else {  // the row's last blocks: no reading past its scales
                     alignas(16) uint16_t tmp[8] = {};
-                    std::memcpy(tmp, sc[r] + bh, size_t(n - 8 * h) * 2);
+                    std::memcpy(tmp, in.sc[r] + bh, size_t(n - 8 * h) * 2);
                     hs = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
                 }
                 const __m256 dw = _mm256_cvtph_ps(hs);
 #pragma GCC unroll 8
                 for (int t = 0; t < T; ++t) {
-                    const __m256 v =
-                        _mm256_fmsub_ps(_mm256_cvtepi32_ps(id[r][t]), _mm256_load_ps(adx[t] + bh),
-                                        _mm256_load_ps(aso[t] + bh));
+                    const __m256 v = _mm256_fmsub_ps(_mm256_cvtepi32_ps(id[r][t]),
+                                                     _mm256_load_ps(in.adx[t] + bh),
+                                                     _mm256_load_ps(in.aso[t] + bh));
                     acc[r][t] = _mm256_fmadd_ps(v, dw, acc[r][t]);
                 }
             }
