@@ -1,10 +1,9 @@
 #include "vulkan/device.h"
 
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <vector>
 
+#include "common/env.h"
 #include "vulkan/fault.h"
 
 namespace ember::vulkan {
@@ -47,8 +46,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
     f2.pNext = &f11;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-    const char* stats_env = std::getenv("EMBER_VULKAN_PIPELINE_STATS");
-    if (stats_env && std::strcmp(stats_env, "1") == 0 && adapter.has_executable_properties) {
+    if (env_is("EMBER_VULKAN_PIPELINE_STATS", "1") && adapter.has_executable_properties) {
         exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
         pe.pipelineExecutableInfo = VK_TRUE;
         pe.pNext = f2.pNext;

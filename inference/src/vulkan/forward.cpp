@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/env.h"
+
 namespace ember::vulkan {
 namespace {
 
@@ -54,8 +56,8 @@ Status record_decode_attention(Recorder& rec, const Buffers& b, size_t l, const 
 }
 
 bool split_attention_enabled(const LlamaHParams& hp) {
-    const char* e = std::getenv("EMBER_VULKAN_SPLIT_ATTN");
-    return !(e && std::strcmp(e, "0") == 0) && decode_attention_supported(attention_shape(hp, 1));
+    return !env_is("EMBER_VULKAN_SPLIT_ATTN", "0") &&
+           decode_attention_supported(attention_shape(hp, 1));
 }
 Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n);
 
@@ -120,7 +122,23 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     // out, q(kv) a(ttention) o(utput) f(fn gate/up) d(own), to take their time by difference.
     const char* skip_env = std::getenv("EMBER_VULKAN_SKIP");
     const std::string skip = skip_env ? skip_env : "";
-    auto run = [&](char stage) { return skip.find(stage) == std::string::npos; };
+    // One dependent stage: its dispatch, named in a GPU profile, then a barrier.
+    auto stage = [&](char id, const char* label, const auto& record) -> Status {
+        if (skip.find(id) != std::string::npos) return {};
+        rec.tag(label);
+        EMBER_TRY(record());
+        rec.barrier();
+        return {};
+    };
+    // y += W x: the output and down projections with the residual add.
+    auto residual = [](const DeviceTensor* w, BufferRange x, BufferRange y) {
+        FusedMatvec f;
+        f.mode = FusedMode::Add;
+        f.w[0] = w;
+        f.x = x;
+        f.y = y;
+        return f;
+    };
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
         FusedMatvec qkv;
@@ -139,26 +157,12 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.head_dim = hp.head_dim;
         qkv.n_rot = hp.n_rot;
         qkv.freq_base = hp.rope_freq_base;
-        if (run('q')) {
-            rec.tag("norm + qkv + rope + kv store");
-            EMBER_TRY(op_matvec_fused(rec, qkv));
-            rec.barrier();
-        }
-        if (run('a')) {
-            rec.tag("attention");
-            EMBER_TRY(record_decode_attention(rec, b, l, shape));
-            rec.barrier();
-        }
-        FusedMatvec wo;
-        wo.mode = FusedMode::Add;
-        wo.w[0] = L.wo;
-        wo.x = b.att;
-        wo.y = b.x;
-        if (run('o')) {
-            rec.tag("wo + residual");
-            EMBER_TRY(op_matvec_fused(rec, wo));
-            rec.barrier();
-        }
+        EMBER_TRY(
+            stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
+        EMBER_TRY(
+            stage('a', "attention", [&] { return record_decode_attention(rec, b, l, shape); }));
+        EMBER_TRY(stage('o', "wo + residual",
+                        [&] { return op_matvec_fused(rec, residual(L.wo, b.att, b.x)); }));
         FusedMatvec gu;
         gu.mode = FusedMode::Silu;
         gu.w[0] = L.gate;
@@ -167,21 +171,9 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         gu.norm = L.ffn_norm->pieces[0].range;
         gu.eps = hp.rms_eps;
         gu.y = b.g;
-        if (run('f')) {
-            rec.tag("norm + gate/up + silu");
-            EMBER_TRY(op_matvec_fused(rec, gu));
-            rec.barrier();
-        }
-        FusedMatvec down;
-        down.mode = FusedMode::Add;
-        down.w[0] = L.down;
-        down.x = b.g;
-        down.y = b.x;
-        if (run('d')) {
-            rec.tag("down + residual");
-            EMBER_TRY(op_matvec_fused(rec, down));
-            rec.barrier();
-        }
+        EMBER_TRY(stage('f', "norm + gate/up + silu", [&] { return op_matvec_fused(rec, gu); }));
+        EMBER_TRY(stage('d', "down + residual",
+                        [&] { return op_matvec_fused(rec, residual(L.down, b.g, b.x)); }));
     }
     return {};
 }
@@ -218,8 +210,8 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         if (n == 1) {
             EMBER_TRY(record_decode_attention(rec, b, l, shape));
         } else {
-            EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape,
-                                   b.k, b.v));
+            EMBER_TRY(
+                op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape, b.k, b.v));
         }
         rec.barrier();
         rec.tag("matmul wo");
@@ -268,7 +260,6 @@ private:
     // The split attention's counters start at zero (its shader leaves them so): the first
     // command buffer clears them (no submission of its own, so fault injection's "the n-th
     // submission after load" still counts forward passes).
-    void record_zero_counters(VkCommandBuffer cmd);
     bool m_counters_zeroed = false;
 
     std::shared_ptr<LoadedModel> m_loaded;
@@ -363,7 +354,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[0], r->m_pool.allocate());
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[1], r->m_pool.allocate());
-    if (const char* e = std::getenv("EMBER_VULKAN_PROFILE"); e && std::strcmp(e, "1") == 0) {
+    if (env_is("EMBER_VULKAN_PROFILE", "1")) {
         const uint32_t cap = 24 * uint32_t(hp.n_layer) + 32;
         for (auto& p : r->m_prof) {
             EMBER_ASSIGN_OR_RETURN(Profiler prof, Profiler::create(ctx.device(), cap));
@@ -371,16 +362,6 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
         }
     }
     return std::unique_ptr<Runner>(std::move(r));
-}
-
-void VulkanRunner::record_zero_counters(VkCommandBuffer cmd) {
-    const BufferRange& c = m_buf.attn_count;
-    vkCmdFillBuffer(cmd, c.buffer, c.offset, c.size, 0);
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
 Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
@@ -401,9 +382,9 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
-        if (zero) record_zero_counters(cmd);
-        if (prof) prof->begin(cmd);
         Recorder rec(ctx, cmd, prof);
+        if (zero) rec.fill_zero(m_buf.attn_count);
+        if (prof) prof->begin(cmd);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
@@ -498,8 +479,7 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s)
                              need(s, L.ffn_down, st)});
     }
     if (!st.ok()) return st.take_error();
-    const char* env = std::getenv("EMBER_VULKAN_FUSED");
-    const bool allow = !(env && std::strcmp(env, "0") == 0);
+    const bool allow = !env_is("EMBER_VULKAN_FUSED", "0");
     const bool f32_norms =
         std::all_of(dm.layers.begin(), dm.layers.end(), [](const DeviceLayer& L) {
             return L.attn_norm->type == GgmlType::F32 && L.ffn_norm->type == GgmlType::F32;

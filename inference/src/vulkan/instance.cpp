@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "common/env.h"
 #include "common/log.h"
 
 namespace ember::vulkan {
@@ -184,9 +185,8 @@ Adapter describe(VkPhysicalDevice pd, int index) {
                      p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
                      p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
                      p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
-        const char* env = std::getenv("EMBER_VULKAN_COOPMAT");
         a.coopmat_nv = cm.cooperativeMatrix && f12.shaderFloat16 && shape &&
-                       !(env && std::strcmp(env, "0") == 0);
+                       !env_is("EMBER_VULKAN_COOPMAT", "0");
         a.vulkan_memory_model = f12.vulkanMemoryModel;
     }
 
@@ -341,8 +341,7 @@ Result<std::shared_ptr<Instance>> Instance::create() {
 
     // EMBER_VULKAN_VALIDATION=1 turns the Khronos layer on (VK_INSTANCE_LAYERS works as well).
     std::vector<const char*> layers;
-    const char* want_validation = std::getenv("EMBER_VULKAN_VALIDATION");
-    if (want_validation && std::strcmp(want_validation, "1") == 0) {
+    if (env_is("EMBER_VULKAN_VALIDATION", "1")) {
         uint32_t nl = 0;
         vkEnumerateInstanceLayerProperties(&nl, nullptr);
         std::vector<VkLayerProperties> lps(nl);

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.h"
+
 namespace ember::vulkan {
 namespace {
 
@@ -122,6 +124,16 @@ void Recorder::barrier() {
                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
+void Recorder::fill_zero(BufferRange r) {
+    if (!m_cmd) return;
+    vkCmdFillBuffer(m_cmd, r.buffer, r.offset, r.size, 0);
+    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+}
+
 void Recorder::barrier_to_transfer() {
     if (!m_cmd) return;
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
@@ -165,10 +177,7 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
             if (use_coopmat(rec, w.type)) {
                 // Whole 64 x 64 tiles store their results directly (EMBER_VULKAN_COOPMAT_DIRECT=0
                 // turns that off, for comparison).
-                static const bool direct_ok = [] {
-                    const char* e = std::getenv("EMBER_VULKAN_COOPMAT_DIRECT");
-                    return !(e && std::strcmp(e, "0") == 0);
-                }();
+                static const bool direct_ok = !env_is("EMBER_VULKAN_COOPMAT_DIRECT", "0");
                 const bool direct =
                     direct_ok && p.nrows % kCoopmatTile == 0 && n_tokens % kCoopmatTile == 0;
                 EMBER_TRY(rec.dispatch(
@@ -321,8 +330,8 @@ Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRang
 }
 
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
-                    BufferRange out, BufferRange step, const AttentionShape& s,
-                    BufferRange k_batch, BufferRange v_batch) {
+                    BufferRange out, BufferRange step, const AttentionShape& s, BufferRange k_batch,
+                    BufferRange v_batch) {
     if (s.head_dim > int(8 * kWgAttn) || s.n_head % s.n_head_kv != 0)
         return make_error("vulkan.unsupported_shape",
                           "attention needs head_dim <= " + std::to_string(8 * kWgAttn) +
@@ -344,8 +353,8 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
          k_batch.buffer && v_batch.buffer ? 1u : 0u};
     // Unused batch bindings still need a buffer: the cache stands in.
     if (!pc.batch_kv) k_batch = k_cache, v_batch = v_cache;
-    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, k_batch, v_batch, step}, &pc,
-                        push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head),
+    return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, k_batch, v_batch, step},
+                        &pc, push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head),
                         uint32_t(s.n_tokens));
 }
 
@@ -377,14 +386,19 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
     if (!decode_attention_supported(s))
         return make_error("vulkan.unsupported_shape",
                           "split decode attention needs one token, head_dim a multiple of 8 "
-                          "dividing " + std::to_string(kWgAttnSplit) + ", and at most " +
+                          "dividing " +
+                              std::to_string(kWgAttnSplit) + ", and at most " +
                               std::to_string(kAttnSplitHeads) + " query heads per KV head");
     struct {
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
         uint32_t n_split;
-    } pc{uint32_t(s.n_head), uint32_t(s.n_head_kv), uint32_t(s.head_dim),
-         uint32_t(s.n_head_kv * s.head_dim), s.scale, n_split};
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim),
+         s.scale,
+         n_split};
     return rec.dispatch("attention_split_f16_f32",
                         {q, k_cache, v_cache, out, partials, counters, step}, &pc,
                         push_size<decltype(pc)>(), kWgAttnSplit, uint32_t(s.n_head_kv), n_split);

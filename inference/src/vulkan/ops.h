@@ -46,6 +46,8 @@ public:
                            uint64_t n_groups, uint32_t gz = 1);
     // Names the dispatches that follow in a profile (e.g. the stage of a layer).
     void tag(const char* label) { m_tag = label; }
+    // Zeroes the range; compute reads and writes after it see the zeros.
+    void fill_zero(BufferRange r);
     // Compute writes before it are visible to compute reads and writes after it.
     void barrier();
     // Compute writes visible to transfers (before a readback copy).
