@@ -138,34 +138,63 @@ TEST_F(Ops, StoreF16AtThePosition) {
     EXPECT_TRUE(bd.guard_intact());
 }
 
+// n_tokens random queries at pos0 against random F16 keys and values on the device (seeds
+// seed, seed + 1, seed + 2 offset by pos0), and the CPU's answer.
+struct AttentionCase {
+    AttentionCase(Context& ctx, int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim,
+                  uint64_t seed)
+        : s{n_tokens, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))},
+          pos0(pos0),
+          q(random_floats(size_t(n_tokens) * n_head * head_dim, seed + pos0, -2, 2)),
+          k(f16(random_floats(size_t(pos0 + n_tokens) * n_head_kv * head_dim, seed + 1 + pos0, -2,
+                              2))),
+          v(f16(random_floats(size_t(pos0 + n_tokens) * n_head_kv * head_dim, seed + 2 + pos0, -2,
+                              2))),
+          bq(ctx, q.size()),
+          bk(ctx, (k.size() + 1) / 2),
+          bv(ctx, (v.size() + 1) / 2),
+          bo(ctx, q.size()),
+          step(ctx, 2 + size_t(n_tokens)) {
+        bq.fill(q.data(), q.size() * 4);
+        bk.fill(k.data(), k.size() * 2);
+        bv.fill(v.data(), v.size() * 2);
+        step.words()[0] = uint32_t(pos0);
+        step.words()[1] = uint32_t(n_tokens);
+        cpu::ThreadPool pool(1);
+        want.resize(q.size());
+        std::vector<float> scratch(size_t(pos0 + n_tokens) + 16);
+        cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head,
+                       n_head_kv, head_dim, scratch.data());
+    }
+    static std::vector<uint16_t> f16(const std::vector<float>& f) {
+        std::vector<uint16_t> h(f.size());
+        for (size_t i = 0; i < f.size(); ++i) h[i] = fp32_to_fp16(f[i]);
+        return h;
+    }
+    double error() { return nmse(bo.f32(), want.data(), want.size()); }
+    std::string describe() const {
+        return "tokens " + std::to_string(s.n_tokens) + " pos0 " + std::to_string(pos0) +
+               " heads " + std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) + " dim " +
+               std::to_string(s.head_dim);
+    }
+
+    AttentionShape s;
+    int pos0;
+    std::vector<float> q;
+    std::vector<uint16_t> k, v;
+    std::vector<float> want;
+    HostBuffer bq, bk, bv, bo, step;
+};
+
 void check_attention(int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim) {
     Context& ctx = shared_context();
-    const int n_kv = pos0 + n_tokens, kv_dim = n_head_kv * head_dim, q_dim = n_head * head_dim;
-    auto q = random_floats(size_t(n_tokens) * q_dim, 31 + pos0, -2, 2);
-    auto kf = random_floats(size_t(n_kv) * kv_dim, 32 + pos0, -2, 2);
-    auto vf = random_floats(size_t(n_kv) * kv_dim, 33 + pos0, -2, 2);
-    std::vector<uint16_t> k(kf.size()), v(vf.size());
-    for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]), v[i] = fp32_to_fp16(vf[i]);
-    HostBuffer bq(ctx, q.size()), bk(ctx, (k.size() + 1) / 2), bv(ctx, (v.size() + 1) / 2),
-        bo(ctx, q.size()), step(ctx, 2 + size_t(n_tokens));
-    bq.fill(q.data(), q.size() * 4);
-    bk.fill(k.data(), k.size() * 2);
-    bv.fill(v.data(), v.size() * 2);
-    step.words()[0] = uint32_t(pos0);
-    step.words()[1] = uint32_t(n_tokens);
-    AttentionShape s{n_tokens, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))};
+    AttentionCase c(ctx, n_tokens, pos0, n_head, n_head_kv, head_dim, 31);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-                    return op_attention(r, bq.range(), bk.range(), bv.range(), bo.range(),
-                                        step.range(), s);
+                    return op_attention(r, c.bq.range(), c.bk.range(), c.bv.range(), c.bo.range(),
+                                        c.step.range(), c.s);
                 }).ok());
-    cpu::ThreadPool pool(1);
-    std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
-    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head,
-                   n_head_kv, head_dim, scratch.data());
-    EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
-        << "tokens " << n_tokens << " pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv
-        << " dim " << head_dim;
-    EXPECT_TRUE(bo.guard_intact());
+    EXPECT_LT(c.error(), 1e-10) << c.describe();
+    EXPECT_TRUE(c.bo.guard_intact());
 }
 
 TEST_F(Ops, AttentionPrefillCausal) {
@@ -185,55 +214,36 @@ TEST_F(Ops, AttentionDecode) {
 // one command buffer, the second run must combine again).
 void check_split_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split) {
     Context& ctx = shared_context();
-    const int n_kv = pos0 + 1, kv_dim = n_head_kv * head_dim, q_dim = n_head * head_dim;
-    auto q = random_floats(size_t(q_dim), 41 + pos0, -2, 2);
-    auto kf = random_floats(size_t(n_kv) * kv_dim, 42 + pos0, -2, 2);
-    auto vf = random_floats(size_t(n_kv) * kv_dim, 43 + pos0, -2, 2);
-    std::vector<uint16_t> k(kf.size()), v(vf.size());
-    for (size_t i = 0; i < kf.size(); ++i) k[i] = fp32_to_fp16(kf[i]), v[i] = fp32_to_fp16(vf[i]);
-    AttentionShape s{1, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))};
-    ASSERT_TRUE(decode_attention_supported(s));
-    HostBuffer bq(ctx, q.size()), bk(ctx, (k.size() + 1) / 2), bv(ctx, (v.size() + 1) / 2),
-        bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, n_split)),
-        count(ctx, size_t(n_head_kv));
-    bq.fill(q.data(), q.size() * 4);
-    bk.fill(k.data(), k.size() * 2);
-    bv.fill(v.data(), v.size() * 2);
+    AttentionCase c(ctx, 1, pos0, n_head, n_head_kv, head_dim, 41);
+    ASSERT_TRUE(decode_attention_supported(c.s));
+    HostBuffer part(ctx, decode_attention_partials(c.s, n_split)), count(ctx, size_t(n_head_kv));
     std::fill_n(count.words(), n_head_kv, 0u);
-    step.words()[0] = uint32_t(pos0);
-    step.words()[1] = 1;
-    cpu::ThreadPool pool(1);
-    std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
-    cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), 1, pos0, n_head, n_head_kv,
-                   head_dim, scratch.data());
     for (int rep = 0; rep < 2; ++rep) {
         ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
                         for (int i = 0; i < 2; ++i) {
-                            EMBER_TRY(op_attention_decode(r, bq.range(), bk.range(), bv.range(),
-                                                          bo.range(), step.range(), s, part.range(),
-                                                          count.range(), n_split));
+                            EMBER_TRY(op_attention_decode(
+                                r, c.bq.range(), c.bk.range(), c.bv.range(), c.bo.range(),
+                                c.step.range(), c.s, part.range(), count.range(), n_split));
                             r.barrier();
                         }
                         return Status{};
                     }).ok());
-        EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
-            << "pos0 " << pos0 << " heads " << n_head << "/" << n_head_kv << " dim " << head_dim
-            << " splits " << n_split;
+        EXPECT_LT(c.error(), 1e-10) << c.describe() << " splits " << n_split;
         for (int h = 0; h < n_head_kv; ++h) ASSERT_EQ(count.words()[h], 0u) << "counter " << h;
-        std::fill_n(bo.f32(), q.size(), -7.0f);
+        std::fill_n(c.bo.f32(), c.q.size(), -7.0f);
     }
-    EXPECT_TRUE(bo.guard_intact());
+    EXPECT_TRUE(c.bo.guard_intact());
     EXPECT_TRUE(part.guard_intact());
     EXPECT_TRUE(count.guard_intact());
 }
 
 TEST_F(Ops, AttentionDecodeSplit) {
-    check_split_attention(0, 4, 2, 64, 4);      // one position, most splits empty
-    check_split_attention(130, 8, 2, 128, 3);   // GQA 4
-    check_split_attention(300, 32, 4, 64, 2);   // GQA 8, 151 positions per split: two tiles
-    check_split_attention(1000, 4, 4, 128, 64); // 16 positions per split, 63 splits busy
-    check_split_attention(20, 8, 4, 8, 8);      // stories260K's head size
-    check_split_attention(77, 6, 6, 32, 1);     // a single split
+    check_split_attention(0, 4, 2, 64, 4);       // one position, most splits empty
+    check_split_attention(130, 8, 2, 128, 3);    // GQA 4
+    check_split_attention(300, 32, 4, 64, 2);    // GQA 8, 151 positions per split: two tiles
+    check_split_attention(1000, 4, 4, 128, 64);  // 16 positions per split, 63 splits busy
+    check_split_attention(20, 8, 4, 8, 8);       // stories260K's head size
+    check_split_attention(77, 6, 6, 32, 1);      // a single split
     // Shapes it does not take are an error, not a wrong answer.
     EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));   // 48 does not divide 128
     EXPECT_FALSE(decode_attention_supported({1, 32, 2, 64, 1.0f}));  // 16 query heads per KV head
