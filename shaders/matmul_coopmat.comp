@@ -1,8 +1,10 @@
 #version 450
 // Y[t, r] = sum_c W[r, c] * X[t, c] on the tensor cores (GL_NV_cooperative_matrix): a
 // workgroup of 4 subgroups of 32 computes a 64-row x 64-token tile, each subgroup 32 x 32 as
-// 2 x 4 accumulators of 16 x 8. Weights and activations are staged in shared memory as F16, 32
-// columns (one quant block) at a time; products accumulate in F32.
+// 2 x 4 accumulators of 16 x 8. Weights and activations are staged in shared memory as F16, 64
+// columns (two quant blocks) a stage; products accumulate in F32. Each stage's global loads are
+// issued before the previous stage's products, into registers, so that their latency overlaps
+// the tensor-core work; staged data is written 8 or 4 halfs at a time.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -13,6 +15,7 @@
 #include "include/weights.glsl"
 
 layout(binding = 1) readonly buffer XBuf { float x[]; };
+layout(binding = 1) readonly buffer XBuf4 { vec4 x4[]; };
 layout(binding = 2) buffer YBuf { float y[]; };
 
 layout(push_constant) uniform PC {
@@ -28,60 +31,142 @@ layout(push_constant) uniform PC {
 
 #define BM 64
 #define BN 64
-#define LDA 40  // halfs per staged row: 32 + 8 keeps rows 16-byte aligned and spreads banks
-#define LDB 40
+#define BK 64    // columns a stage
+#define LD4 9u   // uvec4 (8 halfs) per staged row: 64 halfs + 8, so 8 rows hit distinct banks
 #define LDC 68
+#define X_VEC4 (BN * BK / 4 / 128)  // activation vec4 per thread a stage (128 threads)
 
-shared float16_t sa[BM * LDA];
-shared float16_t sb[BN * LDB];
+shared uvec4 sa[BM * LD4];
+shared uvec4 sb[BN * LD4];
 #if !defined(DIRECT_STORE)
 shared float sc[BN * LDC];
 #endif
 
+// What one thread loads for a stage: its weight block (row tid / 2, block tid % 2 of the stage)
+// and X_VEC4 pieces of activations.
+#if defined(TYPE_Q4_0)
+uvec4 rq;
+#elif defined(TYPE_Q8_0)
+uvec4 rq, rq1;
+#else
+uint rh[16];  // F16: the 32 halfs themselves
+#endif
+float16_t rd;
+vec4 rx[X_VEC4];
+
+const uint MAGIC = 0x64006400u;  // two F16 1024.0; a value below 1024 ORed in is exact
+
+void load_stage(uint row0, uint t0, uint s, bool vec_x) {
+    uint tid = gl_LocalInvocationID.x;
+    uint r = row0 + (tid >> 1), c = 2u * s + (tid & 1u);  // c: 32-column chunk
+    bool ok = r < pc.nrows && c * 32u < pc.ncols;
+#if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
+    uint ib = r * pc.stride + c;
+    if (ok) {
+        uint qi = block_quants(ib);
+        rq = wq[qi];
+#if defined(TYPE_Q8_0)
+        rq1 = wq[qi + 1u];
+#endif
+        rd = wd[block_scale(ib)];
+    } else {
+        rd = float16_t(0.0);
+    }
+#else
+    [[unroll]] for (uint i = 0; i < 16u; ++i) {
+        uint col = c * 32u + 2u * i;
+        float a = ok && col < pc.ncols ? w_elem(r * pc.stride + col) : 0.0;
+        float b = ok && col + 1u < pc.ncols ? w_elem(r * pc.stride + col + 1u) : 0.0;
+        rh[i] = packHalf2x16(vec2(a, b));
+    }
+#endif
+    [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
+        uint idx = it * 128u + tid;
+        uint t = t0 + (idx >> 4), col = s * BK + (idx & 15u) * 4u;
+        vec4 v = vec4(0.0);
+        if (t < pc.n_tokens && col < pc.ncols) {
+            uint xi = pc.x_off + t * pc.x_stride + col;
+            if (vec_x) {
+                v = x4[xi >> 2];
+            } else {
+                for (uint e = 0; e < 4u; ++e)
+                    if (col + e < pc.ncols) v[e] = x[xi + e];
+            }
+        }
+        rx[it] = v;
+    }
+}
+
+#if defined(TYPE_Q4_0)
+// Nibbles at bit offsets (lo, hi) of u as an F16 pair of (n - 8) * d.
+uint q4_pair(uint u, uint lo, uint hi) {
+    uint p = ((u >> lo) & 15u) | (((u >> hi) & 15u) << 16);
+    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1032.0)) * rd);
+}
+#elif defined(TYPE_Q8_0)
+// Bytes at bit offsets (lo, hi) of u (sign bits flipped) as an F16 pair of v * d.
+uint q8_pair(uint u, uint lo, uint hi) {
+    uint p = ((u >> lo) & 255u) | (((u >> hi) & 255u) << 16);
+    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1152.0)) * rd);
+}
+#endif
+
+void store_stage() {
+    uint tid = gl_LocalInvocationID.x;
+    uint a = (tid >> 1) * LD4 + (tid & 1u) * 4u;  // this thread's 32 halfs: 4 uvec4
+#if defined(TYPE_Q4_0)
+    // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
+    [[unroll]] for (uint i = 0; i < 2u; ++i) {
+        uint u0 = rq[2u * i], u1 = rq[2u * i + 1u];
+        sa[a + i] = uvec4(q4_pair(u0, 0, 8), q4_pair(u0, 16, 24), q4_pair(u1, 0, 8), q4_pair(u1, 16, 24));
+        sa[a + 2u + i] = uvec4(q4_pair(u0, 4, 12), q4_pair(u0, 20, 28), q4_pair(u1, 4, 12), q4_pair(u1, 20, 28));
+    }
+#elif defined(TYPE_Q8_0)
+    [[unroll]] for (uint i = 0; i < 4u; ++i) {
+        uvec4 q = (i < 2u ? rq : rq1) ^ uvec4(0x80808080u);
+        uint j = 2u * (i & 1u);
+        uint u0 = q[j], u1 = q[j + 1u];
+        sa[a + i] = uvec4(q8_pair(u0, 0, 8), q8_pair(u0, 16, 24), q8_pair(u1, 0, 8), q8_pair(u1, 16, 24));
+    }
+#else
+    [[unroll]] for (uint i = 0; i < 4u; ++i)
+        sa[a + i] = uvec4(rh[4u * i], rh[4u * i + 1u], rh[4u * i + 2u], rh[4u * i + 3u]);
+#endif
+    [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
+        uint idx = it * 128u + tid;
+        uint q = idx & 15u;  // 4 halfs: half of a uvec4
+        uint o = (idx >> 4) * LD4 + (q >> 1);
+        uvec2 h = uvec2(packHalf2x16(rx[it].xy), packHalf2x16(rx[it].zw));
+        if ((q & 1u) == 0u) sb[o].xy = h;
+        else sb[o].zw = h;
+    }
+}
+
 void main() {
     uint row0 = gl_WorkGroupID.x * BM;
     uint t0 = gl_WorkGroupID.y * BN;
-    uint tid = gl_LocalInvocationID.x;
     uint sg = gl_SubgroupID;
     uint sm = (sg & 1u) * 32u, sn = (sg >> 1) * 32u;
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[2][4];
     [[unroll]] for (int i = 0; i < 2; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
-    uint nch = (pc.ncols + 31u) / 32u;
-    for (uint c = 0; c < nch; ++c) {
-        // Weights: two threads per row, each staging half of the row's 32 columns.
-        {
-            uint r = tid >> 1, h = (tid & 1u) * 16u;
-            float w[32];
-            if (row0 + r < pc.nrows) {
-                dequant_chunk((row0 + r) * pc.stride, c, pc.ncols, w);
-            } else {
-                for (uint i = 0; i < 32; ++i) w[i] = 0.0;
-            }
-            // Constant indices into w keep it in registers.
-            [[unroll]] for (uint i = 0; i < 16; ++i)
-                sa[r * LDA + h + i] = float16_t(h == 0u ? w[i] : w[i + 16]);
-        }
-        // Activations: eight threads per token read its 32 columns as one 128-byte line.
-        for (uint it = 0; it < BN * 8u / WG_SIZE; ++it) {
-            uint idx = it * WG_SIZE + tid;
-            uint t = idx >> 3, q = (idx & 7u) * 4u;
-            uint tt = t0 + t, col = c * 32u + q;
-            uint xb = pc.x_off + tt * pc.x_stride + col;
-            for (uint e = 0; e < 4; ++e) {
-                float v = (tt < pc.n_tokens && col + e < pc.ncols) ? x[xb + e] : 0.0;
-                sb[t * LDB + q + e] = float16_t(v);
-            }
-        }
+    // 16-byte activation loads need 4-aligned rows.
+    bool vec_x = (pc.x_off & 3u) == 0u && (pc.x_stride & 3u) == 0u && (pc.ncols & 3u) == 0u;
+    uint nst = (pc.ncols + BK - 1u) / BK;
+    load_stage(row0, t0, 0u, vec_x);
+    for (uint s = 0; s < nst; ++s) {
+        store_stage();
         barrier();
-        [[unroll]] for (uint k = 0; k < 32u; k += 16u) {
+        if (s + 1u < nst) load_stage(row0, t0, s + 1u, vec_x);
+        [[unroll]] for (uint k = 0; k < BK / 16u; ++k) {
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2];
             fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b[4];
+            // Offsets and strides in uvec4 (8 halfs): 16 columns are 2.
             [[unroll]] for (int i = 0; i < 2; ++i)
-                coopMatLoadNV(a[i], sa, (sm + 16u * uint(i)) * LDA + k, LDA, false);
+                coopMatLoadNV(a[i], sa, (sm + 16u * uint(i)) * LD4 + 2u * k, LD4, false);
             [[unroll]] for (int j = 0; j < 4; ++j)
-                coopMatLoadNV(b[j], sb, (sn + 8u * uint(j)) * LDB + k, LDB, true);
+                coopMatLoadNV(b[j], sb, (sn + 8u * uint(j)) * LD4 + 2u * k, LD4, true);
             [[unroll]] for (int i = 0; i < 2; ++i)
                 [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
         }
@@ -89,13 +174,14 @@ void main() {
     }
 #if defined(DIRECT_STORE)
     // Whole tiles only (ops.cpp checks): the accumulators go straight to y, and without the
-    // staging array the workgroup needs less than half the shared memory.
+    // staging array the workgroup needs less shared memory.
     [[unroll]] for (int i = 0; i < 2; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j)
             coopMatStoreNV(acc[i][j], y,
                            pc.y_off + (t0 + sn + 8u * uint(j)) * pc.y_stride + row0 + sm + 16u * uint(i),
                            pc.y_stride, true);
 #else
+    uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (int i = 0; i < 2; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j)
             coopMatStoreNV(acc[i][j], sc, (sn + 8u * uint(j)) * LDC + sm + 16u * uint(i), LDC, true);

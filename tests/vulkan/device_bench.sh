@@ -4,7 +4,8 @@
 # to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag] [profile]
 # profile: GPU time per dispatch (EMBER_VULKAN_PROFILE=1) for pp512 + tg128 and tg16.
 # env: each row's pp512/tg128 again with the variables in $AB_ENV set (e.g. a switch to the
-# previous kernel), right after the row's own bench on the same file.
+# previous kernel), right after the row's own bench on the same file; variants separated by '|'
+# run one after another (AB_ENV="A=0|B=4 C=1").
 set -uo pipefail
 out="${OUT:-bench-out}"
 CLI="${CLI:-$PWD/.devbuild/bin/ember-cli}"
@@ -35,8 +36,11 @@ for what in "$@"; do
             if [ "$what" = env ]; then
                 timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3.json" 2>"$out/$3.err"
                 summary "$3" "$out/$3.json"
-                env ${AB_ENV:-} timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3_env.json" 2>"$out/$3_env.err"
-                summary "$3 ${AB_ENV:-}" "$out/$3_env.json"
+                IFS='|' read -ra variants <<<"${AB_ENV:-}"
+                for i in "${!variants[@]}"; do
+                    env ${variants[$i]} timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3_env$i.json" 2>"$out/$3_env$i.err"
+                    summary "$3 ${variants[$i]}" "$out/$3_env$i.json"
+                done
             elif [ "$what" = rows ]; then
                 timeout 150 "$CLI" bench -m /tmp/$3.gguf -p 512 -n 128 -r 3 --backend vulkan --json >"$out/$3.json" 2>"$out/$3.err"
                 summary "$3" "$out/$3.json"

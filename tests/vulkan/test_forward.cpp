@@ -12,6 +12,7 @@
 #include "quant/quant.h"
 #include "test_util.h"
 #include "vk_test_util.h"
+#include "vulkan/forward.h"
 #include "vulkan/vulkan_backend.h"
 
 namespace ember::vulkan::test {
@@ -283,7 +284,7 @@ TEST_F(Forward, SplitTensorsMatchCpu) {
 // A prompt longer than one command buffer's batch is split; the K/V of earlier chunks is used.
 TEST_F(Forward, LongPromptIsSplitIntoBatches) {
     auto s = synth_model(GgmlType::Q4_0);
-    const int n_ctx = 272;
+    const int n_ctx = kMaxBatch + 16;
     auto vk = create_backend_model(s->m, test_options(n_ctx));
     ASSERT_TRUE(vk.ok()) << vk.error().message;
     auto twin = dequantized_twin(s->m);
@@ -292,7 +293,7 @@ TEST_F(Forward, LongPromptIsSplitIntoBatches) {
     auto vr = (*vk)->create_runner(n_ctx);
     auto cr = (*cpu_model)->create_runner(n_ctx);
     ASSERT_TRUE(vr.ok() && cr.ok());
-    std::vector<int32_t> prompt(264);
+    std::vector<int32_t> prompt(kMaxBatch + 8);
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % s->m.hp.n_vocab);
     std::vector<float> lv(s->m.hp.n_vocab), lc(s->m.hp.n_vocab);
     ASSERT_TRUE((*vr)->forward(prompt, 0, lv.data()).ok());

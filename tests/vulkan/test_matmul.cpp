@@ -117,6 +117,25 @@ TEST_P(Matmul, MatvecAndMatmulMatchCpu) {
     for (int n_tokens : {1, 3, 9}) check_matmul(ctx, w, n_tokens, tc.nmse_vs_cpu);
 }
 
+// Batches big enough for whole 64 x 64 tiles (the tensor cores store those directly) and
+// partial ones, with rows of an odd number of quant blocks (the last 64-column stage half
+// empty), and F16 rows of 70 columns (activations not in 16-byte pieces).
+TEST(MatmulTiles, WholeAndPartialTilesMatch) {
+    EMBER_VK_REQUIRE_DEVICE();
+    Context& ctx = shared_context();
+    struct Case {
+        GgmlType type;
+        int64_t rows, cols;
+        int n_tokens;
+    };
+    for (Case c : {Case{GgmlType::Q4_0, 128, 288, 64}, Case{GgmlType::Q8_0, 100, 288, 70},
+                   Case{GgmlType::Q4_0, 64, 4096, 128}, Case{GgmlType::F16, 64, 70, 64},
+                   Case{GgmlType::F16, 70, 70, 5}}) {
+        auto w = make_weight(c.type, c.rows, c.cols, 80 + uint64_t(c.rows));
+        check_matmul(ctx, w, c.n_tokens, 1e-4);
+    }
+}
+
 TEST_P(Matmul, GetRowsMatchesCpu) {
     const TypeCase& tc = GetParam();
     Context& ctx = shared_context();

@@ -11,8 +11,9 @@
 
 namespace ember::vulkan {
 
-// Tokens evaluated by one command buffer; longer batches are split.
-constexpr int kMaxBatch = 256;
+// Tokens evaluated by one command buffer; longer batches are split. 512 rather than 256: a
+// 512-token prompt in one batch ran 3-17% faster on the H200 (docs/performance.md, item 27).
+constexpr int kMaxBatch = 512;
 
 struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
