@@ -129,8 +129,8 @@ TEST(MatmulTiles, WholeAndPartialTilesMatch) {
         int n_tokens;
     };
     for (Case c : {Case{GgmlType::Q4_0, 128, 288, 64}, Case{GgmlType::Q8_0, 100, 288, 70},
-                   Case{GgmlType::Q4_0, 64, 4096, 128}, Case{GgmlType::F16, 64, 70, 64},
-                   Case{GgmlType::F16, 70, 70, 5}}) {
+                   Case{GgmlType::Q4_0, 64, 4096, 128}, Case{GgmlType::Q8_0, 256, 128, 128},
+                   Case{GgmlType::F16, 64, 70, 64}, Case{GgmlType::F16, 70, 70, 5}}) {
         auto w = make_weight(c.type, c.rows, c.cols, 80 + uint64_t(c.rows));
         check_matmul(ctx, w, c.n_tokens, 1e-4);
     }

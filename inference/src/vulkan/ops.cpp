@@ -27,6 +27,7 @@ uint32_t push_size() {
 
 constexpr uint32_t kCoopmatWg = 128;  // 4 subgroups of 32
 constexpr int64_t kCoopmatTile = 64;  // BM = BN in matmul_coopmat.comp
+constexpr int kCoopmatAttnQueries = 32;  // BQ in attention_coopmat.comp
 
 // The tensor-core matmul: where the device has it, for the types it is built for (their
 // dequantized values and the activations are staged as F16).
@@ -329,6 +330,12 @@ Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRang
                                kWgElem, (total + kWgElem - 1) / kWgElem);
 }
 
+bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s) {
+    static const bool allowed = !env_is("EMBER_VULKAN_COOPMAT_ATTN", "0");
+    return allowed && ctx.adapter().coopmat_nv && s.n_tokens >= 16 && s.head_dim % 16 == 0 &&
+           s.head_dim <= 128 && s.n_head % s.n_head_kv == 0;
+}
+
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s, BufferRange k_batch,
                     BufferRange v_batch) {
@@ -351,6 +358,19 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
          qdim,
          s.scale,
          k_batch.buffer && v_batch.buffer ? 1u : 0u};
+    if (attention_on_tensor_cores(rec.context(), s)) {
+        // Keys and values of every position from the F16 cache (the batch's are stored there
+        // before attention runs).
+        struct {
+            uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_off, o_stride;
+            float scale;
+            uint32_t n_tokens;
+        } pt{pc.n_head, pc.n_head_kv, pc.head_dim, 0, qdim, pc.kv_stride, 0, qdim, s.scale,
+             uint32_t(s.n_tokens)};
+        return rec.dispatch("attention_coopmat_f16_f32", {q, k_cache, v_cache, out, step}, &pt,
+                            push_size<decltype(pt)>(), kCoopmatWg, uint32_t(s.n_head),
+                            uint32_t((s.n_tokens + kCoopmatAttnQueries - 1) / kCoopmatAttnQueries));
+    }
     // Unused batch bindings still need a buffer: the cache stands in.
     if (!pc.batch_kv) k_batch = k_cache, v_batch = v_cache;
     return rec.dispatch("attention_f16_f32", {q, k_cache, v_cache, out, k_batch, v_batch, step},

@@ -96,6 +96,9 @@ struct AttentionShape {
     int n_tokens, n_head, n_head_kv, head_dim;
     float scale;
 };
+// Whether op_attention runs this batch on the tensor cores (attention_coopmat.comp): then
+// every position's K and V come from the F16 cache, and Q and P are rounded to F16.
+bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s);
 // out[t][h*hd..] = softmax(q k^T * scale) v over positions [0, pos0 + t], K/V rows n_head_kv*hd.
 // k_batch/v_batch (optional, F32 rows of this batch): the batch's own positions are read from
 // them instead of from the F16 cache.
