@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Vulkan speed on the device machine: the four llama-bench rows of docs/performance.md, plus
 # optional A/B runs and a per-stage decode breakdown. Run from the repo root after `source scripts/device/env.sh`; writes logs
-# to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag] [profile]
+# to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag] [profile] [membw]
 # profile: GPU time per dispatch (EMBER_VULKAN_PROFILE=1) for pp512 + tg128 and tg16.
 # env: each row's pp512/tg128 again with the variables in $AB_ENV set (e.g. a switch to the
 # previous kernel), right after the row's own bench on the same file; variants separated by '|'
@@ -65,6 +65,15 @@ for what in "$@"; do
                 summary "$3 profiled tg$n" "$out/$3_prof$n.json"
                 cat "$out/$3_prof$n.txt"
             done
+            rm -f /tmp/$3.gguf
+        done ;;
+    membw)
+        # The GPU's read bandwidth per dispatch size (bench --membw) next to tg128.
+        for p in "tinyllama-1.1b q4_0 t4" "llama2-7b q4_0 l4"; do
+            set -- $p
+            "$CLI" mkmodel -o /tmp/$3.gguf --preset $1 --type $2 >/dev/null 2>&1 || continue
+            timeout 120 "$CLI" bench -m /tmp/$3.gguf -p 0 -n 128 -r 3 --backend vulkan --membw --json >"$out/$3_membw.json" 2>&1
+            python3 -c "import json,sys;j=json.load(open(sys.argv[1]));print(sys.argv[2], 'tg %.1f' % j['tg_tok_s'], 'tg GB/s %.0f' % j['tg_gb_s'], 'roofline %.0f tok/s' % j['tg_roofline_tok_s']);[print('  %9d bytes %8.2f us %7.0f GB/s' % (r['bytes'], r['us_per_dispatch'], r['gb_s'])) for r in j['gpu_read']]" "$out/$3_membw.json" "$3" || cat "$out/$3_membw.json"
             rm -f /tmp/$3.gguf
         done ;;
     diag)

@@ -4,6 +4,7 @@
 #include "ember/ember.h"
 #include "test_util.h"
 #include "vk_test_util.h"
+#include "vulkan/bandwidth.h"
 #include "vulkan/instance.h"
 #include "vulkan/pipeline.h"
 
@@ -142,6 +143,27 @@ TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
 }
 
 // Proves that the validation run can fail: a deliberate misuse must be counted.
+// The read-bandwidth measurement runs every size it is given (rounded down to 16 bytes),
+// rotating through its buffer; the numbers depend on the machine, so only their sanity is
+// checked here.
+TEST(ReadBandwidth, MeasuresEverySize) {
+    EMBER_VK_REQUIRE_DEVICE();
+    Context& ctx = shared_context();
+    uint64_t before = validation_error_count();
+    auto r = measure_read_bandwidth(ctx, {4096, 1000003, 3u << 20}, 3, 8u << 20);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->size(), 3u);
+    EXPECT_EQ((*r)[0].bytes, 4096u);
+    EXPECT_EQ((*r)[1].bytes, 1000000u);
+    EXPECT_EQ((*r)[2].bytes, 3u << 20);
+    for (const auto& b : *r) {
+        EXPECT_GT(b.us_per_dispatch, 0.0);
+        EXPECT_GT(b.gb_s, 0.0);
+        EXPECT_NEAR(b.gb_s, double(b.bytes) / (b.us_per_dispatch * 1000.0), 1e-6 * b.gb_s);
+    }
+    EXPECT_EQ(validation_error_count(), before);
+}
+
 TEST(VulkanValidation, LayerReportsErrors) {
     const char* expect = std::getenv("EMBER_VULKAN_EXPECT_VALIDATION");
     if (!expect || std::string(expect) != "1") GTEST_SKIP() << "not the validation run";

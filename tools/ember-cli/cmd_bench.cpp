@@ -8,6 +8,9 @@
 #include "args.h"
 #include "common.h"
 #include "cpu/threadpool.h"
+#ifdef EMBER_HAVE_VULKAN
+#include "vulkan/bandwidth.h"
+#endif
 
 namespace ember::cli {
 namespace {
@@ -56,6 +59,24 @@ double measure_read_bandwidth(int threads) {
     volatile uint64_t sink = std::accumulate(sums.begin(), sums.end(), uint64_t(0));
     (void)sink;
     return best;
+}
+
+// The GPU's read bandwidth for single dispatches of 2 MiB to 256 MiB, each followed by a
+// barrier, as a decode step issues them; the largest size's rate is the roofline.
+Result<std::pair<nlohmann::json, double>> measure_gpu_read_bandwidth(const std::string& device) {
+#ifdef EMBER_HAVE_VULKAN
+    vulkan::ContextOptions o;
+    o.device = device;
+    EMBER_ASSIGN_OR_RETURN(auto ctx, vulkan::Context::create(o));
+    const std::vector<uint64_t> sizes = {2u << 20, 8u << 20, 32u << 20, 64u << 20, 256u << 20};
+    EMBER_ASSIGN_OR_RETURN(auto points, vulkan::measure_read_bandwidth(*ctx, sizes, 20));
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& p : points)
+        rows.push_back({{"bytes", p.bytes}, {"us_per_dispatch", p.us_per_dispatch}, {"gb_s", p.gb_s}});
+    return std::pair{rows, points.empty() ? 0.0 : points.back().gb_s};
+#else
+    return make_error("bench.no_vulkan", "this build has no Vulkan backend (device '" + device + "')");
+#endif
 }
 
 }  // namespace
@@ -137,7 +158,15 @@ int cmd_bench(int argc, char** argv) {
     j["features"] = {{"coopmat", b.coopmat}, {"subgroup_size", b.subgroup_size},
                      {"fused_kernels", b.fused_kernels}};
     if (a.has("--membw")) {
-        const double bw = measure_read_bandwidth(b.n_threads > 0 ? b.n_threads : cpu::physical_cores());
+        double bw = 0;
+        if (b.kind == BackendKind::Vulkan) {
+            auto gpu = measure_gpu_read_bandwidth(b.device);
+            if (!gpu) return fail(gpu.error());
+            j["gpu_read"] = gpu->first;
+            bw = gpu->second;
+        } else {
+            bw = measure_read_bandwidth(b.n_threads > 0 ? b.n_threads : cpu::physical_cores());
+        }
         j["read_gb_s"] = bw;
         j["tg_roofline_tok_s"] = bw * 1e9 / double(wbytes);
         j["tg_pct_of_roofline"] = tgm.mean > 0 ? 100.0 * tgm.mean / (bw * 1e9 / double(wbytes)) : 0.0;

@@ -24,7 +24,7 @@ commands:
   mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
             [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
   bench     -m MODEL [-p 512] [-n 128] [-r 3] [--backend ...] [--device ...] [--threads N]
-            [--json] [--membw]
+            [--json] [--membw]   (--membw: the device's read bandwidth, CPU or GPU)
   devices   [--json]
   pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version
