@@ -176,19 +176,7 @@ void load_x(uint c, out vec4 xv[8], inout float ss) {
 
 shared float partial[(SLOTS + 1) * 128];
 
-void rope_pair(uint d, inout float v0, inout float v1) {
-    // d: the pair's first dimension within its head
-    if (d >= pc.n_rot) return;
-    uint i = d / 2;
-    float theta = float(step_pos0) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
-    if (pc.has_ff != 0u) theta /= ff[i];
-    const float two_pi = 6.283185307179586;
-    theta -= two_pi * floor(theta / two_pi);
-    float c = cos(theta), s = sin(theta);
-    float a = v0, b = v1;
-    v0 = a * c - b * s;
-    v1 = a * s + b * c;
-}
+#include "include/rope_pair.glsl"
 
 void main() {
     uint wg = linear_workgroup();

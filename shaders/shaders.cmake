@@ -21,6 +21,11 @@ foreach(t f32 f16 q8_0 q4_0)
     string(TOUPPER ${t} T)
     ember_shader(matvec_fused_${t} matvec_fused.comp TYPE_${T})
 endforeach()
+# The same with F16 dot products over x staged in shared memory (devices with shaderFloat16).
+foreach(t q8_0 q4_0)
+    string(TOUPPER ${t} T)
+    ember_shader(matvec_fused_h_${t} matvec_fused_h.comp TYPE_${T})
+endforeach()
 # Tensor-core matmul (devices with VK_NV_cooperative_matrix), for the types ops.cpp routes to it.
 foreach(t f16 q8_0 q4_0)
     string(TOUPPER ${t} T)

@@ -1,4 +1,6 @@
 // Mat-vec, mat-mat and embedding lookup for every weight type, against the CPU.
+#include <tuple>
+
 #include "cpu/matmul.h"
 #include "model/llama.h"
 #include "quant/quant.h"
@@ -183,58 +185,90 @@ TEST(MatmulPieces, SplitTensorsMatch) {
     EXPECT_EQ(validation_error_count(), before);
 }
 
-// The fused decode mat-vec on a tall matrix (thousands of workgroups, the last one partial),
+// The fused decode mat-vecs on a tall matrix (thousands of workgroups, the last one partial),
 // with the norm folded in (Store, Silu) and without (Add), against the dequantized weights in
-// double.
+// double: matvec_fused.comp (F32 arithmetic, near exact) and, where the device has F16
+// arithmetic, matvec_fused_h.comp with 4, 8 and 16 rows a group, and with 3 workgroups that
+// loop over all the groups (F16 dot products over x scaled below 1; x of magnitude 3000 checks
+// that scaling).
 TEST(FusedMatvec, ManyRowGroupsMatchExact) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
-    const int64_t rows = 9004, cols = 256;
     const float eps = 1e-5f;
-    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+    struct Kernel {
+        const char* h;  // EMBER_VULKAN_MATVEC_H
+        const char* rows;
+        const char* wgs;  // EMBER_VULKAN_MATVEC_WGS: workgroups, each looping over row groups
+        double tol;
+    };
+    std::vector<Kernel> kernels = {{"0", "8", "512", 1e-10}};
+    if (ctx.adapter().float16) {
+        for (const char* r : {"4", "8", "16"}) kernels.push_back({"1", r, "512", 2e-6});
+        kernels.push_back({"1", "8", "3", 2e-6});
+    }
+    // Also 160 blocks a row: more blocks than threads (a thread takes several).
+    for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(9004), int64_t(256)},
+                                    std::tuple{GgmlType::Q8_0, int64_t(9004), int64_t(256)},
+                                    std::tuple{GgmlType::Q4_0, int64_t(300), int64_t(5120)},
+                                    std::tuple{GgmlType::Q8_0, int64_t(300), int64_t(5120)}}) {
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
         Tensor ta = wa.tensor(), tb = wb.tensor();
         tb.name = "w2";
         auto store = WeightStore::upload(ctx, {&ta, &tb}, nullptr, nullptr);
         ASSERT_TRUE(store.ok()) << store.error().message;
-        auto x = random_floats(size_t(cols), 63, -1, 1);
         auto nw = random_floats(size_t(cols), 64, 0.5f, 1.5f);
         auto y0 = random_floats(size_t(rows), 65, -1, 1);
-        double ss = 0;
-        for (float v : x) ss += double(v) * v;
-        const double inv = 1.0 / std::sqrt(ss / double(cols) + eps);
         auto fa = wa.dequantized(), fb = wb.dequantized();
-        auto dot = [&](const std::vector<float>& w, int64_t r, bool norm) {
-            double s = 0;
-            for (int64_t c = 0; c < cols; ++c)
-                s += double(w[r * cols + c]) * x[c] * (norm ? inv * nw[c] : 1.0);
-            return s;
-        };
-        for (FusedMode mode : {FusedMode::Store, FusedMode::Add, FusedMode::Silu}) {
-            HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
-            bx.fill(x.data(), x.size() * 4);
-            bn.fill(nw.data(), nw.size() * 4);
-            by.fill(y0.data(), y0.size() * 4);
-            FusedMatvec f;
-            f.mode = mode;
-            f.w[0] = (*store)->find(ta);
-            f.w[1] = mode == FusedMode::Silu ? (*store)->find(tb) : nullptr;
-            f.x = bx.range();
-            f.y = by.range();
-            if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
-            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
-            std::vector<float> want(static_cast<size_t>(rows));
-            for (int64_t r = 0; r < rows; ++r) {
-                if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true));
-                if (mode == FusedMode::Add) want[r] = float(y0[r] + dot(fa, r, false));
-                if (mode == FusedMode::Silu) {
-                    double g = dot(fa, r, true);
-                    want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true));
+        for (float x_scale : {1.0f, 3000.0f}) {
+            auto x = random_floats(size_t(cols), 63, -x_scale, x_scale);
+            double ss = 0;
+            for (float v : x) ss += double(v) * v;
+            const double inv = 1.0 / std::sqrt(ss / double(cols) + eps);
+            auto dot = [&](const std::vector<float>& w, int64_t r, bool norm) {
+                double s = 0;
+                for (int64_t c = 0; c < cols; ++c)
+                    s += double(w[r * cols + c]) * x[c] * (norm ? inv * nw[c] : 1.0);
+                return s;
+            };
+            for (FusedMode mode : {FusedMode::Store, FusedMode::Add, FusedMode::Silu}) {
+                std::vector<float> want(static_cast<size_t>(rows));
+                for (int64_t r = 0; r < rows; ++r) {
+                    if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true));
+                    if (mode == FusedMode::Add) want[r] = float(y0[r] + dot(fa, r, false));
+                    if (mode == FusedMode::Silu) {
+                        double g = dot(fa, r, true);
+                        want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true));
+                    }
+                }
+                for (const Kernel& k : kernels) {
+                    SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
+                                 std::to_string(cols) + " mode " +
+                                 std::to_string(int(mode)) + " x_scale " +
+                                 std::to_string(x_scale) + " MATVEC_H=" + k.h + " rows " + k.rows +
+                                 " workgroups " + k.wgs);
+                    setenv("EMBER_VULKAN_MATVEC_H", k.h, 1);
+                    setenv("EMBER_VULKAN_MATVEC_ROWS", k.rows, 1);
+                    setenv("EMBER_VULKAN_MATVEC_WGS", k.wgs, 1);
+                    HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
+                    bx.fill(x.data(), x.size() * 4);
+                    bn.fill(nw.data(), nw.size() * 4);
+                    by.fill(y0.data(), y0.size() * 4);
+                    FusedMatvec f;
+                    f.mode = mode;
+                    f.w[0] = (*store)->find(ta);
+                    f.w[1] = mode == FusedMode::Silu ? (*store)->find(tb) : nullptr;
+                    f.x = bx.range();
+                    f.y = by.range();
+                    if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
+                    auto st = run_ops(ctx, [&](Recorder& r) { return op_matvec_fused(r, f); });
+                    unsetenv("EMBER_VULKAN_MATVEC_H");
+                    unsetenv("EMBER_VULKAN_MATVEC_ROWS");
+                    unsetenv("EMBER_VULKAN_MATVEC_WGS");
+                    ASSERT_TRUE(st.ok()) << st.error().message;
+                    EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
+                    EXPECT_TRUE(by.guard_intact());
                 }
             }
-            EXPECT_LT(nmse(by.f32(), want.data(), want.size()), 1e-10)
-                << type_traits(type)->name << " mode " << int(mode);
-            EXPECT_TRUE(by.guard_intact());
         }
     }
 }

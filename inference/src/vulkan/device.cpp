@@ -30,6 +30,7 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     f12.storageBuffer8BitAccess = VK_TRUE;
+    f12.shaderFloat16 = adapter.float16 ? VK_TRUE : VK_FALSE;
     VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     if (adapter.coopmat_nv) {

@@ -161,6 +161,14 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
     a.has_executable_properties =
         has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    if (has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+        p2.pNext = &sm;
+        vkGetPhysicalDeviceProperties2(pd, &p2);
+        a.sm_count = sm.shaderSMCount;
+    }
 
     if (has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
         vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
@@ -242,6 +250,7 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         f2.pNext = &f11;
         vkGetPhysicalDeviceFeatures2(pd, &f2);
         need(f11.storageBuffer16BitAccess, "16-bit storage buffers");
+        a.float16 = f12.shaderFloat16;
         need(f12.storageBuffer8BitAccess, "8-bit storage buffers");
     }
     const VkSubgroupFeatureFlags sg_need =

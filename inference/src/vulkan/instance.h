@@ -49,6 +49,8 @@ struct Adapter {
     // VK_NV_cooperative_matrix with 16x8x16 F16 products into F32 for subgroups of 32, and
     // F16 arithmetic: matmul_coopmat.comp can run (EMBER_VULKAN_COOPMAT=0 turns it off).
     bool coopmat_nv = false;
+    bool float16 = false;  // shaderFloat16: F16 arithmetic in shaders
+    uint32_t sm_count = 0;  // multiprocessors (VK_NV_shader_sm_builtins), 0 if unknown
     bool vulkan_memory_model = false;
 };
 

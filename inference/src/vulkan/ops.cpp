@@ -69,9 +69,9 @@ const char* weight_type_suffix(GgmlType t) {
 
 Status Recorder::dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
                           const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
-                          uint32_t gy, uint32_t gz) {
+                          uint32_t gy, uint32_t gz, std::initializer_list<uint32_t> spec) {
     EMBER_ASSIGN_OR_RETURN(const Kernel* k, m_ctx.pipelines().get(shader, uint32_t(bindings.size()),
-                                                                  push_bytes, wg_size));
+                                                                  push_bytes, wg_size, spec));
     if (!m_cmd || gx == 0 || gy == 0 || gz == 0) return {};
     const auto& lim = m_ctx.device().limits();
     if (gx > lim.maxComputeWorkGroupCount[0] || gy > lim.maxComputeWorkGroupCount[1] ||
@@ -110,10 +110,11 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
 Status Recorder::dispatch_linear(const std::string& shader,
                                  std::initializer_list<BufferRange> bindings, const void* push,
                                  uint32_t push_bytes, uint32_t wg_size, uint64_t n_groups,
-                                 uint32_t gz) {
+                                 uint32_t gz, std::initializer_list<uint32_t> spec) {
     uint64_t gx = std::min<uint64_t>(n_groups, 65535);
     uint64_t gy = gx ? (n_groups + gx - 1) / gx : 0;
-    return dispatch(shader, bindings, push, push_bytes, wg_size, uint32_t(gx), uint32_t(gy), gz);
+    return dispatch(shader, bindings, push, push_bytes, wg_size, uint32_t(gx), uint32_t(gy), gz,
+                    spec);
 }
 
 void Recorder::barrier() {
@@ -196,6 +197,41 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
     return {};
 }
 
+namespace {
+
+// matvec_fused_h.comp: rows per workgroup (0: not usable here) and shared x capacity in blocks.
+struct FusedH {
+    uint32_t rows = 0, xs_blocks = 0;
+};
+
+FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows) {
+    const Adapter& a = rec.context().adapter();
+    if (!a.float16 || (w.type != GgmlType::Q4_0 && w.type != GgmlType::Q8_0)) return {};
+    // Measured on the H200 (docs/performance.md, item 31), the kernel is faster only for Q4_0
+    // rows of 128 blocks (4096 columns: one block per thread of a full workgroup); rows of 64
+    // blocks (TinyLlama), of 172-344 blocks (two or three blocks per thread, loaded one after
+    // another) and Q8_0 were slower or no faster. EMBER_VULKAN_MATVEC_H=1 or 0 forces it.
+    const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
+    if (force ? std::strcmp(force, "1") != 0 : (w.type != GgmlType::Q4_0 || w.cols != 4096))
+        return {};
+    // Q8_0 holds twice the registers per row (two blocks' loads in flight per row).
+    uint32_t rows = w.type == GgmlType::Q4_0 ? 8 : 4;
+    if (const char* r = std::getenv("EMBER_VULKAN_MATVEC_ROWS")) rows = uint32_t(std::atoi(r));
+    if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 8;
+    // QKV: a workgroup's rows must lie in one matrix.
+    auto splits = [&] { return kv_rows == 0 || (w.rows % rows == 0 && kv_rows % rows == 0); };
+    while (rows > 2 && !splits()) rows /= 2;
+    if (!splits()) return {};
+    // x as F16 (2 bytes per column, in steps of 8 blocks to share pipelines), the partial sums
+    // and common.glsl's reduction arrays.
+    const uint32_t xs_blocks = uint32_t((w.cols / 32 + 7) / 8 * 8);
+    const uint64_t shared = uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4;
+    if (shared > a.props.limits.maxComputeSharedMemorySize) return {};
+    return {rows, xs_blocks};
+}
+
+}  // namespace
+
 bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w) {
     const DeviceTensor* first = *w.begin();
     for (const DeviceTensor* t : w) {
@@ -250,16 +286,35 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
          f.freq_base,
          f.ff.buffer ? 1u : 0u,
          uint32_t(w1.rows)};
-    uint64_t groups;
-    switch (f.mode) {
-        case FusedMode::Qkv:
-            groups = (w0.rows + 2 * w1.rows + kFusedRows - 1) / kFusedRows;
-            break;
-        case FusedMode::Silu:
-            groups = (w0.rows + kFusedRows / 2 - 1) / (kFusedRows / 2);
-            break;
-        default:
-            groups = (w0.rows + kFusedRows - 1) / kFusedRows;
+    auto groups_of = [&](uint32_t rows) -> uint64_t {
+        switch (f.mode) {
+            case FusedMode::Qkv:
+                return (w0.rows + 2 * w1.rows + rows - 1) / rows;
+            case FusedMode::Silu:
+                return (w0.rows + rows / 2 - 1) / (rows / 2);
+            default:
+                return (w0.rows + rows - 1) / rows;
+        }
+    };
+    // Unused bindings still need a valid buffer.
+    auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
+    auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
+    auto bindings = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,
+                     or_x(f.norm),       f.y,                or_y(f.k_cache),    or_y(f.v_cache),
+                     or_x(f.step),       or_x(f.ff)};
+    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0); h.rows) {
+        // Threads take whole blocks: as few steps per thread as 128 threads allow.
+        const uint64_t nblk = uint64_t(w0.cols) / 32;
+        const uint64_t steps = (nblk + 127) / 128;
+        const uint32_t wg = uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
+        // Few workgroups, each looping over groups of rows: every workgroup stages x once
+        // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
+        const uint32_t sms = rec.context().adapter().sm_count;
+        uint64_t n_wg = sms ? 4ull * sms : 512;
+        if (const char* v = std::getenv("EMBER_VULKAN_MATVEC_WGS")) n_wg = std::max(1, std::atoi(v));
+        return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
+                                   bindings, &pc, push_size<decltype(pc)>(), wg,
+                                   std::min(groups_of(h.rows), n_wg), 1, {h.xs_blocks, h.rows});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
     // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
@@ -268,14 +323,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const bool quantized = w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0;
     const uint64_t slots = quantized ? 4 * chunks : chunks;
     const uint32_t wg = slots <= 32 ? 32 : slots <= 64 ? 64 : 128;
-    // Unused bindings still need a valid buffer.
-    auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
-    auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
-    return rec.dispatch_linear(
-        std::string("matvec_fused_") + weight_type_suffix(w0.type),
-        {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x, or_x(f.norm), f.y,
-         or_y(f.k_cache), or_y(f.v_cache), or_x(f.step), or_x(f.ff)},
-        &pc, push_size<decltype(pc)>(), wg, groups);
+    return rec.dispatch_linear(std::string("matvec_fused_") + weight_type_suffix(w0.type), bindings,
+                               &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows));
 }
 
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,

@@ -39,11 +39,13 @@ public:
     const Context& context() const { return m_ctx; }
     Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
                     const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
-                    uint32_t gy = 1, uint32_t gz = 1);
+                    uint32_t gy = 1, uint32_t gz = 1, std::initializer_list<uint32_t> spec = {});
     // Dispatches n workgroups as a 2-D grid (x <= 65535); shaders use linear_workgroup().
+    // `spec`: specialization constants 1, 2, ... (0 is the workgroup size).
     Status dispatch_linear(const std::string& shader, std::initializer_list<BufferRange> bindings,
                            const void* push, uint32_t push_bytes, uint32_t wg_size,
-                           uint64_t n_groups, uint32_t gz = 1);
+                           uint64_t n_groups, uint32_t gz = 1,
+                           std::initializer_list<uint32_t> spec = {});
     // Names the dispatches that follow in a profile (e.g. the stage of a layer).
     void tag(const char* label) { m_tag = label; }
     // Zeroes the range; compute reads and writes after it see the zeros.

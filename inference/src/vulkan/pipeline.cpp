@@ -173,9 +173,12 @@ static void print_pipeline_stats(const Device& device, VkPipeline p, const std::
 
 Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
                                   VkShaderModule module, VkPipelineLayout layout,
-                                  uint32_t workgroup_size, bool* cache_hit) {
-    VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
-    VkSpecializationInfo spec{1, &entry, sizeof(uint32_t), &workgroup_size};
+                                  const std::vector<uint32_t>& constants, bool* cache_hit) {
+    std::vector<VkSpecializationMapEntry> entries;
+    for (uint32_t i = 0; i < constants.size(); ++i)
+        entries.push_back({i, uint32_t(i * sizeof(uint32_t)), sizeof(uint32_t)});
+    VkSpecializationInfo spec{uint32_t(entries.size()), entries.data(),
+                              constants.size() * sizeof(uint32_t), constants.data()};
     VkComputePipelineCreateInfo ci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
     ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
     ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -225,9 +228,13 @@ Status Pipelines::save_cache() {
 }
 
 Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindings,
-                                     uint32_t push_bytes, uint32_t workgroup_size) {
+                                     uint32_t push_bytes, uint32_t workgroup_size,
+                                     std::initializer_list<uint32_t> extra) {
     std::lock_guard lock(m_mutex);
-    std::string key = shader + "/" + std::to_string(workgroup_size);
+    std::vector<uint32_t> constants{workgroup_size};
+    constants.insert(constants.end(), extra.begin(), extra.end());
+    std::string key = shader;
+    for (uint32_t c : constants) key += "/" + std::to_string(c);
     if (auto it = m_kernels.find(key); it != m_kernels.end()) return it->second.get();
     auto spirv = find_shader(shader);
     if (spirv.empty())
@@ -239,7 +246,7 @@ Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindi
     EMBER_ASSIGN_OR_RETURN(ShaderModule module, ShaderModule::create(*m_device, spirv));
     bool hit = false;
     auto pipeline = Pipeline::create(*m_device, m_cache.handle(), module.handle(),
-                                     k->layout.handle(), workgroup_size, &hit);
+                                     k->layout.handle(), constants, &hit);
     if (!pipeline.ok()) {
         Error e = pipeline.take_error();
         return make_error(e.code, "pipeline of shader '" + key + "': " + e.message);

@@ -2,10 +2,12 @@
 #pragma once
 
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "vulkan/device.h"
 
@@ -56,7 +58,7 @@ public:
     using Owned::Owned;
     static Result<Pipeline> create(const Device& device, VkPipelineCache cache,
                                    VkShaderModule module, VkPipelineLayout layout,
-                                   uint32_t workgroup_size, bool* cache_hit);
+                                   const std::vector<uint32_t>& spec, bool* cache_hit);
 };
 
 // A ready-to-dispatch kernel.
@@ -74,8 +76,9 @@ class Pipelines {
 public:
     static Result<std::unique_ptr<Pipelines>> create(const Device& device, bool use_disk_cache);
     ~Pipelines();
+    // Specialization constant 0 is the workgroup size; `extra` are constants 1, 2, ...
     Result<const Kernel*> get(const std::string& shader, uint32_t n_bindings, uint32_t push_bytes,
-                              uint32_t workgroup_size);
+                              uint32_t workgroup_size, std::initializer_list<uint32_t> extra = {});
     Status save_cache();
     // Pipelines built so far, and how many the driver reported as taken from the cache.
     int n_created() const { return m_created; }

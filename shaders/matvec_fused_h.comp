@@ -1,0 +1,279 @@
+#version 450
+// Decode mat-vec of Q4_0/Q8_0 weights with F16 dot products, for devices with shaderFloat16:
+// the modes, bindings and push constants of matvec_fused.comp. That shader reads all of x (and
+// the norm weight) in every workgroup of 4 rows, which for a 7B gate/up moves 3.5x the weight
+// bytes through L2. Here a few workgroups (ops.cpp: 4 per SM) each prepare x once:
+//   x' = x * rsqrt(mean(x^2) + eps) * norm_w   (has_norm; else x' = x)
+//   xs = F16(x' * 2^-e), 2^e > max|x'|        (block sums of 32 products stay within 2^12)
+// in shared memory, as F16 pairs in the order in which the quants unpack, and then loop over
+// groups of ROWS rows: each thread takes whole blocks, one 16-byte load per block per row
+// (Q4_0), two quants turned into an F16 pair by one AND-OR into the mantissa of 1024, 16 packed
+// FMAs per block.
+#extension GL_GOOGLE_include_directive : require
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "include/common.glsl"
+
+#define MODE_STORE 0u
+#define MODE_ADD 1u
+#define MODE_QKV 2u
+#define MODE_SILU 3u
+
+layout(constant_id = 1) const uint XS_BLOCKS = 128;  // shared x capacity in 32-column blocks
+layout(constant_id = 2) const uint ROWS = 8;         // rows per workgroup (SILU: half gate, half up)
+
+#if defined(TYPE_Q4_0)
+#define BLOCK_VEC4 1u   // quants of a block, in uvec4
+#define GROUP_VEC4 9u   // 8 blocks' quants + 8 scales (weights.cpp)
+#elif defined(TYPE_Q8_0)
+#define BLOCK_VEC4 2u
+#define GROUP_VEC4 17u
+#else
+#error "matvec_fused_h is built for Q4_0 and Q8_0"
+#endif
+
+layout(binding = 0) readonly buffer W0 { uvec4 wq0[]; };
+layout(binding = 0) readonly buffer W0D { float16_t wd0[]; };
+layout(binding = 1) readonly buffer W1 { uvec4 wq1[]; };
+layout(binding = 1) readonly buffer W1D { float16_t wd1[]; };
+layout(binding = 2) readonly buffer W2 { uvec4 wq2[]; };
+layout(binding = 2) readonly buffer W2D { float16_t wd2[]; };
+layout(binding = 3) readonly buffer XBuf4 { vec4 x4[]; };
+layout(binding = 4) readonly buffer NBuf4 { vec4 nw4[]; };
+layout(binding = 5) buffer YBuf { float y[]; };
+layout(binding = 6) writeonly buffer KBuf { float16_t kc[]; };
+layout(binding = 7) writeonly buffer VBuf { float16_t vc[]; };
+DECLARE_STEP_BUFFER(8)
+layout(binding = 9) readonly buffer FBuf { float ff[]; };
+
+layout(push_constant) uniform PC {
+    uint ncols;
+    uint stride;  // blocks per row
+    uint mode;
+    uint rows0;   // rows of W0 (QKV: of Wq; SILU: of Wg and of Wu)
+    uint rows1;   // QKV: rows of Wk and of Wv
+    uint x_off;
+    uint y_off;
+    uint has_norm;
+    float eps;
+    uint head_dim;
+    uint n_rot;
+    float freq_base;
+    uint has_ff;
+    uint kv_dim;  // QKV: halfs between positions of the cache
+} pc;
+
+// Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
+// 16-byte reads of 8 threads on consecutive blocks hit distinct banks.
+shared uvec4 xs[XS_BLOCKS * 4];
+// Per-subgroup partial sums: workgroups have at most 128 threads, subgroups at least 4.
+shared float partial[ROWS * 32];
+
+uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
+
+const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in is exact
+
+// Dot product of block ib's quants with the block's x pairs xv, in units of its F16 pairs.
+// Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
+// Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the staging below put
+// x's matching pairs in the same order.
+#if defined(TYPE_Q4_0)
+float block_dot(uvec4 q, uvec4 xv[4]) {
+    f16vec2 s = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {
+        uint u = q[k];
+        f16vec2 a = unpackFloat2x16((u & 0x000F000Fu) | MAGIC) - f16vec2(1032.0);
+        f16vec2 b = fma(unpackFloat2x16((u & 0x00F000F0u) | MAGIC), f16vec2(0.0625), f16vec2(-72.0));
+        u >>= 8;
+        f16vec2 c = unpackFloat2x16((u & 0x000F000Fu) | MAGIC) - f16vec2(1032.0);
+        f16vec2 d = fma(unpackFloat2x16((u & 0x00F000F0u) | MAGIC), f16vec2(0.0625), f16vec2(-72.0));
+        s = fma(a, unpackFloat2x16(xv[k].x), s);
+        s = fma(b, unpackFloat2x16(xv[k].y), s);
+        s = fma(c, unpackFloat2x16(xv[k].z), s);
+        s = fma(d, unpackFloat2x16(xv[k].w), s);
+    }
+    return float(s.x) + float(s.y);
+}
+// x's vec4 c of a block (elements 4c..4c+3) -> the pair word of (x, z); (y, w) follow PAIR_STEP
+// words later, in the same uvec4.
+uint pair_word(uint c) { return c < 4u ? 4u * c : 4u * (c - 4u) + 1u; }
+#define PAIR_STEP 2u
+#else
+// Q8_0 uint k holds elements 4k..4k+3; with the sign bit flipped a byte is the value + 128.
+float block_dot(uvec4 q0, uvec4 q1, uvec4 xv[4]) {
+    f16vec2 s = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 8u; ++k) {
+        uint u = (k < 4u ? q0[k] : q1[k - 4u]) ^ 0x80808080u;
+        f16vec2 a = unpackFloat2x16((u & 0x00FF00FFu) | MAGIC) - f16vec2(1152.0);
+        f16vec2 b = unpackFloat2x16(((u >> 8) & 0x00FF00FFu) | MAGIC) - f16vec2(1152.0);
+        uvec4 xk = xv[k >> 1];
+        s = fma(a, unpackFloat2x16((k & 1u) == 0u ? xk.x : xk.z), s);
+        s = fma(b, unpackFloat2x16((k & 1u) == 0u ? xk.y : xk.w), s);
+    }
+    return float(s.x) + float(s.y);
+}
+uint pair_word(uint c) { return 2u * c; }
+#define PAIR_STEP 1u
+#endif
+
+// The slots' dot products: each thread takes whole blocks, the ROWS loads of a block
+// independent of each other (all in flight at once); slots [0, n) read (Q, D), the others
+// (Q2, D2).
+#define BLOCK_LOOP(Q, D, Q2, D2, n)                                                    \
+    for (uint blk = tid; blk < nblk; blk += WG_SIZE) {                                 \
+        uvec4 xv[4];                                                                   \
+        [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(blk, i)];          \
+        [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                   \
+            uint ib = sbase[s] + blk;                                                  \
+            uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;                  \
+            uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);       \
+            if (s < n) acc[s] += DOT(Q, g) * float(D[h]);                              \
+            else acc[s] += DOT(Q2, g) * float(D2[h]);                                  \
+        }                                                                              \
+    }
+#if defined(TYPE_Q4_0)
+#define DOT(Q, g) block_dot(Q[g], xv)
+#else
+#define DOT(Q, g) block_dot(Q[g], Q[g + 1u], xv)
+#endif
+
+float vmax_abs(vec4 v) {
+    vec4 a = abs(v);
+    return max(max(a.x, a.y), max(a.z, a.w));
+}
+
+// x' into xs (F16 pairs, scaled by 2^-e); returns e.
+int stage_x() {
+    uint tid = gl_LocalInvocationID.x;
+    uint nvec = pc.ncols / 4u, xb = pc.x_off / 4u;
+    bool norm = pc.has_norm != 0u;
+    float ss = 0.0, mx = 0.0;
+    for (uint c = tid; c < nvec; c += WG_SIZE) {
+        vec4 v = x4[xb + c];
+        ss += dot(v, v);
+        mx = max(mx, vmax_abs(norm ? v * nw4[c] : v));
+    }
+    float inv = norm ? inversesqrt(wg_sum(ss) / float(pc.ncols) + pc.eps) : 1.0;
+    int e;
+    frexp(wg_max(mx) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
+    float down = inv * exp2(float(-e));
+    for (uint c = tid; c < nvec; c += WG_SIZE) {
+        vec4 v = x4[xb + c] * down;
+        if (norm) v *= nw4[c];
+        uint w = pair_word(c & 7u), slot = xs_slot(c >> 3, w >> 2);
+        xs[slot][w & 3u] = packHalf2x16(v.xz);
+        xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
+    }
+    barrier();
+    return e;
+}
+
+#include "include/rope_pair.glsl"
+
+// Thread tid's results of a group: its row r (STORE, ADD), its gate and up rows r (SILU), or
+// its RoPE pair r, r + 1 (QKV); ok: the row exists.
+void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
+    uint half_rows = ROWS / 2u;
+    if (!ok) return;
+    if (mode == MODE_STORE || mode == MODE_ADD) {
+        uint o = pc.y_off + r;
+        if (mode == MODE_ADD) y[o] += tot[0];
+        else y[o] = tot[0];
+    } else if (mode == MODE_SILU) {
+        if (tid >= half_rows) return;
+        float g = tot[0];
+        y[pc.y_off + r] = g / (1.0 + exp(-g)) * tot[1];
+    } else {
+        if (tid >= half_rows) return;
+        float v0 = tot[0], v1 = tot[1];
+        if (sm < 2u) rope_pair(r % pc.head_dim, v0, v1);
+        if (sm == 0u) {
+            y[pc.y_off + r] = v0;
+            y[pc.y_off + r + 1u] = v1;
+        } else {
+            uint o = step_pos0 * pc.kv_dim + r;
+            if (sm == 1u) {
+                kc[o] = float16_t(v0);
+                kc[o + 1u] = float16_t(v1);
+            } else {
+                vc[o] = float16_t(v0);
+                vc[o + 1u] = float16_t(v1);
+            }
+        }
+    }
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
+    const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
+    const uint half_rows = ROWS / 2u;
+    const uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
+    const uint n_groups = mode == MODE_SILU ? (pc.rows0 + half_rows - 1u) / half_rows
+                                            : (n_rows + ROWS - 1u) / ROWS;
+    // x' is staged once and serves every group of rows this workgroup takes: the workgroups
+    // are few (ops.cpp), so x crosses from L2 a few hundred times, not once per ROWS rows.
+    const int e = stage_x();
+    const float up = exp2(float(e));
+    const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
+    for (uint grp = linear_workgroup(); grp < n_groups; grp += n_wg) {
+        // Each slot: row within its matrix, first block of the row, and whether it exists.
+        uint sm = 0u, srow[ROWS], sbase[ROWS];
+        bool sok[ROWS];
+        for (uint s = 0; s < ROWS; ++s) {
+            uint r;
+            if (mode == MODE_SILU) {
+                r = grp * half_rows + (s < half_rows ? s : s - half_rows);
+                sok[s] = r < pc.rows0;
+            } else {
+                r = grp * ROWS + s;
+                sok[s] = r < n_rows;
+                if (mode == MODE_QKV && r >= pc.rows0) {
+                    // A group's rows lie in one matrix (ops.cpp checks).
+                    r -= pc.rows0;
+                    sm = 1u;
+                    if (r >= pc.rows1) {
+                        r -= pc.rows1;
+                        sm = 2u;
+                    }
+                }
+            }
+            if (!sok[s]) r = 0u;
+            srow[s] = r;
+            sbase[s] = r * pc.stride;
+        }
+
+        float acc[ROWS];
+        for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
+        if (mode == MODE_SILU) {
+            BLOCK_LOOP(wq0, wd0, wq1, wd1, half_rows)
+        } else if (sm == 0u) {
+            BLOCK_LOOP(wq0, wd0, wq0, wd0, ROWS)
+        } else if (sm == 1u) {
+            BLOCK_LOOP(wq1, wd1, wq1, wd1, ROWS)
+        } else {
+            BLOCK_LOOP(wq2, wd2, wq2, wd2, ROWS)
+        }
+
+        uint sg = gl_SubgroupID;
+        for (uint s = 0; s < ROWS; ++s) {
+            float v = subgroupAdd(acc[s]);
+            if (subgroupElect()) partial[s * 32u + sg] = v;
+        }
+        barrier();
+        if (tid < ROWS) {
+            float tot[2];
+            for (uint k = 0; k < 2u; ++k) {
+                // thread tid needs rows tid (STORE, ADD), tid and tid + ROWS/2 (SILU), 2tid and
+                // 2tid + 1 (QKV: a RoPE pair)
+                uint s = mode == MODE_QKV ? 2u * tid + k : mode == MODE_SILU ? tid + k * half_rows : tid;
+                s = min(s, ROWS - 1u);
+                float t = 0.0;
+                for (uint i = 0; i < gl_NumSubgroups; ++i) t += partial[s * 32u + i];
+                tot[k] = t * up;
+            }
+            uint own = min(mode == MODE_QKV ? 2u * tid : tid, ROWS - 1u);
+            write_rows(mode, tid, sm, sok[own], srow[own], tot);
+        }
+        barrier();  // partial is rewritten by the next group
+    }
+}
