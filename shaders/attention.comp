@@ -16,7 +16,7 @@
 // finish (an atomic counter) combines them. Latency, not bandwidth, bounds decode attention,
 // so each pass makes one round trip to memory: every thread loads one 16-byte piece of K and
 // of V (the next pass's pieces are loaded while this one computes), partial scores meet in
-// shared memory, and each thread derives its head's softmax from the pass's scores itself.
+// shared memory, and one thread per head turns them into the pass's softmax weights.
 // Needs head_dim % 8 == 0, head_dim | WG_SIZE (128) and g <= G_MAX (ops.cpp checks).
 #define G_MAX 8u
 #define OUT_MAX 8u  // outputs (head, dimension) per thread: G_MAX * 128 / WG_SIZE
@@ -41,7 +41,8 @@ layout(push_constant) uniform PC {
 shared float q_s[G_MAX * 128];     // [h][d], scaled
 shared float v_s[1024];            // the pass's V, [position][d]: PPP * head_dim = 8 * WG_SIZE
 shared float part_s[G_MAX * 128];  // partial scores, [h][position][seg]
-shared float s_s[G_MAX * 128];     // scores, [h][position]
+shared float s_s[G_MAX * 128];     // scores, then their exp(score - running max), [h][position]
+shared float mh_s[G_MAX], lh_s[G_MAX], ch_s[G_MAX];  // per head: running max, sum, rescale
 shared uint last_s;
 
 void main() {
@@ -65,8 +66,9 @@ void main() {
     barrier();
 
     const uint n_out = (g * hd + WG_SIZE - 1u) / WG_SIZE;
-    float m[OUT_MAX], l[OUT_MAX], acc[OUT_MAX];
-    [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) m[k] = -1e30, l[k] = 0.0, acc[k] = 0.0;
+    float acc[OUT_MAX];
+    [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) acc[k] = 0.0;
+    if (tid < g) mh_s[tid] = -1e30, lh_s[tid] = 0.0;
     for (uint j0 = j_begin; j0 < j_end; j0 += PPP) {
         const uint npl = min(PPP, j_end - j0);
         // Partial scores of this thread's piece against every head; its V piece as floats.
@@ -96,25 +98,33 @@ void main() {
             s_s[i] = t;
         }
         barrier();
-        // Outputs (h, d) = i / hd, i % hd for i = tid, tid + WG_SIZE, ...: each thread takes its
-        // head's softmax over the pass from the shared scores (no reduction needed).
+        // One thread per head turns the pass's scores into weights exp(score - max) once (the
+        // outputs of a head share them) and keeps the head's running max and sum.
+        if (tid < g) {
+            float mo = mh_s[tid], mt = mo;
+            for (uint p = 0; p < npl; ++p) mt = max(mt, s_s[tid * PPP + p]);
+            float lsum = 0.0;
+            for (uint p = 0; p < npl; ++p) {
+                float e = exp(s_s[tid * PPP + p] - mt);
+                s_s[tid * PPP + p] = e;
+                lsum += e;
+            }
+            float c = exp(mo - mt);
+            ch_s[tid] = c;
+            lh_s[tid] = lh_s[tid] * c + lsum;
+            mh_s[tid] = mt;
+        }
+        barrier();
+        // Outputs (h, d) = i / hd, i % hd for i = tid, tid + WG_SIZE, ...
         [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) {
             uint i = tid + k * WG_SIZE;
             if (k >= n_out || i >= g * hd) break;
             uint h = i / hd, d = i % hd;
-            float mt = m[k];
-            for (uint p = 0; p < npl; ++p) mt = max(mt, s_s[h * PPP + p]);
-            float c = exp(m[k] - mt), lsum = 0.0, a = 0.0;
-            for (uint p = 0; p < npl; ++p) {
-                float e = exp(s_s[h * PPP + p] - mt);
-                lsum += e;
-                a += e * v_s[p * hd + d];
-            }
-            l[k] = l[k] * c + lsum;
-            acc[k] = acc[k] * c + a;
-            m[k] = mt;
+            float a = 0.0;
+            for (uint p = 0; p < npl; ++p) a += s_s[h * PPP + p] * v_s[p * hd + d];
+            acc[k] = acc[k] * ch_s[h] + a;
         }
-        barrier();  // part_s, s_s and v_s are rewritten by the next pass
+        barrier();  // part_s, s_s, v_s and the head values are rewritten by the next pass
     }
 
     const uint row = 2u + hd;
@@ -125,8 +135,8 @@ void main() {
         uint h = i / hd, d = i % hd;
         part[base + h * row + 2u + d] = acc[k];
         if (d == 0u) {
-            part[base + h * row] = m[k];
-            part[base + h * row + 1u] = l[k];
+            part[base + h * row] = mh_s[h];
+            part[base + h * row + 1u] = lh_s[h];
         }
     }
     memoryBarrierBuffer();
