@@ -2,13 +2,15 @@
 // Decode mat-vec of Q4_0/Q8_0 weights with F16 dot products, for devices with shaderFloat16:
 // the modes, bindings and push constants of matvec_fused.comp. That shader reads all of x (and
 // the norm weight) in every workgroup of 4 rows, which for a 7B gate/up moves 3.5x the weight
-// bytes through L2. Here a few workgroups (ops.cpp: 4 per SM) each prepare x once:
+// bytes through L2. Here a few workgroups (ops.cpp: enough to fill each SM once) each prepare x
+// once:
 //   x' = x * rsqrt(mean(x^2) + eps) * norm_w   (has_norm; else x' = x)
 //   xs = F16(x' * 2^-e), 2^e > max|x'|        (block sums of 32 products stay within 2^12)
 // in shared memory, as F16 pairs in the order in which the quants unpack, and then loop over
-// groups of ROWS rows: each thread takes whole blocks, one 16-byte load per block per row
-// (Q4_0), two quants turned into an F16 pair by one AND-OR into the mantissa of 1024, 16 packed
-// FMAs per block.
+// groups of ROWS rows: one 16-byte load per block per row (Q4_0), two quants turned into an F16
+// pair by one AND-OR into the mantissa of 1024, 16 packed FMAs per block. Groups go to
+// subgroups (the default, WARP_UNROLL > 0: no barrier after the staging) or to whole
+// workgroups (WARP_UNROLL = 0, kept for comparison).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -20,7 +22,17 @@
 #define MODE_SILU 3u
 
 layout(constant_id = 1) const uint XS_BLOCKS = 128;  // shared x capacity in 32-column blocks
-layout(constant_id = 2) const uint ROWS = 8;         // rows per workgroup (SILU: half gate, half up)
+layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: half gate, half up)
+// 0: a workgroup takes a group of rows at a time, each thread whole blocks of every row.
+// U > 0: each subgroup takes its own groups, each lane U blocks of every row per step, all
+// loaded before any is used; sums need no barrier.
+layout(constant_id = 3) const uint WARP_UNROLL = 0;
+// Timing only (EMBER_VULKAN_MATVEC_DIAG): 1 = weight loads without dot products, 2 = x not
+// staged. Results are wrong by design.
+layout(constant_id = 4) const uint DIAG = 0;
+// Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
+// workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
+const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
 
 #if defined(TYPE_Q4_0)
 #define BLOCK_VEC4 1u   // quants of a block, in uvec4
@@ -133,10 +145,50 @@ uint pair_word(uint c) { return 2u * c; }
     }
 #if defined(TYPE_Q4_0)
 #define DOT(Q, g) block_dot(Q[g], xv)
+#define LOADQ(Q, g, i) qa[i] = Q[g]
+#define DOTQ(i) block_dot(qa[i], xv)
+#define FOLDQ(i) (qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w)
 #else
 #define DOT(Q, g) block_dot(Q[g], Q[g + 1u], xv)
+#define LOADQ(Q, g, i) qa[i] = Q[g]; qb[i] = Q[g + 1u]
+#define DOTQ(i) block_dot(qa[i], qb[i], xv)
+#define FOLDQ(i) (qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w)
 #endif
 
+// The per-subgroup loop: in the step at `base`, lane takes blocks base + lane, base + lane +
+// sgs, ... (WARP_UNROLL of them) of every row, all loaded before the first dot product, so a
+// step is one memory round trip. (Issuing the next step's or group's loads before this one's
+// arithmetic held more registers and ran 3-12% slower on the H200: docs/performance.md.)
+#define WARP_LOOP(Q, D, Q2, D2, n)                                                     \
+    for (uint base = 0u; base < nblk; base += sgs * WARP_UNROLL) {                     \
+        [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
+            uint blk = min(base + lane + u * sgs, nblk - 1u);                           \
+            [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
+                uint ib = sbase[s] + blk, i = u * ROWS + s;                             \
+                uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;               \
+                uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);    \
+                if (s < n) {                                                            \
+                    LOADQ(Q, g, i);                                                     \
+                    dd[i] = D[h];                                                       \
+                } else {                                                                \
+                    LOADQ(Q2, g, i);                                                    \
+                    dd[i] = D2[h];                                                      \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+        [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
+            uint blk = base + lane + u * sgs, bx = min(blk, nblk - 1u);                 \
+            uvec4 xv[4];                                                                \
+            if (DIAG != 1u)                                                             \
+                [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(bx, i)];    \
+            [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
+                uint i = u * ROWS + s;                                                  \
+                float v = DIAG == 1u ? uintBitsToFloat(FOLDQ(i) & 0x007FFFFFu)          \
+                                     : DOTQ(i) * float(dd[i]);                          \
+                acc[s] += blk < nblk ? v : 0.0;                                         \
+            }                                                                           \
+        }                                                                               \
+    }
 float vmax_abs(vec4 v) {
     vec4 a = abs(v);
     return max(max(a.x, a.y), max(a.z, a.w));
@@ -144,6 +196,7 @@ float vmax_abs(vec4 v) {
 
 // x' into xs (F16 pairs, scaled by 2^-e); returns e.
 int stage_x() {
+    if (DIAG == 2u) return 0;
     uint tid = gl_LocalInvocationID.x;
     uint nvec = pc.ncols / 4u, xb = pc.x_off / 4u;
     bool norm = pc.has_norm != 0u;
@@ -153,9 +206,24 @@ int stage_x() {
         ss += dot(v, v);
         mx = max(mx, vmax_abs(norm ? v * nw4[c] : v));
     }
-    float inv = norm ? inversesqrt(wg_sum(ss) / float(pc.ncols) + pc.eps) : 1.0;
+    // Sum and maximum in one exchange (common.glsl's arrays; a non-negative float orders as
+    // its bits do).
+    ss = subgroupAdd(ss);
+    mx = subgroupMax(mx);
+    if (subgroupElect()) {
+        red_f[gl_SubgroupID] = ss;
+        red_u[gl_SubgroupID] = floatBitsToUint(mx);
+    }
+    barrier();
+    ss = 0.0;
+    uint mxu = 0u;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) {
+        ss += red_f[i];
+        mxu = max(mxu, red_u[i]);
+    }
+    float inv = norm ? inversesqrt(ss / float(pc.ncols) + pc.eps) : 1.0;
     int e;
-    frexp(wg_max(mx) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
+    frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
     for (uint c = tid; c < nvec; c += WG_SIZE) {
         vec4 v = x4[xb + c] * down;
@@ -203,6 +271,88 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     }
 }
 
+// The rows of group grp: per slot its row within its matrix, the row's first block, whether it
+// exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv).
+uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], out bool sok[ROWS]) {
+    const uint half_rows = ROWS / 2u;
+    const uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
+    uint sm = 0u;
+    for (uint s = 0; s < ROWS; ++s) {
+        uint r;
+        if (mode == MODE_SILU) {
+            r = grp * half_rows + (s < half_rows ? s : s - half_rows);
+            sok[s] = r < pc.rows0;
+        } else {
+            r = grp * ROWS + s;
+            sok[s] = r < n_rows;
+            if (mode == MODE_QKV && r >= pc.rows0) {
+                // A group's rows lie in one matrix (ops.cpp checks).
+                r -= pc.rows0;
+                sm = 1u;
+                if (r >= pc.rows1) {
+                    r -= pc.rows1;
+                    sm = 2u;
+                }
+            }
+        }
+        if (!sok[s]) r = 0u;
+        srow[s] = r;
+        sbase[s] = r * pc.stride;
+    }
+    return sm;
+}
+
+// Which sums thread (or lane) t writes: row t (STORE, ADD), gate and up row t (SILU), or the
+// RoPE pair 2t, 2t + 1 (QKV); slot k of the two, clamped to the group.
+uint wanted_slot(uint mode, uint t, uint k) {
+    uint s = mode == MODE_QKV ? 2u * t + k : mode == MODE_SILU ? t + k * (ROWS / 2u) : t;
+    return min(s, ROWS - 1u);
+}
+
+// Subgroups owning their rows: no barrier after x is staged; each subgroup sums its rows with
+// subgroupAdd and its first lanes write them.
+void main_subgroups(uint mode, uint nblk, uint n_groups) {
+    const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
+    const uint half_rows = ROWS / 2u;
+    const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumSubgroups;
+    const uint first = linear_workgroup() * gl_NumSubgroups + gl_SubgroupID;
+    // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
+    // slower on the H200.)
+    const float up = exp2(float(stage_x()));
+    for (uint grp = first; grp < n_groups; grp += n_sg) {
+        uint srow[ROWS], sbase[ROWS];
+        bool sok[ROWS];
+        uint sm = group_rows(mode, grp, srow, sbase, sok);
+        float acc[ROWS];
+        for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
+        uvec4 qa[STEP_LOADS];
+#if defined(TYPE_Q8_0)
+        uvec4 qb[STEP_LOADS];
+#endif
+        float16_t dd[STEP_LOADS];
+        if (mode == MODE_SILU) {
+            WARP_LOOP(wq0, wd0, wq1, wd1, half_rows)
+        } else if (sm == 0u) {
+            WARP_LOOP(wq0, wd0, wq0, wd0, ROWS)
+        } else if (sm == 1u) {
+            WARP_LOOP(wq1, wd1, wq1, wd1, ROWS)
+        } else {
+            WARP_LOOP(wq2, wd2, wq2, wd2, ROWS)
+        }
+        float tot[2] = {0.0, 0.0};
+        uint w0 = wanted_slot(mode, lane, 0u), w1 = wanted_slot(mode, lane, 1u);
+        [[unroll]] for (uint s = 0; s < ROWS; ++s) {
+            float v = subgroupAdd(acc[s]) * up;
+            if (s == w0) tot[0] = v;
+            if (s == w1) tot[1] = v;
+        }
+        if (lane < ROWS) {
+            uint own = min(mode == MODE_QKV ? 2u * lane : lane, ROWS - 1u);
+            write_rows(mode, lane, sm, sok[own], srow[own], tot);
+        }
+    }
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
     const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
@@ -212,6 +362,10 @@ void main() {
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
     // are few (ops.cpp), so x crosses from L2 a few hundred times, not once per ROWS rows.
+    if (WARP_UNROLL > 0u) {
+        main_subgroups(mode, nblk, n_groups);
+        return;
+    }
     const int e = stage_x();
     const float up = exp2(float(e));
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;

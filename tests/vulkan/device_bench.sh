@@ -6,6 +6,9 @@
 # env: each row's pp512/tg128 again with the variables in $AB_ENV set (e.g. a switch to the
 # previous kernel), right after the row's own bench on the same file; variants separated by '|'
 # run one after another (AB_ENV="A=0|B=4 C=1").
+# tgenv: tg128 only (-p 0), once as is and once per '|'-separated variant of $AB_ENV, on the rows
+# named in $ROWS (default "t4 l4"); variants whose text contains PROFILE also print the GPU
+# time per dispatch.
 set -uo pipefail
 out="${OUT:-bench-out}"
 CLI="${CLI:-$PWD/.devbuild/bin/ember-cli}"
@@ -73,6 +76,16 @@ membw_one() {  # the GPU's read bandwidth per dispatch size (bench --membw) next
     TO=120 bench_row "$3" _membw -p 0 -n 128 -r 3 --membw
     python3 -c "import json,sys;j=json.load(open(sys.argv[1]));print(sys.argv[2], 'tg %.1f' % j['tg_tok_s'], 'tg GB/s %.0f' % j['tg_gb_s'], 'roofline %.0f tok/s' % j['tg_roofline_tok_s']);[print('  %9d bytes %8.2f us %7.0f GB/s' % (r['bytes'], r['us_per_dispatch'], r['gb_s'])) for r in j['gpu_read']]" "$out/$3_membw.json" "$3" || cat "$out/$3_membw.json" "$out/$3_membw.err"
 }
+tgenv_one() {
+    local v i=0
+    IFS='|' read -ra variants <<<"|${AB_ENV:-}"
+    for v in "${variants[@]}"; do
+        ([ -n "$v" ] && export $v; TO=100 bench_row "$3" _tg$i -p 0 -n 128 -r 3)
+        summary "$3 [${v:-as is}]" "$out/$3_tg$i.json"
+        case "$v" in *PROFILE*) tail -22 "$out/$3_tg$i.err" ;; esac
+        i=$((i + 1))
+    done
+}
 diag_one() {  # decode time by stage: tg with stages left out (EMBER_VULKAN_SKIP, wrong results)
     for sk in none a q o f d qaofd; do
         EMBER_VULKAN_SKIP=$sk TO=60 bench_row "$3" _skip_$sk -p 0 -n 64 -r 2
@@ -94,5 +107,12 @@ for what in "$@"; do
     profile) each_model profile_one "${Q4_ROWS[@]}" ;;
     membw) each_model membw_one "${Q4_ROWS[@]}" ;;
     diag) each_model diag_one "${Q4_ROWS[@]}" ;;
+    tgenv)
+        sel=()
+        for r in "${ALL_ROWS[@]}"; do
+            set -- $r
+            [[ " ${ROWS:-t4 l4} " == *" $3 "* ]] && sel+=("$r")
+        done
+        each_model tgenv_one "${sel[@]}" ;;
     esac
 done

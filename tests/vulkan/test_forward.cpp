@@ -223,20 +223,25 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
         GgmlType type;
         bool tied, rope_freqs, fused;
         const char* matvec_h;
+        const char* warp = nullptr;  // EMBER_VULKAN_MATVEC_WARP ("0": one group per workgroup)
     };
     auto adapter = Context::pick_adapter(test_device());
     const bool f16 = adapter.ok() && adapter->float16;
     for (Case c : {Case{GgmlType::Q4_0, false, true, true, "1"},
+                   Case{GgmlType::Q4_0, false, true, true, "1", "0"},
                    Case{GgmlType::Q4_0, false, true, true, "0"},
                    Case{GgmlType::Q8_0, true, false, true, "1"},
+                   Case{GgmlType::Q8_0, true, false, true, "1", "0"},
                    Case{GgmlType::Q8_0, true, false, true, "0"},
                    Case{GgmlType::F16, false, false, true, "1"},
                    Case{GgmlType::F32, true, true, true, "1"},
                    Case{GgmlType::Q4_K, false, false, false, "1"}}) {
-        SCOPED_TRACE(std::string(type_name(c.type)) + " MATVEC_H=" + c.matvec_h);
+        SCOPED_TRACE(std::string(type_name(c.type)) + " MATVEC_H=" + c.matvec_h +
+                     " MATVEC_WARP=" + (c.warp ? c.warp : "default"));
         const bool h = f16 && std::string(c.matvec_h) == "1" &&
                        (c.type == GgmlType::Q4_0 || c.type == GgmlType::Q8_0);
         setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);
+        if (c.warp) setenv("EMBER_VULKAN_MATVEC_WARP", c.warp, 1);
         auto s = synth_model(c.type, c.tied, c.rope_freqs);
         auto fused = create_backend_model(s->m, test_options(32));
         ASSERT_TRUE(fused.ok()) << fused.error().message;
@@ -248,6 +253,7 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
         EXPECT_FALSE((*plain)->info().fused_kernels);
         auto a = run_steps(**fused), b = run_steps(**plain);
         unsetenv("EMBER_VULKAN_MATVEC_H");
+        unsetenv("EMBER_VULKAN_MATVEC_WARP");
         ASSERT_EQ(a.size(), b.size());
         for (size_t i = 0; i < a.size(); ++i)
             EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), h ? 1e-5 : 1e-9)

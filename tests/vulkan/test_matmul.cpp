@@ -200,11 +200,19 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         const char* rows;
         const char* wgs;  // EMBER_VULKAN_MATVEC_WGS: workgroups, each looping over row groups
         double tol;
+        const char* warp = "0";  // EMBER_VULKAN_MATVEC_WARP: most blocks per lane a step, 0 = off
+        const char* wg = "256";  // EMBER_VULKAN_MATVEC_WG: threads (subgroup mode)
     };
     std::vector<Kernel> kernels = {{"0", "8", "512", 1e-10}};
     if (ctx.adapter().float16) {
         for (const char* r : {"4", "8", "16"}) kernels.push_back({"1", r, "512", 2e-6});
         kernels.push_back({"1", "8", "3", 2e-6});
+        // Subgroups owning their rows: at most 1-4 blocks per lane a step, 2-8 rows, 3
+        // workgroups of 64 threads looping over every group.
+        kernels.push_back({"1", "2", "512", 2e-6, "4"});
+        kernels.push_back({"1", "4", "512", 2e-6, "1"});
+        kernels.push_back({"1", "8", "512", 2e-6, "2", "128"});
+        kernels.push_back({"1", "2", "3", 2e-6, "3", "64"});
     }
     // Also 160 blocks a row: more blocks than threads (a thread takes several).
     for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(9004), int64_t(256)},
@@ -245,10 +253,12 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                                  std::to_string(cols) + " mode " +
                                  std::to_string(int(mode)) + " x_scale " +
                                  std::to_string(x_scale) + " MATVEC_H=" + k.h + " rows " + k.rows +
-                                 " workgroups " + k.wgs);
+                                 " workgroups " + k.wgs + " warp " + k.warp + " wg " + k.wg);
                     setenv("EMBER_VULKAN_MATVEC_H", k.h, 1);
                     setenv("EMBER_VULKAN_MATVEC_ROWS", k.rows, 1);
                     setenv("EMBER_VULKAN_MATVEC_WGS", k.wgs, 1);
+                    setenv("EMBER_VULKAN_MATVEC_WARP", k.warp, 1);
+                    setenv("EMBER_VULKAN_MATVEC_WG", k.wg, 1);
                     HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
                     bx.fill(x.data(), x.size() * 4);
                     bn.fill(nw.data(), nw.size() * 4);
@@ -264,6 +274,8 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                     unsetenv("EMBER_VULKAN_MATVEC_H");
                     unsetenv("EMBER_VULKAN_MATVEC_ROWS");
                     unsetenv("EMBER_VULKAN_MATVEC_WGS");
+                    unsetenv("EMBER_VULKAN_MATVEC_WARP");
+                    unsetenv("EMBER_VULKAN_MATVEC_WG");
                     ASSERT_TRUE(st.ok()) << st.error().message;
                     EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
                     EXPECT_TRUE(by.guard_intact());

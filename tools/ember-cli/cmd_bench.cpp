@@ -69,10 +69,19 @@ Result<std::pair<nlohmann::json, double>> measure_gpu_read_bandwidth(const std::
     o.device = device;
     EMBER_ASSIGN_OR_RETURN(auto ctx, vulkan::Context::create(o));
     const std::vector<uint64_t> sizes = {2u << 20, 8u << 20, 32u << 20, 64u << 20, 256u << 20};
+    // Random contents are what weights look like; a zeroed buffer is read too, because a GPU
+    // that compresses memory reads zeros faster, and the difference says whether it does.
     EMBER_ASSIGN_OR_RETURN(auto points, vulkan::measure_read_bandwidth(*ctx, sizes, 20));
+    EMBER_ASSIGN_OR_RETURN(
+        auto zeros,
+        vulkan::measure_read_bandwidth(*ctx, sizes, 20, uint64_t(1) << 30, vulkan::FillKind::Zero));
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& p : points)
-        rows.push_back({{"bytes", p.bytes}, {"us_per_dispatch", p.us_per_dispatch}, {"gb_s", p.gb_s}});
+    for (size_t i = 0; i < points.size(); ++i)
+        rows.push_back({{"bytes", points[i].bytes},
+                        {"us_per_dispatch", points[i].us_per_dispatch},
+                        {"gb_s", points[i].gb_s},
+                        {"zeroed_us_per_dispatch", zeros[i].us_per_dispatch},
+                        {"zeroed_gb_s", zeros[i].gb_s}});
     return std::pair{rows, points.empty() ? 0.0 : points.back().gb_s};
 #else
     return make_error("bench.no_vulkan", "this build has no Vulkan backend (device '" + device + "')");

@@ -1,6 +1,7 @@
 #include "vulkan/bandwidth.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "vulkan/ops.h"
 #include "vulkan/profiler.h"
@@ -9,7 +10,8 @@ namespace ember::vulkan {
 
 Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
                                                           const std::vector<uint64_t>& sizes,
-                                                          int reps, uint64_t pool_bytes) {
+                                                          int reps, uint64_t pool_bytes,
+                                                          FillKind fill) {
     const Device& dev = ctx.device();
     if (dev.adapter().timestamp_valid_bits == 0 || dev.limits().timestampPeriod <= 0)
         return make_error("vulkan.no_timestamps",
@@ -29,6 +31,20 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
                                                          " bytes does not fit one allocation");
     EMBER_ASSIGN_OR_RETURN(Buffer src, Buffer::create(dev, pool, BufferKind::DeviceLocal));
     EMBER_ASSIGN_OR_RETURN(Buffer dst, Buffer::create(dev, 256, BufferKind::DeviceLocal));
+    // Random bytes: a GPU that compresses memory would read a zeroed buffer faster than weights
+    // (xorshift64 in a 16 MiB host-coherent upload, copied over the pool).
+    std::optional<Buffer> noise;
+    if (fill == FillKind::Random) {
+        const uint64_t chunk = std::min<uint64_t>(pool, 16u << 20);
+        EMBER_ASSIGN_OR_RETURN(Buffer up, Buffer::create(dev, chunk, BufferKind::Upload));
+        auto* words = static_cast<uint64_t*>(up.mapped());
+        uint64_t x = 0x9E3779B97F4A7C15ull;
+        for (uint64_t i = 0; i < chunk / 8; ++i) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            words[i] = x;
+        }
+        noise = std::move(up);
+    }
     const uint32_t n_queries = 2 * uint32_t(bytes.size());
     EMBER_ASSIGN_OR_RETURN(QueryPool queries, QueryPool::create(dev, n_queries));
 
@@ -36,7 +52,15 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
     EMBER_ASSIGN_OR_RETURN(VkCommandBuffer cmd, ctx.begin_oneoff());
     vkCmdResetQueryPool(cmd, queries.handle(), 0, n_queries);
     Recorder rec(ctx, cmd);
-    rec.fill_zero(src.range());
+    if (noise) {
+        std::vector<VkBufferCopy> copies;
+        for (uint64_t off = 0; off < pool; off += noise->size())
+            copies.push_back({0, off, std::min<uint64_t>(noise->size(), pool - off)});
+        vkCmdCopyBuffer(cmd, noise->handle(), src.handle(), uint32_t(copies.size()), copies.data());
+        rec.transfer_to_compute();
+    } else {
+        rec.fill_zero(src.range());
+    }
     uint64_t offset = 0;
     for (size_t i = 0; i < bytes.size(); ++i) {
         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries.handle(),

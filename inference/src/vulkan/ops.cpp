@@ -129,6 +129,11 @@ void Recorder::barrier() {
 void Recorder::fill_zero(BufferRange r) {
     if (!m_cmd) return;
     vkCmdFillBuffer(m_cmd, r.buffer, r.offset, r.size, 0);
+    transfer_to_compute();
+}
+
+void Recorder::transfer_to_compute() {
+    if (!m_cmd) return;
     VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
     mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
@@ -202,21 +207,41 @@ namespace {
 // matvec_fused_h.comp: rows per workgroup (0: not usable here) and shared x capacity in blocks.
 struct FusedH {
     uint32_t rows = 0, xs_blocks = 0;
+    uint32_t warp_unroll = 0;  // > 0: each subgroup owns its rows (WARP_UNROLL in the shader)
+    uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
+
+uint32_t env_u32(const char* name, uint32_t fallback) {
+    const char* v = std::getenv(name);
+    return v ? uint32_t(std::max(0, std::atoi(v))) : fallback;
+}
 
 FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows) {
     const Adapter& a = rec.context().adapter();
     if (!a.float16 || (w.type != GgmlType::Q4_0 && w.type != GgmlType::Q8_0)) return {};
-    // Measured on the H200 (docs/performance.md, item 31), the kernel is faster only for Q4_0
-    // rows of 128 blocks (4096 columns: one block per thread of a full workgroup); rows of 64
-    // blocks (TinyLlama), of 172-344 blocks (two or three blocks per thread, loaded one after
-    // another) and Q8_0 were slower or no faster. EMBER_VULKAN_MATVEC_H=1 or 0 forces it.
+    // EMBER_VULKAN_MATVEC_H=0 turns the kernel off (matvec_fused.comp); EMBER_VULKAN_MATVEC_WARP
+    // caps the blocks per lane a step, 0 selecting the per-workgroup mode of item 31 (used there
+    // only for Q4_0 rows of 4096 columns unless EMBER_VULKAN_MATVEC_H=1).
     const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
-    if (force ? std::strcmp(force, "1") != 0 : (w.type != GgmlType::Q4_0 || w.cols != 4096))
+    if (force && std::strcmp(force, "1") != 0) return {};
+    // Subgroups owning their rows (docs/performance.md, item 35): each lane loads at most 3
+    // Q4_0 or 2 Q8_0 blocks of each of 2 rows a step (96-128 bytes in flight; the best of 1-6
+    // measured on the H200), and the steps of a row are balanced (a 176-block row takes 2 steps
+    // of 3 blocks a lane, not 3 steps of 2).
+    const uint32_t max_unroll = std::min<uint32_t>(
+        env_u32("EMBER_VULKAN_MATVEC_WARP", w.type == GgmlType::Q4_0 ? 3 : 2), 8);
+    uint32_t warp_unroll = 0;
+    if (max_unroll) {
+        const uint64_t nblk = uint64_t(w.cols) / 32, sgs = std::max<uint32_t>(a.subgroup_size, 1);
+        const uint64_t steps =
+            std::max<uint64_t>(1, (nblk + sgs * max_unroll - 1) / (sgs * max_unroll));
+        warp_unroll = uint32_t(std::max<uint64_t>(1, (nblk + sgs * steps - 1) / (sgs * steps)));
+    } else if (!force && (w.type != GgmlType::Q4_0 || w.cols != 4096)) {
         return {};
+    }
     // Q8_0 holds twice the registers per row (two blocks' loads in flight per row).
-    uint32_t rows = w.type == GgmlType::Q4_0 ? 8 : 4;
-    if (const char* r = std::getenv("EMBER_VULKAN_MATVEC_ROWS")) rows = uint32_t(std::atoi(r));
+    uint32_t rows = warp_unroll ? 2 : w.type == GgmlType::Q4_0 ? 8 : 4;
+    rows = env_u32("EMBER_VULKAN_MATVEC_ROWS", rows);
     if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 8;
     // QKV: a workgroup's rows must lie in one matrix.
     auto splits = [&] { return kv_rows == 0 || (w.rows % rows == 0 && kv_rows % rows == 0); };
@@ -227,7 +252,8 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows)
     const uint32_t xs_blocks = uint32_t((w.cols / 32 + 7) / 8 * 8);
     const uint64_t shared = uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4;
     if (shared > a.props.limits.maxComputeSharedMemorySize) return {};
-    return {rows, xs_blocks};
+    return {rows, xs_blocks, warp_unroll,
+            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 2)};
 }
 
 }  // namespace
@@ -302,7 +328,25 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     auto bindings = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,
                      or_x(f.norm),       f.y,                or_y(f.k_cache),    or_y(f.v_cache),
                      or_x(f.step),       or_x(f.ff)};
-    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0); h.rows) {
+    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0);
+        h.rows && h.warp_unroll) {
+        // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
+        const Adapter& a = rec.context().adapter();
+        // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
+        const uint32_t wg = std::clamp<uint32_t>(
+            env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
+            std::min({512u, a.props.limits.maxComputeWorkGroupSize[0],
+                      a.props.limits.maxComputeWorkGroupInvocations}));
+        const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+        const uint64_t per_wg = std::max<uint32_t>(wg / sgs, 1);
+        const uint32_t sms = a.sm_count;
+        uint64_t n_wg =
+            env_u32("EMBER_VULKAN_MATVEC_WGS", sms ? sms * std::max<uint32_t>(1024 / wg, 1) : 256);
+        n_wg = std::max<uint64_t>(1, std::min(n_wg, (groups_of(h.rows) + per_wg - 1) / per_wg));
+        return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
+                                   bindings, &pc, push_size<decltype(pc)>(), wg, n_wg, 1,
+                                   {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
+    } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
         const uint64_t steps = (nblk + 127) / 128;
@@ -314,7 +358,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         if (const char* v = std::getenv("EMBER_VULKAN_MATVEC_WGS")) n_wg = std::max(1, std::atoi(v));
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
                                    bindings, &pc, push_size<decltype(pc)>(), wg,
-                                   std::min(groups_of(h.rows), n_wg), 1, {h.xs_blocks, h.rows});
+                                   std::min(groups_of(h.rows), n_wg), 1,
+                                   {h.xs_blocks, h.rows, 0, h.diag});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
     // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the

@@ -50,6 +50,8 @@ public:
     void tag(const char* label) { m_tag = label; }
     // Zeroes the range; compute reads and writes after it see the zeros.
     void fill_zero(BufferRange r);
+    // Transfer writes (copies, fills) visible to compute reads and writes after it.
+    void transfer_to_compute();
     // Compute writes before it are visible to compute reads and writes after it.
     void barrier();
     // Compute writes visible to transfers (before a readback copy).
