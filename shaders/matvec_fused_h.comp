@@ -27,8 +27,8 @@ layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: ha
 // U > 0: each subgroup takes its own groups, each lane U blocks of every row per step, all
 // loaded before any is used; sums need no barrier.
 layout(constant_id = 3) const uint WARP_UNROLL = 0;
-// Timing only (EMBER_VULKAN_MATVEC_DIAG): 1 = weight loads without dot products, 2 = x not
-// staged. Results are wrong by design.
+// Timing only (EMBER_VULKAN_MATVEC_DIAG): 1 = weight loads without dot products (subgroup
+// mode), 2 = x not staged. Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
