@@ -346,10 +346,7 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
             if (s == w0) tot[0] = v;
             if (s == w1) tot[1] = v;
         }
-        if (lane < ROWS) {
-            uint own = min(mode == MODE_QKV ? 2u * lane : lane, ROWS - 1u);
-            write_rows(mode, lane, sm, sok[own], srow[own], tot);
-        }
+        if (lane < ROWS) write_rows(mode, lane, sm, sok[w0], srow[w0], tot);
     }
 }
 
@@ -370,31 +367,9 @@ void main() {
     const float up = exp2(float(e));
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
     for (uint grp = linear_workgroup(); grp < n_groups; grp += n_wg) {
-        // Each slot: row within its matrix, first block of the row, and whether it exists.
-        uint sm = 0u, srow[ROWS], sbase[ROWS];
+        uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
-        for (uint s = 0; s < ROWS; ++s) {
-            uint r;
-            if (mode == MODE_SILU) {
-                r = grp * half_rows + (s < half_rows ? s : s - half_rows);
-                sok[s] = r < pc.rows0;
-            } else {
-                r = grp * ROWS + s;
-                sok[s] = r < n_rows;
-                if (mode == MODE_QKV && r >= pc.rows0) {
-                    // A group's rows lie in one matrix (ops.cpp checks).
-                    r -= pc.rows0;
-                    sm = 1u;
-                    if (r >= pc.rows1) {
-                        r -= pc.rows1;
-                        sm = 2u;
-                    }
-                }
-            }
-            if (!sok[s]) r = 0u;
-            srow[s] = r;
-            sbase[s] = r * pc.stride;
-        }
+        uint sm = group_rows(mode, grp, srow, sbase, sok);
 
         float acc[ROWS];
         for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
@@ -417,15 +392,12 @@ void main() {
         if (tid < ROWS) {
             float tot[2];
             for (uint k = 0; k < 2u; ++k) {
-                // thread tid needs rows tid (STORE, ADD), tid and tid + ROWS/2 (SILU), 2tid and
-                // 2tid + 1 (QKV: a RoPE pair)
-                uint s = mode == MODE_QKV ? 2u * tid + k : mode == MODE_SILU ? tid + k * half_rows : tid;
-                s = min(s, ROWS - 1u);
+                uint s = wanted_slot(mode, tid, k);
                 float t = 0.0;
                 for (uint i = 0; i < gl_NumSubgroups; ++i) t += partial[s * 32u + i];
                 tot[k] = t * up;
             }
-            uint own = min(mode == MODE_QKV ? 2u * tid : tid, ROWS - 1u);
+            uint own = wanted_slot(mode, tid, 0u);
             write_rows(mode, tid, sm, sok[own], srow[own], tot);
         }
         barrier();  // partial is rewritten by the next group

@@ -38,6 +38,11 @@ private:
     void* m_mapped = nullptr;
 };
 
+// Records one global memory barrier: writes of `src_access` in `src_stage` become visible to
+// `dst_access` in `dst_stage`.
+void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src_access,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst_access);
+
 enum class BufferKind {
     DeviceLocal,  // storage, transfer source and destination
     Upload,       // host-visible, coherent: staging and per-step inputs

@@ -119,11 +119,9 @@ Status Recorder::dispatch_linear(const std::string& shader,
 
 void Recorder::barrier() {
     if (!m_cmd) return;
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    memory_barrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 void Recorder::fill_zero(BufferRange r) {
@@ -134,30 +132,22 @@ void Recorder::fill_zero(BufferRange r) {
 
 void Recorder::transfer_to_compute() {
     if (!m_cmd) return;
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    memory_barrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 void Recorder::barrier_to_transfer() {
     if (!m_cmd) return;
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    vkCmdPipelineBarrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    memory_barrier(m_cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
 }
 
 void Recorder::barrier_to_host() {
     if (!m_cmd) return;
-    VkMemoryBarrier mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    mb.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(m_cmd,
-                         VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &mb, 0, nullptr, 0, nullptr);
+    memory_barrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                   VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
 }
 
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
@@ -210,11 +200,6 @@ struct FusedH {
     uint32_t warp_unroll = 0;  // > 0: each subgroup owns its rows (WARP_UNROLL in the shader)
     uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
-
-uint32_t env_u32(const char* name, uint32_t fallback) {
-    const char* v = std::getenv(name);
-    return v ? uint32_t(std::max(0, std::atoi(v))) : fallback;
-}
 
 FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows) {
     const Adapter& a = rec.context().adapter();
@@ -355,7 +340,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
         const uint32_t sms = rec.context().adapter().sm_count;
         uint64_t n_wg = sms ? 4ull * sms : 512;
-        if (const char* v = std::getenv("EMBER_VULKAN_MATVEC_WGS")) n_wg = std::max(1, std::atoi(v));
+        n_wg = std::max<uint64_t>(1, env_u32("EMBER_VULKAN_MATVEC_WGS", uint32_t(n_wg)));
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
                                    bindings, &pc, push_size<decltype(pc)>(), wg,
                                    std::min(groups_of(h.rows), n_wg), 1,
