@@ -1,12 +1,17 @@
 #version 450
 // Stores rows of floats as F16 at the step's position: dst[(step_pos0 + t) * dst_stride + i] =
-// src[t * src_stride + i] (the K/V cache write).
+// src[t * src_stride + i] (the K/V cache write). NO_STEP: at position 0 (the F16 copy of a
+// matmul's activations).
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 
 layout(binding = 0) readonly buffer SrcBuf { float src[]; };
 layout(binding = 1) writeonly buffer DstBuf { float16_t dst[]; };
+#if defined(NO_STEP)
+const uint step_pos0 = 0u;
+#else
 DECLARE_STEP_BUFFER(2)
+#endif
 
 layout(push_constant) uniform PC {
     uint n;  // floats per row

@@ -1,10 +1,14 @@
 #version 450
 // Y[t, r] = sum_c W[r, c] * X[t, c] on the tensor cores (GL_NV_cooperative_matrix): a
 // workgroup of 4 subgroups of 32 computes a 64-row x 64-token tile, each subgroup 32 x 32 as
-// 2 x 4 accumulators of 16 x 8. Weights and activations are staged in shared memory as F16, 64
-// columns (two quant blocks) a stage; products accumulate in F32. Each stage's global loads are
-// issued before the previous stage's products, into registers, so that their latency overlaps
-// the tensor-core work; staged data is written 8 or 4 halfs at a time.
+// 2 x 4 accumulators of 16 x 8. Weights and activations are staged in shared memory as F16, BK
+// columns a stage; products accumulate in F32. Each stage's global loads are issued before the
+// previous stage's products, into registers, so that their latency overlaps the tensor-core
+// work; staged data is written 8 or 4 halfs at a time.
+// X_F16 (Q4_0, Q8_0): the activations arrive as F16 (ops.cpp converts each input once) and a
+// stage is 128 columns, twice the products per memory round trip at about the registers of 64
+// F32 columns (docs/performance.md items 38-39: faster only with the row tiles side by side).
+// TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -14,8 +18,12 @@
 #define W_BINDING 0
 #include "include/weights.glsl"
 
+#if defined(X_F16)
+layout(binding = 1) readonly buffer XBufH { uvec4 xh8[]; };  // 8 halfs
+#else
 layout(binding = 1) readonly buffer XBuf { float x[]; };
 layout(binding = 1) readonly buffer XBuf4 { vec4 x4[]; };
+#endif
 layout(binding = 2) buffer YBuf { float y[]; };
 
 layout(push_constant) uniform PC {
@@ -31,48 +39,71 @@ layout(push_constant) uniform PC {
 
 #define BM 64
 #define BN 64
-#define BK 64    // columns a stage
-#define LD4 9u   // uvec4 (8 halfs) per staged row: 64 halfs + 8, so 8 rows hit distinct banks
-#define LDC 68
+// 1: workgroup x walks the token tiles, y the row tiles (the tiles of one weight row tile run
+// side by side and share its loads in L2); 0: x walks the row tiles.
+layout(constant_id = 1) const uint TOKENS_FAST = 0;
+#if defined(X_F16)
+#if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
+#error "X_F16 is built for Q4_0 and Q8_0"
+#endif
+#define BK 128   // columns a stage
+#define LD4 17u  // uvec4 (8 halfs) per staged row: 128 halfs + 8, so 8 rows hit distinct banks
+#define X_VEC4 (BN * BK / 8 / 128)  // activation uvec4 (8 halfs) per thread a stage
+#else
+#define BK 64
+#define LD4 9u
 #define X_VEC4 (BN * BK / 4 / 128)  // activation vec4 per thread a stage (128 threads)
+#endif
+#define WB (BK / 64)  // weight blocks per thread a stage: 64 rows x BK / 32 blocks, 128 threads
+#define LDC 68
 
 shared uvec4 sa[BM * LD4];
 shared uvec4 sb[BN * LD4];
-#if !defined(DIRECT_STORE)
+#if defined(X_F16) && !defined(DIRECT_STORE)
+shared float sc[4 * 16 * 8];  // one 16 x 8 accumulator per subgroup, for partial tiles
+#elif !defined(DIRECT_STORE)
 shared float sc[BN * LDC];
 #endif
 
-// What one thread loads for a stage: its weight block (row tid / 2, block tid % 2 of the stage)
-// and X_VEC4 pieces of activations.
+// What one thread loads for a stage: WB weight blocks (row tid / 2, blocks WB * (tid % 2) ..
+// of the stage) and X_VEC4 pieces of activations.
 #if defined(TYPE_Q4_0)
-uvec4 rq;
+uvec4 rq[WB];
 #elif defined(TYPE_Q8_0)
-uvec4 rq, rq1;
+uvec4 rq[WB], rq1[WB];
 #else
 uint rh[16];  // F16: the 32 halfs themselves
 #endif
-float16_t rd;
+float16_t rd[WB];
+#if defined(X_F16)
+uvec4 rx[X_VEC4];
+#else
 vec4 rx[X_VEC4];
+#endif
 
 const uint MAGIC = 0x64006400u;  // two F16 1024.0; a value below 1024 ORed in is exact
 
 void load_stage(uint row0, uint t0, uint s, bool vec_x) {
     uint tid = gl_LocalInvocationID.x;
-    uint r = row0 + (tid >> 1), c = 2u * s + (tid & 1u);  // c: 32-column chunk
-    bool ok = r < pc.nrows && c * 32u < pc.ncols;
+    uint r = row0 + (tid >> 1);
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
-    uint ib = r * pc.stride + c;
-    if (ok) {
-        uint qi = block_quants(ib);
-        rq = wq[qi];
+    [[unroll]] for (uint i = 0; i < WB; ++i) {
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;  // c: 32-column block
+        uint ib = r * pc.stride + c;
+        if (r < pc.nrows && c * 32u < pc.ncols) {
+            uint qi = block_quants(ib);
+            rq[i] = wq[qi];
 #if defined(TYPE_Q8_0)
-        rq1 = wq[qi + 1u];
+            rq1[i] = wq[qi + 1u];
 #endif
-        rd = wd[block_scale(ib)];
-    } else {
-        rd = float16_t(0.0);
+            rd[i] = wd[block_scale(ib)];
+        } else {
+            rd[i] = float16_t(0.0);
+        }
     }
 #else
+    uint c = 2u * s + (tid & 1u);
+    bool ok = r < pc.nrows && c * 32u < pc.ncols;
     [[unroll]] for (uint i = 0; i < 16u; ++i) {
         uint col = c * 32u + 2u * i;
         float a = ok && col < pc.ncols ? w_elem(r * pc.stride + col) : 0.0;
@@ -80,6 +111,15 @@ void load_stage(uint row0, uint t0, uint s, bool vec_x) {
         rh[i] = packHalf2x16(vec2(a, b));
     }
 #endif
+#if defined(X_F16)
+    // 16 uvec4 per token a stage; x_off, x_stride and ncols are multiples of 8 (ops.cpp).
+    [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
+        uint idx = it * 128u + tid;
+        uint t = t0 + (idx >> 4), col = s * BK + (idx & 15u) * 8u;
+        rx[it] = t < pc.n_tokens && col < pc.ncols ? xh8[(pc.x_off + t * pc.x_stride + col) >> 3]
+                                                   : uvec4(0u);
+    }
+#else
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
         uint idx = it * 128u + tid;
         uint t = t0 + (idx >> 4), col = s * BK + (idx & 15u) * 4u;
@@ -95,43 +135,61 @@ void load_stage(uint row0, uint t0, uint s, bool vec_x) {
         }
         rx[it] = v;
     }
+#endif
 }
 
 #if defined(TYPE_Q4_0)
 // Nibbles at bit offsets (lo, hi) of u as an F16 pair of (n - 8) * d.
-uint q4_pair(uint u, uint lo, uint hi) {
+uint q4_pair(uint u, uint lo, uint hi, float16_t d) {
     uint p = ((u >> lo) & 15u) | (((u >> hi) & 15u) << 16);
-    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1032.0)) * rd);
+    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1032.0)) * d);
 }
 #elif defined(TYPE_Q8_0)
 // Bytes at bit offsets (lo, hi) of u (sign bits flipped) as an F16 pair of v * d.
-uint q8_pair(uint u, uint lo, uint hi) {
+uint q8_pair(uint u, uint lo, uint hi, float16_t d) {
     uint p = ((u >> lo) & 255u) | (((u >> hi) & 255u) << 16);
-    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1152.0)) * rd);
+    return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1152.0)) * d);
 }
 #endif
 
 void store_stage() {
     uint tid = gl_LocalInvocationID.x;
-    uint a = (tid >> 1) * LD4 + (tid & 1u) * 4u;  // this thread's 32 halfs: 4 uvec4
 #if defined(TYPE_Q4_0)
     // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
-    [[unroll]] for (uint i = 0; i < 2u; ++i) {
-        uint u0 = rq[2u * i], u1 = rq[2u * i + 1u];
-        sa[a + i] = uvec4(q4_pair(u0, 0, 8), q4_pair(u0, 16, 24), q4_pair(u1, 0, 8), q4_pair(u1, 16, 24));
-        sa[a + 2u + i] = uvec4(q4_pair(u0, 4, 12), q4_pair(u0, 20, 28), q4_pair(u1, 4, 12), q4_pair(u1, 20, 28));
+    [[unroll]] for (uint b = 0; b < WB; ++b) {
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;  // the block's 32 halfs: 4 uvec4
+        float16_t d = rd[b];
+        [[unroll]] for (uint i = 0; i < 2u; ++i) {
+            uint u0 = rq[b][2u * i], u1 = rq[b][2u * i + 1u];
+            sa[a + i] = uvec4(q4_pair(u0, 0, 8, d), q4_pair(u0, 16, 24, d), q4_pair(u1, 0, 8, d),
+                              q4_pair(u1, 16, 24, d));
+            sa[a + 2u + i] = uvec4(q4_pair(u0, 4, 12, d), q4_pair(u0, 20, 28, d),
+                                   q4_pair(u1, 4, 12, d), q4_pair(u1, 20, 28, d));
+        }
     }
 #elif defined(TYPE_Q8_0)
-    [[unroll]] for (uint i = 0; i < 4u; ++i) {
-        uvec4 q = (i < 2u ? rq : rq1) ^ uvec4(0x80808080u);
-        uint j = 2u * (i & 1u);
-        uint u0 = q[j], u1 = q[j + 1u];
-        sa[a + i] = uvec4(q8_pair(u0, 0, 8), q8_pair(u0, 16, 24), q8_pair(u1, 0, 8), q8_pair(u1, 16, 24));
+    [[unroll]] for (uint b = 0; b < WB; ++b) {
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
+        float16_t d = rd[b];
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            uvec4 q = (i < 2u ? rq[b] : rq1[b]) ^ uvec4(0x80808080u);
+            uint j = 2u * (i & 1u);
+            uint u0 = q[j], u1 = q[j + 1u];
+            sa[a + i] = uvec4(q8_pair(u0, 0, 8, d), q8_pair(u0, 16, 24, d), q8_pair(u1, 0, 8, d),
+                              q8_pair(u1, 16, 24, d));
+        }
     }
 #else
+    uint a = (tid >> 1) * LD4 + (tid & 1u) * 4u;
     [[unroll]] for (uint i = 0; i < 4u; ++i)
         sa[a + i] = uvec4(rh[4u * i], rh[4u * i + 1u], rh[4u * i + 2u], rh[4u * i + 3u]);
 #endif
+#if defined(X_F16)
+    [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
+        uint idx = it * 128u + tid;
+        sb[(idx >> 4) * LD4 + (idx & 15u)] = rx[it];
+    }
+#else
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
         uint idx = it * 128u + tid;
         uint q = idx & 15u;  // 4 halfs: half of a uvec4
@@ -140,11 +198,12 @@ void store_stage() {
         if ((q & 1u) == 0u) sb[o].xy = h;
         else sb[o].zw = h;
     }
+#endif
 }
 
 void main() {
-    uint row0 = gl_WorkGroupID.x * BM;
-    uint t0 = gl_WorkGroupID.y * BN;
+    uint row0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x) * BM;
+    uint t0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y) * BN;
     uint sg = gl_SubgroupID;
     uint sm = (sg & 1u) * 32u, sn = (sg >> 1) * 32u;
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[2][4];
@@ -180,6 +239,21 @@ void main() {
             coopMatStoreNV(acc[i][j], y,
                            pc.y_off + (t0 + sn + 8u * uint(j)) * pc.y_stride + row0 + sm + 16u * uint(i),
                            pc.y_stride, true);
+#elif defined(X_F16)
+    // Partial tiles: each accumulator through the subgroup's 16 x 8 scratch (column-major, a
+    // token's 16 rows together), copied out by its lanes where the row and token exist.
+    uint lane = gl_SubgroupInvocationID;
+    [[unroll]] for (int i = 0; i < 2; ++i)
+        [[unroll]] for (int j = 0; j < 4; ++j) {
+            coopMatStoreNV(acc[i][j], sc, sg * 128u, 16u, true);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (uint e = lane; e < 128u; e += gl_SubgroupSize) {
+                uint r = row0 + sm + 16u * uint(i) + (e & 15u), t = t0 + sn + 8u * uint(j) + (e >> 4);
+                if (r < pc.nrows && t < pc.n_tokens) y[pc.y_off + t * pc.y_stride + r] = sc[sg * 128u + e];
+            }
+            subgroupBarrier();
+        }
 #else
     uint tid = gl_LocalInvocationID.x;
     [[unroll]] for (int i = 0; i < 2; ++i)

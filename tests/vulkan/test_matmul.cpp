@@ -78,11 +78,8 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
     EXPECT_GE(dt->pieces.size(), min_pieces);
 
     auto x = random_floats(size_t(w.cols) * n_tokens, 99 + n_tokens, -1, 1);
-    HostBuffer bx(ctx, x.size()), by(ctx, size_t(w.rows) * n_tokens);
+    HostBuffer bx(ctx, x.size()), bxh(ctx, (x.size() + 1) / 2);
     bx.fill(x.data(), x.size() * 4);
-    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-                    return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens);
-                }).ok());
 
     // Exact reference: the dequantized weights in double.
     auto wf = w.dequantized();
@@ -94,6 +91,11 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
                 s += double(wf[r * w.cols + c]) * x[size_t(t2) * w.cols + c];
             exact[size_t(t2) * w.rows + r] = float(s);
         }
+    cpu::ThreadPool pool(1);
+    cpu::MatmulScratch scratch;
+    std::vector<float> ref(exact.size());
+    cpu::matmul(pool, w.view(), x.data(), n_tokens, ref.data(), scratch);
+
     const char* name = type_traits(w.type)->name.data();
     // Batches on the tensor cores stage weights and activations as F16.
     const bool coopmat =
@@ -101,15 +103,29 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
         (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0 || w.type == GgmlType::F16);
     const double tol_exact = coopmat ? 1e-6 : 1e-10;
     tol_cpu = std::max(tol_cpu, tol_exact);
-    EXPECT_LT(nmse(by.f32(), exact.data(), exact.size()), tol_exact)
-        << name << " tokens " << n_tokens;
-
-    cpu::ThreadPool pool(1);
-    cpu::MatmulScratch scratch;
-    std::vector<float> ref(exact.size());
-    cpu::matmul(pool, w.view(), x.data(), n_tokens, ref.data(), scratch);
-    EXPECT_LT(nmse(by.f32(), ref.data(), ref.size()), tol_cpu) << name << " tokens " << n_tokens;
-    EXPECT_TRUE(by.guard_intact()) << name;
+    // Pass 1: from an F16 copy of x, where the matmul reads one (the tensor cores' 128-column
+    // stages).
+    for (int pass = 0; pass < 2; ++pass) {
+        HostBuffer by(ctx, size_t(w.rows) * n_tokens);
+        bool half = false;
+        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
+                        if (pass == 0)
+                            return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens);
+                        half = matmul_reads_f16(r, *dt, n_tokens);
+                        if (!half) return {};
+                        EMBER_TRY(op_convert_f16(r, bx.range(), bxh.range(), x.size()));
+                        r.barrier();
+                        return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens,
+                                         bxh.range());
+                    }).ok());
+        if (pass == 1 && !half) break;
+        EXPECT_LT(nmse(by.f32(), exact.data(), exact.size()), tol_exact)
+            << name << " tokens " << n_tokens << " pass " << pass;
+        EXPECT_LT(nmse(by.f32(), ref.data(), ref.size()), tol_cpu)
+            << name << " tokens " << n_tokens << " pass " << pass;
+        EXPECT_TRUE(by.guard_intact()) << name << " pass " << pass;
+        EXPECT_TRUE(bxh.guard_intact()) << name;
+    }
 }
 
 TEST_P(Matmul, MatvecAndMatmulMatchCpu) {
@@ -120,8 +136,8 @@ TEST_P(Matmul, MatvecAndMatmulMatchCpu) {
 }
 
 // Batches big enough for whole 64 x 64 tiles (the tensor cores store those directly) and
-// partial ones, with rows of an odd number of quant blocks (the last 64-column stage half
-// empty), and F16 rows of 70 columns (activations not in 16-byte pieces).
+// partial ones, with rows of an odd number of quant blocks (the last 64- or 128-column stage
+// partly empty), and F16 rows of 70 columns (activations not in 16-byte pieces).
 TEST(MatmulTiles, WholeAndPartialTilesMatch) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();

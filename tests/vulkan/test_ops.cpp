@@ -252,6 +252,7 @@ TEST_F(Ops, AttentionDecodeSplit) {
     check_split_attention(1000, 4, 4, 128, 64);  // 16 positions per split, 63 splits busy
     check_split_attention(20, 8, 4, 8, 8);       // stories260K's head size
     check_split_attention(77, 6, 6, 32, 1);      // a single split
+    check_split_attention(500, 32, 4, 64, 40);   // GQA 8, 32 splits busy: 4 outputs a thread
     // Shapes it does not take are an error, not a wrong answer.
     EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));   // 48 does not divide 128
     EXPECT_FALSE(decode_attention_supported({1, 32, 2, 64, 1.0f}));  // 16 query heads per KV head

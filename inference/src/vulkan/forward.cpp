@@ -17,6 +17,7 @@ enum class Output { None, Logits, Argmax };
 // The buffers one forward pass binds.
 struct Buffers {
     BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
+    BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
     BufferRange attn_part, attn_count;  // split decode attention: partials, per-KV-head counters
     uint32_t attn_split = 0;            // its workgroups per KV head; 0: not used
     std::vector<BufferRange> k_cache, v_cache;
@@ -178,6 +179,20 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     return {};
 }
 
+// The F16 copy of n rows of x (count values) that the matmuls of ws read where they read one
+// (op_matmul); out stays empty where none does.
+Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, uint64_t count, int n,
+                 std::initializer_list<const DeviceTensor*> ws, BufferRange& out) {
+    out = {};
+    if (!b.xh.buffer ||
+        std::none_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); }))
+        return {};
+    EMBER_TRY(op_convert_f16(rec, x, b.xh, count));
+    rec.barrier();
+    out = b.xh;
+    return {};
+}
+
 // The layers of n tokens, one op per dispatch.
 Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n) {
     const LlamaHParams& hp = m.hp;
@@ -190,10 +205,13 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
                               int(d.E), hp.rms_eps));
         rec.barrier();
+        BufferRange xh;
+        rec.tag("f16 copy");
+        EMBER_TRY(f16_input(rec, b, b.xb, uint64_t(n) * d.E, n, {L.wq, L.wk, L.wv}, xh));
         rec.tag("matmul q/k/v");
-        EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n));
-        EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n));
-        EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n, xh));
         rec.barrier();
         rec.tag("rope + kv store");
         EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim),
@@ -214,8 +232,10 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
                 op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape, b.k, b.v));
         }
         rec.barrier();
+        rec.tag("f16 copy");
+        EMBER_TRY(f16_input(rec, b, b.att, uint64_t(n) * d.Dq, n, {L.wo}, xh));
         rec.tag("matmul wo");
-        EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh));
         rec.barrier();
         rec.tag("add");
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
@@ -224,15 +244,19 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
                               int(d.E), hp.rms_eps));
         rec.barrier();
+        rec.tag("f16 copy");
+        EMBER_TRY(f16_input(rec, b, b.xb, uint64_t(n) * d.E, n, {L.gate, L.up}, xh));
         rec.tag("matmul gate/up");
-        EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n));
-        EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh));
         rec.barrier();
         rec.tag("silu_mul");
         EMBER_TRY(op_silu_mul(rec, b.g, b.u, b.g, uint32_t(n) * d.F));
         rec.barrier();
+        rec.tag("f16 copy");
+        EMBER_TRY(f16_input(rec, b, b.g, uint64_t(n) * d.F, n, {L.down}, xh));
         rec.tag("matmul down");
-        EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n));
+        EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh));
         rec.barrier();
         rec.tag("add");
         EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
@@ -309,6 +333,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
            sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv),
            satt = f32(uint64_t(B) * d.Dq), stmp = f32(uint64_t(B) * d.E),
            sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
+    const bool xh = ctx.adapter().coopmat_nv && B > 1;
+    size_t sxh = xh ? r->m_arena.reserve(uint64_t(B) * std::max({d.E, d.Dq, d.F}) * 2) : 0;
     const AttentionShape dec = attention_shape(hp, 1);
     const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
@@ -336,6 +362,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.v = r->m_arena.get(sv);
     b.att = r->m_arena.get(satt);
     b.tmp = r->m_arena.get(stmp);
+    if (xh) b.xh = r->m_arena.get(sxh);
     b.g = r->m_arena.get(sg);
     b.u = r->m_arena.get(su);
     b.logits = r->m_arena.get(slog);

@@ -150,8 +150,45 @@ void Recorder::barrier_to_host() {
                    VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
 }
 
+namespace {
+
+// The tensor-core matmul's tile order: big weight matrices (EMBER_VULKAN_COOPMAT_BIG_MB, 16 MiB
+// unless set: 7B's gate, up and down) run the token tiles of a row tile side by side, so that
+// each weight tile is read from memory about once and serves its token tiles from L2; smaller
+// ones, which stay in L2 anyway, run the row tiles side by side. EMBER_VULKAN_COOPMAT_ORDER=0/1
+// forces one order.
+bool coopmat_tokens_fast(const DeviceTensor& w) {
+    static const char* order = std::getenv("EMBER_VULKAN_COOPMAT_ORDER");
+    if (order && *order) return std::strcmp(order, "1") == 0;
+    static const uint64_t big = uint64_t(env_u32("EMBER_VULKAN_COOPMAT_BIG_MB", 16)) << 20;
+    uint64_t bytes = 0;
+    for (const auto& p : w.pieces) bytes += p.range.size;
+    return bytes >= big;
+}
+
+}  // namespace
+
+bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens) {
+    // F16 activations and 128-column stages won in the row-tile order and lost in the other
+    // (docs/performance.md items 38-39); EMBER_VULKAN_COOPMAT_XH=0/1 forces them off or on.
+    static const char* force = std::getenv("EMBER_VULKAN_COOPMAT_XH");
+    const bool want = force && *force ? std::strcmp(force, "0") != 0 : !coopmat_tokens_fast(w);
+    return want && n_tokens > 1 && use_coopmat(rec, w.type) && w.cols % 8 == 0 &&
+           (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0);
+}
+
+Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n) {
+    if (n > UINT32_MAX)
+        return make_error("vulkan.unsupported_shape", "F16 copy of over 2^32 values");
+    struct {
+        uint32_t n, n_tokens, src_off, src_stride, dst_off, dst_stride;
+    } pc{uint32_t(n), 1, 0, uint32_t(n), 0, uint32_t(n)};
+    return rec.dispatch_linear("cvt_f32_f16", {src, dst}, &pc, push_size<decltype(pc)>(), kWgElem,
+                               (n + kWgElem - 1) / kWgElem);
+}
+
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
-                 uint32_t y_off, int n_tokens) {
+                 uint32_t y_off, int n_tokens, BufferRange xh) {
     const char* sfx = weight_type_suffix(w.type);
     if (!sfx)
         return make_error("vulkan.unsupported_type",
@@ -177,11 +214,17 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 static const bool direct_ok = !env_is("EMBER_VULKAN_COOPMAT_DIRECT", "0");
                 const bool direct =
                     direct_ok && p.nrows % kCoopmatTile == 0 && n_tokens % kCoopmatTile == 0;
-                EMBER_TRY(rec.dispatch(
-                    std::string(direct ? "matmul_coopmat_direct_" : "matmul_coopmat_") + sfx,
-                    {p.range, x, y}, &pc, push_size<decltype(pc)>(), kCoopmatWg,
-                    uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
-                    uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile)));
+                // F16 activations (xh mirrors x element for element): 128-column stages.
+                const bool half = xh.buffer && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
+                std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
+                                   (direct ? "direct_" : "") + sfx;
+                const bool tokens_fast = coopmat_tokens_fast(w);
+                const uint32_t row_tiles = uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
+                               tok_tiles = uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile);
+                EMBER_TRY(
+                    rec.dispatch(name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(),
+                                 kCoopmatWg, tokens_fast ? tok_tiles : row_tiles,
+                                 tokens_fast ? row_tiles : tok_tiles, 1, {tokens_fast ? 1u : 0u}));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},

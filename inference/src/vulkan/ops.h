@@ -67,9 +67,15 @@ private:
     const char* m_tag = nullptr;
 };
 
-// Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens.
+// Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens. xh: X as
+// F16 (op_convert_f16), read instead of x where matmul_reads_f16() says so.
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
-                 uint32_t y_off, int n_tokens);
+                 uint32_t y_off, int n_tokens, BufferRange xh = {});
+// Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
+// kernel's 128-column stages, for weights it tiles row tile by row tile).
+bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
+// dst (F16)[i] = src[i], i < n
+Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
 // One-token mat-vec with fused neighbours (shaders/matvec_fused.comp).
 enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3 };
 struct FusedMatvec {
