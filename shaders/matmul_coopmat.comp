@@ -55,14 +55,11 @@ layout(constant_id = 1) const uint TOKENS_FAST = 0;
 #define X_VEC4 (BN * BK / 4 / 128)  // activation vec4 per thread a stage (128 threads)
 #endif
 #define WB (BK / 64)  // weight blocks per thread a stage: 64 rows x BK / 32 blocks, 128 threads
-#define LDC 68
 
 shared uvec4 sa[BM * LD4];
 shared uvec4 sb[BN * LD4];
-#if defined(X_F16) && !defined(DIRECT_STORE)
+#if !defined(DIRECT_STORE)
 shared float sc[4 * 16 * 8];  // one 16 x 8 accumulator per subgroup, for partial tiles
-#elif !defined(DIRECT_STORE)
-shared float sc[BN * LDC];
 #endif
 
 // What one thread loads for a stage: WB weight blocks (row tid / 2, blocks WB * (tid % 2) ..
@@ -232,14 +229,13 @@ void main() {
         barrier();
     }
 #if defined(DIRECT_STORE)
-    // Whole tiles only (ops.cpp checks): the accumulators go straight to y, and without the
-    // staging array the workgroup needs less shared memory.
+    // Whole tiles only (ops.cpp checks): the accumulators go straight to y.
     [[unroll]] for (int i = 0; i < 2; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j)
             coopMatStoreNV(acc[i][j], y,
                            pc.y_off + (t0 + sn + 8u * uint(j)) * pc.y_stride + row0 + sm + 16u * uint(i),
                            pc.y_stride, true);
-#elif defined(X_F16)
+#else
     // Partial tiles: each accumulator through the subgroup's 16 x 8 scratch (column-major, a
     // token's 16 rows together), copied out by its lanes where the row and token exist.
     uint lane = gl_SubgroupInvocationID;
@@ -254,16 +250,5 @@ void main() {
             }
             subgroupBarrier();
         }
-#else
-    uint tid = gl_LocalInvocationID.x;
-    [[unroll]] for (int i = 0; i < 2; ++i)
-        [[unroll]] for (int j = 0; j < 4; ++j)
-            coopMatStoreNV(acc[i][j], sc, (sn + 8u * uint(j)) * LDC + sm + 16u * uint(i), LDC, true);
-    barrier();
-    for (uint e = tid; e < BM * BN; e += WG_SIZE) {
-        uint t = e / BM, r = e % BM;
-        if (row0 + r < pc.nrows && t0 + t < pc.n_tokens)
-            y[pc.y_off + (t0 + t) * pc.y_stride + row0 + r] = sc[t * LDC + r];
-    }
 #endif
 }

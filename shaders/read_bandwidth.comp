@@ -1,7 +1,8 @@
 #version 450
 // Reads a buffer once, 16 bytes at a time, for `ember-cli bench --membw` on a GPU: the memory
 // roofline a decode step is held against. Each thread issues READS independent loads, the
-// shape of the decode mat-vecs' weight stream; a checksum that cannot match keeps the loads.
+// shape of the decode mat-vecs' weight stream; a checksum compared with a constant keeps the
+// loads.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "include/common.glsl"
@@ -23,5 +24,5 @@ void main() {
         if (i < pc.n) acc ^= src[i];
     }
     uint v = acc.x ^ acc.y ^ acc.z ^ acc.w;
-    if (v == 0x9E3779B9u) dst[0] = v;  // the fill pattern XORs to 0, never to this
+    if (v == 0x9E3779B9u) dst[0] = v;  // rare (random contents) and harmless: dst is scratch
 }

@@ -142,7 +142,6 @@ TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
     std::filesystem::remove_all(dir);
 }
 
-// Proves that the validation run can fail: a deliberate misuse must be counted.
 // The read-bandwidth measurement runs every size it is given (rounded down to 16 bytes),
 // rotating through its buffer; the numbers depend on the machine, so only their sanity is
 // checked here.
@@ -164,6 +163,7 @@ TEST(ReadBandwidth, MeasuresEverySize) {
     EXPECT_EQ(validation_error_count(), before);
 }
 
+// Proves that the validation run can fail: a deliberate misuse must be counted.
 TEST(VulkanValidation, LayerReportsErrors) {
     const char* expect = std::getenv("EMBER_VULKAN_EXPECT_VALIDATION");
     if (!expect || std::string(expect) != "1") GTEST_SKIP() << "not the validation run";

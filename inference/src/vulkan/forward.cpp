@@ -179,15 +179,15 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     return {};
 }
 
-// The F16 copy of n rows of x (count values) that the matmuls of ws read where they read one
-// (op_matmul); out stays empty where none does.
-Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, uint64_t count, int n,
+// The F16 copy of n rows of x, the input of the matmuls ws (of equal widths), where one of them
+// reads it (op_matmul); out stays empty where none does.
+Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, int n,
                  std::initializer_list<const DeviceTensor*> ws, BufferRange& out) {
     out = {};
     if (!b.xh.buffer ||
         std::none_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); }))
         return {};
-    EMBER_TRY(op_convert_f16(rec, x, b.xh, count));
+    EMBER_TRY(op_convert_f16(rec, x, b.xh, uint64_t(n) * uint64_t((*ws.begin())->cols)));
     rec.barrier();
     out = b.xh;
     return {};
@@ -207,7 +207,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         BufferRange xh;
         rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.xb, uint64_t(n) * d.E, n, {L.wq, L.wk, L.wv}, xh));
+        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, xh));
         rec.tag("matmul q/k/v");
         EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh));
@@ -233,7 +233,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         }
         rec.barrier();
         rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.att, uint64_t(n) * d.Dq, n, {L.wo}, xh));
+        EMBER_TRY(f16_input(rec, b, b.att, n, {L.wo}, xh));
         rec.tag("matmul wo");
         EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh));
         rec.barrier();
@@ -245,7 +245,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
                               int(d.E), hp.rms_eps));
         rec.barrier();
         rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.xb, uint64_t(n) * d.E, n, {L.gate, L.up}, xh));
+        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, xh));
         rec.tag("matmul gate/up");
         EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh));
@@ -254,7 +254,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         EMBER_TRY(op_silu_mul(rec, b.g, b.u, b.g, uint32_t(n) * d.F));
         rec.barrier();
         rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.g, uint64_t(n) * d.F, n, {L.down}, xh));
+        EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, xh));
         rec.tag("matmul down");
         EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh));
         rec.barrier();
