@@ -10,156 +10,147 @@
 #include "include/common.glsl"
 
 #if defined(SPLIT_KV)
-// Decode (one query token) split over positions, flash-decoding style. Workgroup (hk, sp)
-// takes KV head hk with all its g query heads and a run of about PPP positions, and writes
-// its softmax partials (max, sum, unnormalized output); the last workgroup of the KV head to
-// finish (an atomic counter) combines them. Latency, not bandwidth, bounds decode attention,
-// so each pass makes one round trip to memory: every thread loads one 16-byte piece of K and
-// of V (the next pass's pieces are loaded while this one computes), partial scores meet in
-// shared memory, and one thread per head turns them into the pass's softmax weights.
-// Needs head_dim % 8 == 0, head_dim | WG_SIZE (128) and g <= G_MAX (ops.cpp checks).
-#define G_MAX 8u
-#define OUT_MAX 8u  // outputs (head, dimension) per thread: G_MAX * 128 / WG_SIZE
+// Decode (one query token), flash-decoding style. Workgroup (h, sp) takes query head h and the
+// sp-th run of whole passes of positions; a pass is R * PT positions (R = WG_SIZE / (head_dim /
+// 8) rows of threads): thread (row, seg) loads piece seg (8 dimensions) of K and of V at
+// positions row, row + R, ... of the pass, all in one round trip; scores meet in shared memory,
+// and an online softmax carries the maximum and sum from pass to pass. Short contexts take one
+// workgroup per head, which writes its output itself. Longer ones are split into at most
+// pc.n_split runs of at least pc.min_passes passes (the partials, counter and combine cost
+// about three round trips, docs/performance.md item 41): each run writes its partials (max,
+// sum, unnormalized output) and the last of a head's runs to finish (an atomic counter, left at
+// zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE (ops.cpp
+// checks).
+layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
 
-layout(binding = 0) readonly buffer QBuf { float q[]; };
+layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
 layout(binding = 2) readonly buffer VBuf { uvec4 vc4[]; };
 layout(binding = 3) writeonly buffer OBuf { float o[]; };
-layout(binding = 4) coherent buffer PartBuf { float part[]; };  // [hk][sp][h][2 + head_dim]
-layout(binding = 5) coherent buffer CountBuf { uint counter[]; };  // per KV head, left at 0
+layout(binding = 4) coherent buffer PartBuf { float part[]; };     // [h][sp][2 + head_dim]
+layout(binding = 5) coherent buffer CountBuf { uint counter[]; };  // per query head, left at 0
 DECLARE_STEP_BUFFER(6)
 
 layout(push_constant) uniform PC {
     uint n_head;
     uint n_head_kv;
     uint head_dim;
-    uint kv_stride;  // halfs between positions of the cache
+    uint kv_stride;   // halfs between positions of the cache
     float scale;
-    uint n_split;    // workgroups per KV head (gl_NumWorkGroups.y)
+    uint n_split;     // most runs per head (partials are laid out for these)
+    uint min_passes;  // fewest passes in a run
 } pc;
 
-shared float q_s[G_MAX * 128];     // [h][d], scaled
-shared float v_s[1024];            // the pass's V, [position][d]: PPP * head_dim = 8 * WG_SIZE
-shared float part_s[G_MAX * 128];  // partial scores, [h][position][seg]
-shared float s_s[G_MAX * 128];     // scores, then their exp(score - running max), [h][position]
-shared float mh_s[G_MAX], lh_s[G_MAX], ch_s[G_MAX];  // per head: running max, sum, rescale
+// [0, PT WG_SIZE): partial scores, [k][thread]; then a pass's weights, [position]. After the
+// last pass, [0, 8 WG_SIZE): each row's outputs, [row][d].
+shared float sh[(PT > 4u ? 2u * PT : 8u) * WG_SIZE];
 shared uint last_s;
 
+// Runs of a context of n_pass passes: at most n_split of at least min_passes each (ops.cpp's
+// decode_attention_grids makes the same choice); per: passes per run.
+uint runs(uint n_pass, out uint per) {
+    uint n = min((n_pass + pc.min_passes - 1u) / pc.min_passes, pc.n_split);
+    per = (n_pass + n - 1u) / n;
+    return (n_pass + per - 1u) / per;
+}
+
 void main() {
-    const uint hk = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
-    const uint g = pc.n_head / pc.n_head_kv, hd = pc.head_dim;
-    const uint TPP = hd / 8u, PPP = WG_SIZE / TPP;  // threads per position, positions per pass
+    const uint tid = gl_LocalInvocationID.x, hd = pc.head_dim;
+    const uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, hk = h / (pc.n_head / pc.n_head_kv);
+    const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
     const uint n_kv = step_pos0 + 1u;
-    const uint n_act = min((n_kv + PPP - 1u) / PPP, pc.n_split);  // workgroups with work
-    if (sp >= n_act) return;
-    const uint per = (n_kv + n_act - 1u) / n_act;
-    const uint j_begin = min(sp * per, n_kv), j_end = min(j_begin + per, n_kv);
-    const uint pl = tid / TPP, seg = tid % TPP;  // this thread's position in a pass, its piece
-    const uint kv0 = (hk * hd) / 8u + seg;
-
-    uvec4 kw = uvec4(0u), vw = uvec4(0u);
-    if (j_begin + pl < j_end) {
-        kw = kc4[(j_begin + pl) * (pc.kv_stride / 8u) + kv0];
-        vw = vc4[(j_begin + pl) * (pc.kv_stride / 8u) + kv0];
+    uint per;
+    const uint n_run = runs((n_kv + P - 1u) / P, per);
+    if (sp >= n_run) return;
+    const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
+    const uint row = tid / TPP, seg = tid % TPP, W = PT * WG_SIZE;  // W: the weights' offset
+    const uint stride4 = pc.kv_stride / 8u, kv0 = (hk * hd) / 8u + seg;
+    const uint qb = (h * hd) / 4u + 2u * seg;
+    const vec4 qa = q4[qb] * pc.scale, qc = q4[qb + 1u] * pc.scale;
+    float m = -1e30, l = 0.0;
+    vec4 acc_a = vec4(0.0), acc_b = vec4(0.0);  // dimensions 8 seg .. 8 seg + 7
+    for (uint p0 = j_begin; p0 < j_end; p0 += P) {
+        const uint n = min(P, j_end - p0);
+        uvec4 kw[PT], vw[PT];
+        [[unroll]] for (uint k = 0; k < PT; ++k) {
+            uint j = p0 + min(row + k * R, n - 1u);  // clamped: every load is unconditional
+            kw[k] = kc4[j * stride4 + kv0];
+            vw[k] = vc4[j * stride4 + kv0];
+        }
+        [[unroll]] for (uint k = 0; k < PT; ++k) {
+            vec4 ka = vec4(unpackHalf2x16(kw[k].x), unpackHalf2x16(kw[k].y));
+            vec4 kb = vec4(unpackHalf2x16(kw[k].z), unpackHalf2x16(kw[k].w));
+            sh[k * WG_SIZE + tid] = dot(qa, ka) + dot(qc, kb);
+        }
+        barrier();
+        // Position i of the pass (i = r + k R) has its pieces at sh[k WG_SIZE + r TPP ..].
+        float mx = -1e30;
+        for (uint i = tid; i < n; i += WG_SIZE) {
+            uint b = (i / R) * WG_SIZE + (i % R) * TPP;
+            float sc = 0.0;
+            for (uint t = 0; t < TPP; ++t) sc += sh[b + t];
+            sh[W + i] = sc;
+            mx = max(mx, sc);
+        }
+        const float mn = max(m, wg_max(mx));  // its barriers also publish the scores
+        float sum = 0.0;
+        for (uint i = tid; i < n; i += WG_SIZE) {
+            float e = exp(sh[W + i] - mn);
+            sh[W + i] = e;
+            sum += e;
+        }
+        const float c = exp(m - mn);
+        l = l * c + wg_sum(sum);
+        m = mn;
+        acc_a *= c;
+        acc_b *= c;
+        [[unroll]] for (uint k = 0; k < PT; ++k) {
+            uint i = row + k * R;
+            float p = i < n ? sh[W + i] : 0.0;
+            acc_a += p * vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
+            acc_b += p * vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
+        }
+        barrier();  // sh is rewritten by the next pass
     }
-    for (uint i = tid; i < g * hd; i += WG_SIZE) q_s[i] = q[hk * g * hd + i] * pc.scale;
+    // The rows hold partial outputs of the same dimensions (R hd = 8 WG_SIZE floats).
+    const uint vb = row * hd + seg * 8u;
+    [[unroll]] for (uint d = 0; d < 4u; ++d) sh[vb + d] = acc_a[d], sh[vb + 4u + d] = acc_b[d];
     barrier();
-
-    const uint n_out = (g * hd + WG_SIZE - 1u) / WG_SIZE;
-    float acc[OUT_MAX];
-    [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) acc[k] = 0.0;
-    if (tid < g) mh_s[tid] = -1e30, lh_s[tid] = 0.0;
-    for (uint j0 = j_begin; j0 < j_end; j0 += PPP) {
-        const uint npl = min(PPP, j_end - j0);
-        // Partial scores of this thread's piece against every head; its V piece as floats.
-        vec2 k0 = unpackHalf2x16(kw.x), k1 = unpackHalf2x16(kw.y);
-        vec2 k2 = unpackHalf2x16(kw.z), k3 = unpackHalf2x16(kw.w);
-        vec4 ka = vec4(k0, k1), kb = vec4(k2, k3);
-        for (uint h = 0; h < g; ++h) {
-            uint qb = h * hd + seg * 8u;
-            float sc = dot(ka, vec4(q_s[qb], q_s[qb + 1u], q_s[qb + 2u], q_s[qb + 3u])) +
-                       dot(kb, vec4(q_s[qb + 4u], q_s[qb + 5u], q_s[qb + 6u], q_s[qb + 7u]));
-            part_s[(h * PPP + pl) * TPP + seg] = sc;
-        }
-        uint vb = pl * hd + seg * 8u;
-        vec2 v0 = unpackHalf2x16(vw.x), v1 = unpackHalf2x16(vw.y);
-        vec2 v2 = unpackHalf2x16(vw.z), v3 = unpackHalf2x16(vw.w);
-        v_s[vb] = v0.x, v_s[vb + 1u] = v0.y, v_s[vb + 2u] = v1.x, v_s[vb + 3u] = v1.y;
-        v_s[vb + 4u] = v2.x, v_s[vb + 5u] = v2.y, v_s[vb + 6u] = v3.x, v_s[vb + 7u] = v3.y;
-        barrier();
-        // The next pass's pieces are on their way while this one finishes.
-        if (j0 + PPP + pl < j_end) {
-            kw = kc4[(j0 + PPP + pl) * (pc.kv_stride / 8u) + kv0];
-            vw = vc4[(j0 + PPP + pl) * (pc.kv_stride / 8u) + kv0];
-        }
-        for (uint i = tid; i < g * PPP; i += WG_SIZE) {
+    if (n_run == 1u) {
+        for (uint d = tid; d < hd; d += WG_SIZE) {
             float t = 0.0;
-            for (uint k = 0; k < TPP; ++k) t += part_s[i * TPP + k];
-            s_s[i] = t;
+            for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
+            o[h * hd + d] = t / l;
         }
-        barrier();
-        // One thread per head turns the pass's scores into weights exp(score - max) once (the
-        // outputs of a head share them) and keeps the head's running max and sum.
-        if (tid < g) {
-            float mo = mh_s[tid], mt = mo;
-            for (uint p = 0; p < npl; ++p) mt = max(mt, s_s[tid * PPP + p]);
-            float lsum = 0.0;
-            for (uint p = 0; p < npl; ++p) {
-                float e = exp(s_s[tid * PPP + p] - mt);
-                s_s[tid * PPP + p] = e;
-                lsum += e;
-            }
-            float c = exp(mo - mt);
-            ch_s[tid] = c;
-            lh_s[tid] = lh_s[tid] * c + lsum;
-            mh_s[tid] = mt;
-        }
-        barrier();
-        // Outputs (h, d) = i / hd, i % hd for i = tid, tid + WG_SIZE, ...
-        [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) {
-            uint i = tid + k * WG_SIZE;
-            if (k >= n_out || i >= g * hd) break;
-            uint h = i / hd, d = i % hd;
-            float a = 0.0;
-            for (uint p = 0; p < npl; ++p) a += s_s[h * PPP + p] * v_s[p * hd + d];
-            acc[k] = acc[k] * ch_s[h] + a;
-        }
-        barrier();  // part_s, s_s, v_s and the head values are rewritten by the next pass
+        return;
     }
-
-    const uint row = 2u + hd;
-    const uint base = (hk * pc.n_split + sp) * g * row;
-    [[unroll]] for (uint k = 0; k < OUT_MAX; ++k) {
-        uint i = tid + k * WG_SIZE;
-        if (k >= n_out || i >= g * hd) break;
-        uint h = i / hd, d = i % hd;
-        part[base + h * row + 2u + d] = acc[k];
-        if (d == 0u) {
-            part[base + h * row] = mh_s[h];
-            part[base + h * row + 1u] = lh_s[h];
-        }
+    const uint row_len = 2u + hd, base = (h * pc.n_split + sp) * row_len;
+    for (uint d = tid; d < hd; d += WG_SIZE) {
+        float t = 0.0;
+        for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
+        part[base + 2u + d] = t;
     }
+    if (tid == 0u) part[base] = m, part[base + 1u] = l;
     memoryBarrierBuffer();
     barrier();
-    if (tid == 0u) last_s = atomicAdd(counter[hk], 1u) == n_act - 1u ? 1u : 0u;
+    if (tid == 0u) last_s = atomicAdd(counter[h], 1u) == n_run - 1u ? 1u : 0u;
     barrier();
     if (last_s == 0u) return;
     memoryBarrierBuffer();
 
-    // The last workgroup of this KV head combines the partials, 8 splits' loads at a time.
-    for (uint i = tid; i < g * hd; i += WG_SIZE) {
-        uint h = i / hd, d = i % hd;
+    // The last run of this head combines the partials, 8 runs' loads at a time.
+    for (uint d = tid; d < hd; d += WG_SIZE) {
         float mx = -1e30, den = 0.0, num = 0.0;
-        for (uint k0 = 0; k0 < n_act; k0 += 8u) {
+        for (uint k0 = 0; k0 < n_run; k0 += 8u) {
             float mk[8], lk[8], ok[8];
             [[unroll]] for (uint u = 0; u < 8u; ++u) {
-                uint b = ((hk * pc.n_split + min(k0 + u, n_act - 1u)) * g + h) * row;
+                uint b = (h * pc.n_split + min(k0 + u, n_run - 1u)) * row_len;
                 mk[u] = part[b];
                 lk[u] = part[b + 1u];
                 ok[u] = part[b + 2u + d];
             }
             [[unroll]] for (uint u = 0; u < 8u; ++u) {
-                if (k0 + u >= n_act) break;
+                if (k0 + u >= n_run) break;
                 float mn = max(mx, mk[u]);
                 float c = exp(mx - mn), w = exp(mk[u] - mn);
                 den = den * c + lk[u] * w;
@@ -167,9 +158,9 @@ void main() {
                 mx = mn;
             }
         }
-        o[(hk * g + h) * hd + d] = num / den;
+        o[h * hd + d] = num / den;
     }
-    if (tid == 0u) counter[hk] = 0u;
+    if (tid == 0u) counter[h] = 0u;
 }
 
 #else  // one workgroup per (head, token)

@@ -92,6 +92,22 @@ TEST(Cli, Info) {
     EXPECT_TRUE(j["supported"].get<bool>());
 }
 
+TEST(Cli, BenchJsonAfterAContext) {
+    json j = parse_json(run_cli(ember::test::cli_path(),
+                                {"bench", "-m", kModel, "-p", "16", "-n", "8", "-r", "2", "-d",
+                                 "40", "--json", "--backend", "cpu", "--threads", "1"}));
+    ASSERT_TRUE(j.is_object());
+    for (const char* key : {"pp_tok_s", "pp_sd", "tg_tok_s", "tg_sd", "tg_ms_per_token",
+                            "weight_bytes", "tg_gb_s", "backend", "device", "features"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["n_prompt"], 16);
+    EXPECT_EQ(j["n_gen"], 8);
+    EXPECT_EQ(j["n_depth"], 40);
+    EXPECT_EQ(j["backend"], "cpu");
+    EXPECT_GT(j["pp_tok_s"].get<double>(), 0.0);
+    EXPECT_GT(j["tg_tok_s"].get<double>(), 0.0);
+}
+
 TEST(Cli, ErrorsExitNonZeroWithAMessage) {
     const auto cli = ember::test::cli_path();
     auto dir = ember::test::temp_dir();
@@ -113,6 +129,7 @@ TEST(Cli, ErrorsExitNonZeroWithAMessage) {
         {"info", "-m", truncated},
         {"tokenize", "-m", kModel, "-f", "/nonexistent.txt"},
         {"frobnicate"},
+        {"bench", "-m", kModel, "-d", "-1"},
         {"mkmodel", "-o", (dir / "x.gguf").string(), "--preset", "nope", "--type", "q4_0"},
         {"mkmodel", "-o", (dir / "x.gguf").string(), "--preset", "tinyllama-1.1b", "--type", "q3_k"},
     };

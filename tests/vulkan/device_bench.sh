@@ -7,8 +7,8 @@
 # previous kernel), right after the row's own bench on the same file; variants separated by '|'
 # run one after another (AB_ENV="A=0|B=4 C=1").
 # tgenv: tg128 only (-p 0), once as is and once per '|'-separated variant of $AB_ENV, on the rows
-# named in $ROWS (default "t4 l4"); variants whose text contains PROFILE also print the GPU
-# time per dispatch.
+# named in $ROWS (default "t4 l4"), after each context length in $DEPTHS (bench -d; default
+# "0"); variants whose text contains PROFILE also print the GPU time per dispatch.
 set -uo pipefail
 out="${OUT:-bench-out}"
 CLI="${CLI:-$PWD/.devbuild/bin/ember-cli}"
@@ -77,13 +77,17 @@ membw_one() {  # the GPU's read bandwidth per dispatch size (bench --membw) next
     python3 -c "import json,sys;j=json.load(open(sys.argv[1]));print(sys.argv[2], 'tg %.1f' % j['tg_tok_s'], 'tg GB/s %.0f' % j['tg_gb_s'], 'roofline %.0f tok/s' % j['tg_roofline_tok_s']);[print('  %9d bytes %8.2f us %7.0f GB/s' % (r['bytes'], r['us_per_dispatch'], r['gb_s'])) for r in j['gpu_read']]" "$out/$3_membw.json" "$3" || cat "$out/$3_membw.json" "$out/$3_membw.err"
 }
 tgenv_one() {
-    local v i=0
+    local v d i
     IFS='|' read -ra variants <<<"|${AB_ENV:-}"
-    for v in "${variants[@]}"; do
-        ([ -n "$v" ] && export $v; TO=100 bench_row "$3" _tg$i -p 0 -n 128 -r 3)
-        summary "$3 [${v:-as is}]" "$out/$3_tg$i.json"
-        case "$v" in *PROFILE*) tail -22 "$out/$3_tg$i.err" ;; esac
-        i=$((i + 1))
+    for d in ${DEPTHS:-0}; do
+        i=0
+        for v in "${variants[@]}"; do
+            ([ -n "$v" ] && export $v; TO=100 bench_row "$3" _tg${i}_d$d -p 0 -n 128 -r 3 \
+                $([ "$d" != 0 ] && echo "-d $d"))
+            summary "$3 d$d [${v:-as is}]" "$out/$3_tg${i}_d$d.json"
+            case "$v" in *PROFILE*) tail -22 "$out/$3_tg${i}_d$d.err" ;; esac
+            i=$((i + 1))
+        done
     done
 }
 diag_one() {  # decode time by stage: tg with stages left out (EMBER_VULKAN_SKIP, wrong results)

@@ -217,27 +217,35 @@ TEST_F(Ops, AttentionDecode) {
     check_attention(1, 64, 6, 3, 256);   // exactly one full tile before, head_dim > workgroup
 }
 
-// The split decode attention: every split count from one to more workgroups than positions,
-// tiles of more than one pass, GQA groups up to 8, and the counters left at zero (run twice in
-// one command buffer, the second run must combine again).
-void check_split_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split) {
+// The decode attention: one run per head and runs of passes from 1 up to more than the
+// position needs, passes with a partial last one, GQA, and the counters left at zero (run
+// twice in one command buffer: the second must combine again). Each case runs with n_split
+// runs per head launched (the idle ones return) and with the grid of decode_attention_grid
+// read by an indirect dispatch.
+void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split) {
     Context& ctx = shared_context();
     AttentionCase c(ctx, 1, pos0, n_head, n_head_kv, head_dim, 41);
     ASSERT_TRUE(decode_attention_supported(c.s));
-    HostBuffer part(ctx, decode_attention_partials(c.s, n_split)), count(ctx, size_t(n_head_kv));
-    std::fill_n(count.words(), n_head_kv, 0u);
+    HostBuffer part(ctx, decode_attention_partials(c.s, n_split)), count(ctx, size_t(n_head));
+    HostBuffer grid(ctx, 3);
+    const auto g = decode_attention_grid(c.s, n_split, uint32_t(pos0) + 1);
+    std::copy(g.begin(), g.end(), grid.words());
+    std::fill_n(count.words(), n_head, 0u);
     for (int rep = 0; rep < 2; ++rep) {
+        const bool indirect = rep == 1;
         ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
                         for (int i = 0; i < 2; ++i) {
                             EMBER_TRY(op_attention_decode(
                                 r, c.bq.range(), c.bk.range(), c.bv.range(), c.bo.range(),
-                                c.step.range(), c.s, part.range(), count.range(), n_split));
+                                c.step.range(), c.s, part.range(), count.range(), n_split,
+                                indirect ? grid.range() : BufferRange{}));
                             r.barrier();
                         }
                         return Status{};
                     }).ok());
-        EXPECT_LT(c.error(), 1e-10) << c.describe() << " splits " << n_split;
-        for (int h = 0; h < n_head_kv; ++h) ASSERT_EQ(count.words()[h], 0u) << "counter " << h;
+        EXPECT_LT(c.error(), 1e-10) << c.describe() << " runs " << n_split << " of " << g[1]
+                                    << (indirect ? " indirect" : "");
+        for (int h = 0; h < n_head; ++h) ASSERT_EQ(count.words()[h], 0u) << "counter " << h;
         std::fill_n(c.bo.f32(), c.q.size(), -7.0f);
     }
     EXPECT_TRUE(c.bo.guard_intact());
@@ -245,18 +253,24 @@ void check_split_attention(int pos0, int n_head, int n_head_kv, int head_dim, ui
     EXPECT_TRUE(count.guard_intact());
 }
 
+// With the default plan a pass is 2048 / (head_dim / 8) positions and a run at least 2 passes.
 TEST_F(Ops, AttentionDecodeSplit) {
-    check_split_attention(0, 4, 2, 64, 4);       // one position, most splits empty
-    check_split_attention(130, 8, 2, 128, 3);    // GQA 4
-    check_split_attention(300, 32, 4, 64, 2);    // GQA 8, 151 positions per split: two tiles
-    check_split_attention(1000, 4, 4, 128, 64);  // 16 positions per split, 63 splits busy
-    check_split_attention(20, 8, 4, 8, 8);       // stories260K's head size
-    check_split_attention(77, 6, 6, 32, 1);      // a single split
-    check_split_attention(500, 32, 4, 64, 40);   // GQA 8, 32 splits busy: 4 outputs a thread
+    check_decode_attention(0, 4, 2, 64, 4);       // one position, the grid one run
+    check_decode_attention(100, 32, 32, 128, 8);  // one pass, most rows' loads clamped
+    check_decode_attention(300, 8, 2, 128, 1);    // GQA 4, three passes in one run
+    check_decode_attention(300, 8, 2, 128, 3);    // three passes: runs of 2 and 1
+    check_decode_attention(1000, 4, 4, 128, 64);  // 8 passes: four runs of 2
+    check_decode_attention(3000, 8, 2, 128, 64);  // 24 passes: twelve runs of 2
+    check_decode_attention(3000, 8, 2, 128, 5);   // capped: runs of 5, 5, 5, 5 and 4
+    check_decode_attention(2500, 32, 4, 64, 4);   // GQA 8, 10 passes: runs of 3, 3, 3 and 1
+    check_decode_attention(9000, 8, 4, 8, 8);     // stories260K's head size: 5 passes, 2 2 1
+    check_decode_attention(77, 6, 6, 32, 1);      // a single run allowed
+    check_decode_attention(600, 32, 2, 64, 8);    // 16 query heads per KV head: 3 passes, 2 runs
+    check_decode_attention(700, 4, 4, 256, 16);   // head_dim 256: 11 passes of 64, 6 runs
     // Shapes it does not take are an error, not a wrong answer.
-    EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));   // 48 does not divide 128
-    EXPECT_FALSE(decode_attention_supported({1, 32, 2, 64, 1.0f}));  // 16 query heads per KV head
-    EXPECT_FALSE(decode_attention_supported({2, 4, 4, 64, 1.0f}));   // a batch
+    EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));  // 6 does not divide 256
+    EXPECT_FALSE(decode_attention_supported({1, 6, 4, 64, 1.0f}));  // heads not a multiple
+    EXPECT_FALSE(decode_attention_supported({2, 4, 4, 64, 1.0f}));  // a batch
 }
 
 TEST_F(Ops, Argmax) {

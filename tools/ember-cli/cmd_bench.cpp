@@ -91,25 +91,29 @@ Result<std::pair<nlohmann::json, double>> measure_gpu_read_bandwidth(const std::
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
-    std::set<std::string> valued = {"--n-prompt", "--n-gen", "--reps"};
+    std::set<std::string> valued = {"--n-prompt", "--n-gen", "--reps", "--depth"};
     valued.insert(kLoadOptions.begin(), kLoadOptions.end());
     Args a({"--json", "--membw"}, valued,
-           {{"-m", "--model"}, {"-p", "--n-prompt"}, {"-n", "--n-gen"}, {"-r", "--reps"}, {"-t", "--threads"}});
+           {{"-m", "--model"}, {"-p", "--n-prompt"}, {"-n", "--n-gen"}, {"-r", "--reps"}, {"-t", "--threads"},
+            {"-d", "--depth"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto pp = a.get_int("--n-prompt", 512, 0, 1 << 20);
     auto tg = a.get_int("--n-gen", 128, 0, 1 << 20);
     auto reps = a.get_int("--reps", 3, 1, 1000);
-    for (auto* r : {&pp, &tg, &reps}) if (!*r) return fail(r->error());
+    // Like llama-bench's -d: pp and tg run after this many context tokens (not timed).
+    auto depth = a.get_int("--depth", 0, 0, 1 << 20);
+    for (auto* r : {&pp, &tg, &reps, &depth}) if (!*r) return fail(r->error());
+    const int n_ctx = int(*depth + std::max(*pp, *tg)) + 1;
 
     auto params = load_params(a);
     if (!params) return fail(params.error());
-    params->n_ctx = std::max<int>(params->n_ctx, int(std::max(*pp, *tg)) + 1);
+    params->n_ctx = std::max<int>(params->n_ctx, n_ctx);
     auto path = a.require("--model");
     if (!path) return fail(path.error());
     auto model = Model::load(*path, *params);
     if (!model) return fail(model.error());
     Model& m = **model;
-    auto session = Session::create(m, {int(std::max(*pp, *tg)) + 1});
+    auto session = Session::create(m, {n_ctx});
     if (!session) return fail(session.error());
     Session& s = **session;
 
@@ -118,12 +122,21 @@ int cmd_bench(int argc, char** argv) {
     std::uniform_int_distribution<int> dist(0, m.n_vocab() - 1);
     std::vector<int32_t> prompt(static_cast<size_t>(*pp));
     for (auto& t : prompt) t = dist(rng);
+    std::vector<int32_t> context(static_cast<size_t>(*depth));
+    for (auto& t : context) t = dist(rng);
+    auto start = [&]() -> Status {
+        s.reset();
+        if (context.empty()) return Status{};
+        auto r = s.eval(context);
+        if (!r) return r.error();
+        return Status{};
+    };
 
     std::vector<double> pp_rates, tg_rates;
     // One untimed run of each warms caches, pipelines and clocks.
     for (int rep = -1; rep < *reps; rep++) {
         if (*pp > 0) {
-            s.reset();
+            if (auto st = start(); !st) return fail(st.error());
             const auto t0 = Clock::now();
             auto r = s.eval(prompt);
             if (!r) return fail(r.error());
@@ -131,7 +144,7 @@ int cmd_bench(int argc, char** argv) {
             if (rep >= 0) pp_rates.push_back(double(*pp) / dt);
         }
         if (*tg > 0) {
-            s.reset();
+            if (auto st = start(); !st) return fail(st.error());
             int32_t tok = dist(rng);
             const auto t0 = Clock::now();
             for (int i = 0; i < *tg; i++) {
@@ -154,6 +167,7 @@ int cmd_bench(int argc, char** argv) {
     j["n_params"] = m.info().n_params;
     j["n_prompt"] = *pp;
     j["n_gen"] = *tg;
+    j["n_depth"] = *depth;
     j["reps"] = *reps;
     j["pp_tok_s"] = ppm.mean;
     j["pp_sd"] = ppm.sd;
@@ -186,10 +200,14 @@ int cmd_bench(int argc, char** argv) {
         std::printf("model: %s (%s, %.2f GiB of weights) on %s (%s)\n", m.info().path.c_str(),
                     m.info().quantization.c_str(), wbytes / 1073741824.0, backend_name(b.kind),
                     b.device.c_str());
-        if (*pp > 0) std::printf("pp%lld: %10.1f ± %.1f tok/s\n", *pp, ppm.mean, ppm.sd);
+        char at[32] = "";
+        if (*depth > 0) std::snprintf(at, sizeof at, " @ d%lld", *depth);
+        if (*pp > 0)
+            std::printf("pp%lld%s: %10.1f ± %.1f tok/s\n", *pp, at, ppm.mean, ppm.sd);
         if (*tg > 0)
-            std::printf("tg%lld: %10.1f ± %.1f tok/s (%.2f ms/token, %.1f GB/s of weights)\n", *tg,
-                        tgm.mean, tgm.sd, 1000.0 / tgm.mean, tgm.mean * wbytes / 1e9);
+            std::printf("tg%lld%s: %10.1f ± %.1f tok/s (%.2f ms/token, %.1f GB/s of weights)\n",
+                        *tg, at, tgm.mean, tgm.sd, 1000.0 / tgm.mean,
+                        tgm.mean * wbytes / 1e9);
         if (j.contains("read_gb_s"))
             std::printf("read bandwidth %.1f GB/s: roofline %.1f tok/s, reached %.0f%%\n",
                         j["read_gb_s"].get<double>(), j["tg_roofline_tok_s"].get<double>(),

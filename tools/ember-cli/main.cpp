@@ -23,8 +23,9 @@ commands:
             [--add-generation-prompt] [--bos-token S] [--eos-token S]
   mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
             [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
-  bench     -m MODEL [-p 512] [-n 128] [-r 3] [--backend ...] [--device ...] [--threads N]
-            [--json] [--membw]   (--membw: the device's read bandwidth, CPU or GPU)
+  bench     -m MODEL [-p 512] [-n 128] [-r 3] [-d 0] [--backend ...] [--device ...]
+            [--threads N] [--json] [--membw]   (-d: context tokens before each run;
+            --membw: the device's read bandwidth, CPU or GPU)
   devices   [--json]
   pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version

@@ -18,8 +18,9 @@ enum class Output { None, Logits, Argmax };
 struct Buffers {
     BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
-    BufferRange attn_part, attn_count;  // split decode attention: partials, per-KV-head counters
-    uint32_t attn_split = 0;            // its workgroups per KV head; 0: not used
+    BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
+    uint32_t attn_split = 0;            // its most runs per head; 0: not used
+    BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
 };
@@ -36,8 +37,12 @@ int batch_capacity(int n_ctx) {
     return std::max(1, std::min(kMaxBatch, n_ctx));
 }
 
-uint64_t step_bytes(int batch) {
+// Position, token count, token ids, then the decode attention's grid (3 uints).
+uint64_t step_grid_offset(int batch) {
     return 8 + 4 * uint64_t(batch);
+}
+uint64_t step_bytes(int batch) {
+    return step_grid_offset(batch) + 12;
 }
 
 Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b);
@@ -52,7 +57,7 @@ AttentionShape attention_shape(const LlamaHParams& hp, int n) {
 Status record_decode_attention(Recorder& rec, const Buffers& b, size_t l, const AttentionShape& s) {
     if (b.attn_split)
         return op_attention_decode(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, s,
-                                   b.attn_part, b.attn_count, b.attn_split);
+                                   b.attn_part, b.attn_count, b.attn_split, b.attn_grid);
     return op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, s);
 }
 
@@ -338,7 +343,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     const AttentionShape dec = attention_shape(hp, 1);
     const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
-           scount = f32(hp.n_head_kv);
+           scount = f32(hp.n_head);
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
             return make_error("vulkan.batch_too_large", "activation buffer of " +
@@ -371,6 +376,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.attn_part = r->m_arena.get(spart);
     b.attn_count = r->m_arena.get(scount);
     b.attn_split = n_split;
+    b.attn_grid = r->m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {
         b.k_cache.push_back(r->m_arena.get(skc[l]));
         b.v_cache.push_back(r->m_arena.get(svc[l]));
@@ -397,6 +403,11 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     step[0] = uint32_t(pos);
     step[1] = uint32_t(tokens.size());
     for (size_t i = 0; i < tokens.size(); ++i) step[2 + i] = uint32_t(tokens[i]);
+    if (tokens.size() == 1 && m_buf.attn_split) {
+        const auto grid = decode_attention_grid(attention_shape(m_loaded->model.hp, 1),
+                                                m_buf.attn_split, uint32_t(pos) + 1);
+        std::memcpy(step + step_grid_offset(m_batch) / 4, grid.data(), sizeof grid);
+    }
 
     const int n = int(tokens.size());
     const bool decode = n == 1 && out != Output::None;
@@ -476,7 +487,7 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
     const AttentionShape dec = attention_shape(hp, 1);
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
-                     hp.n_head_kv) +
+                     hp.n_head) +
                 step_bytes(int(B));
     return s;
 }

@@ -60,7 +60,8 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
             required = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
             break;
         case BufferKind::Upload:
-            ci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+            ci.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                       VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
             required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
             break;
         case BufferKind::Readback:
@@ -70,7 +71,7 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
             break;
         case BufferKind::HostStorage:
             ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
             required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
             break;
     }

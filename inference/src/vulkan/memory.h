@@ -13,6 +13,7 @@ struct BufferRange {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceSize offset = 0;
     VkDeviceSize size = 0;
+    BufferRange sub(VkDeviceSize off, VkDeviceSize n) const { return {buffer, offset + off, n}; }
 };
 
 // One VkDeviceMemory allocation, counted in the adapter's own-allocation accounting.
@@ -45,9 +46,9 @@ void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
 
 enum class BufferKind {
     DeviceLocal,  // storage, transfer source and destination
-    Upload,       // host-visible, coherent: staging and per-step inputs
+    Upload,       // host-visible, coherent: staging and per-step inputs (also indirect grids)
     Readback,     // host-visible, coherent, preferably cached: results
-    HostStorage,  // host-visible storage buffer (tests bind it directly)
+    HostStorage,  // host-visible storage buffer (tests bind it directly; also indirect grids)
 };
 
 // A VkBuffer with its own memory; host-visible kinds stay mapped.

@@ -1,6 +1,7 @@
 #include "vulkan/ops.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 
@@ -80,9 +81,31 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
                           shader + ": dispatch of " + std::to_string(gx) + "x" +
                               std::to_string(gy) + "x" + std::to_string(gz) +
                               " workgroups exceeds the device's limit");
-    if (k->pipeline.handle() != m_bound) {
-        vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline.handle());
-        m_bound = k->pipeline.handle();
+    bind(*k, bindings, push, push_bytes);
+    vkCmdDispatch(m_cmd, gx, gy, gz);
+    if (m_prof) m_prof->mark(m_cmd, m_tag ? m_tag : shader);
+    return {};
+}
+
+Status Recorder::dispatch_indirect(const std::string& shader,
+                                   std::initializer_list<BufferRange> bindings, const void* push,
+                                   uint32_t push_bytes, uint32_t wg_size, BufferRange grid,
+                                   std::initializer_list<uint32_t> spec) {
+    EMBER_ASSIGN_OR_RETURN(const Kernel* k, m_ctx.pipelines().get(shader, uint32_t(bindings.size()),
+                                                                  push_bytes, wg_size, spec));
+    if (!m_cmd) return {};
+    assert(grid.buffer != VK_NULL_HANDLE && grid.offset % 4 == 0 && grid.size >= 12);
+    bind(*k, bindings, push, push_bytes);
+    vkCmdDispatchIndirect(m_cmd, grid.buffer, grid.offset);
+    if (m_prof) m_prof->mark(m_cmd, m_tag ? m_tag : shader);
+    return {};
+}
+
+void Recorder::bind(const Kernel& k, std::initializer_list<BufferRange> bindings, const void* push,
+                    uint32_t push_bytes) {
+    if (k.pipeline.handle() != m_bound) {
+        vkCmdBindPipeline(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.pipeline.handle());
+        m_bound = k.pipeline.handle();
     }
     VkDescriptorBufferInfo infos[kMaxBindings];
     VkWriteDescriptorSet writes[kMaxBindings];
@@ -97,14 +120,11 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
         writes[n].pBufferInfo = &infos[n];
         ++n;
     }
-    vkCmdPushDescriptorSetKHR(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout.handle(), 0, n,
+    vkCmdPushDescriptorSetKHR(m_cmd, VK_PIPELINE_BIND_POINT_COMPUTE, k.layout.handle(), 0, n,
                               writes);
     if (push_bytes)
-        vkCmdPushConstants(m_cmd, k->layout.handle(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
+        vkCmdPushConstants(m_cmd, k.layout.handle(), VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes,
                            push);
-    vkCmdDispatch(m_cmd, gx, gy, gz);
-    if (m_prof) m_prof->mark(m_cmd, m_tag ? m_tag : shader);
-    return {};
 }
 
 Status Recorder::dispatch_linear(const std::string& shader,
@@ -500,22 +520,51 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
                         uint32_t(s.n_tokens));
 }
 
-constexpr uint32_t kWgAttnSplit = 128;  // positions per tile and head_dim limit
-constexpr int kAttnSplitHeads = 8;      // G_MAX: query heads per KV head
+namespace {
+// The decode attention's threads per workgroup and positions per thread in a pass, and the
+// fewest passes a run takes when a context is split (item 41's sweep on the H200;
+// EMBER_VULKAN_ATTN_WG, _PT and _PASSES for comparisons).
+struct DecodePlan {
+    uint32_t wg, pt, min_passes;
+};
+const DecodePlan& decode_plan() {
+    static const DecodePlan p{
+        std::clamp<uint32_t>(std::bit_floor(env_u32("EMBER_VULKAN_ATTN_WG", 256)), 32, 512),
+        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_ATTN_PT", 8), 1, 16),
+        std::max<uint32_t>(env_u32("EMBER_VULKAN_ATTN_PASSES", 2), 1)};
+    return p;
+}
+uint32_t positions_per_pass(const AttentionShape& s) {
+    return decode_plan().wg / (uint32_t(s.head_dim) / 8) * decode_plan().pt;
+}
+}  // namespace
 
 bool decode_attention_supported(const AttentionShape& s) {
+    // Each thread takes 8 dimensions of a position, so head_dim / 8 must divide the workgroup.
+    const uint32_t wg = decode_plan().wg;
     return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
-           s.n_head / s.n_head_kv <= kAttnSplitHeads && s.head_dim % 8 == 0 &&
-           s.head_dim <= int(kWgAttnSplit) && kWgAttnSplit % uint32_t(s.head_dim) == 0;
+           s.head_dim % 8 == 0 && s.head_dim > 0 && uint32_t(s.head_dim) / 8 <= wg &&
+           wg % (uint32_t(s.head_dim) / 8) == 0;
 }
 
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
-    // One pass (positions per workgroup) per split up to about 2048 workgroups; the shader
-    // uses only as many as the position needs, so short contexts pay for few.
-    const uint32_t per_pass = kWgAttnSplit * 8 / uint32_t(s.head_dim);
-    const uint32_t need = (uint32_t(std::max(n_ctx, 1)) + per_pass - 1) / per_pass;
-    const uint32_t cap = std::clamp(2048u / uint32_t(s.n_head_kv), 8u, 128u);
+    // Runs of at least min_passes passes, up to about 1024 workgroups in all.
+    const uint32_t passes =
+        (uint32_t(std::max(n_ctx, 1)) + positions_per_pass(s) - 1) / positions_per_pass(s);
+    const uint32_t need = (passes + decode_plan().min_passes - 1) / decode_plan().min_passes;
+    const uint32_t cap = std::clamp(1024u / uint32_t(s.n_head), 1u, 128u);
     return std::max(1u, std::min(need, cap));
+}
+
+std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
+                                              uint32_t n_kv) {
+    // The shader's runs(): at most n_split runs of at least min_passes passes, evenly filled.
+    const uint32_t passes = (n_kv + positions_per_pass(s) - 1) / positions_per_pass(s);
+    const uint32_t n =
+        std::clamp((passes + decode_plan().min_passes - 1) / decode_plan().min_passes, 1u,
+                   std::max(n_split, 1u));
+    const uint32_t per = (passes + n - 1) / n;
+    return {uint32_t(s.n_head), std::max(1u, (passes + per - 1) / per), 1};
 }
 
 uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
@@ -524,26 +573,32 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
 
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,
-                           BufferRange partials, BufferRange counters, uint32_t n_split) {
+                           BufferRange partials, BufferRange counters, uint32_t n_split,
+                           BufferRange grid) {
+    const DecodePlan& p = decode_plan();
     if (!decode_attention_supported(s))
         return make_error("vulkan.unsupported_shape",
-                          "split decode attention needs one token, head_dim a multiple of 8 "
-                          "dividing " +
-                              std::to_string(kWgAttnSplit) + ", and at most " +
-                              std::to_string(kAttnSplitHeads) + " query heads per KV head");
+                          "decode attention needs one token, n_head a multiple of n_head_kv, and "
+                          "head_dim a multiple of 8 with head_dim / 8 dividing " +
+                              std::to_string(p.wg));
+    if (n_split == 0) return make_error("vulkan.bad_argument", "decode attention with no runs");
     struct {
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
-        uint32_t n_split;
+        uint32_t n_split, min_passes;
     } pc{uint32_t(s.n_head),
          uint32_t(s.n_head_kv),
          uint32_t(s.head_dim),
          uint32_t(s.n_head_kv * s.head_dim),
          s.scale,
-         n_split};
-    return rec.dispatch("attention_split_f16_f32",
-                        {q, k_cache, v_cache, out, partials, counters, step}, &pc,
-                        push_size<decltype(pc)>(), kWgAttnSplit, uint32_t(s.n_head_kv), n_split);
+         n_split,
+         p.min_passes};
+    const auto b = {q, k_cache, v_cache, out, partials, counters, step};
+    if (grid.buffer)
+        return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
+                                     p.wg, grid, {p.pt});
+    return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
+                        uint32_t(s.n_head), n_split, 1, {p.pt});
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n) {

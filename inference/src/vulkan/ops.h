@@ -2,6 +2,7 @@
 // buffer; ops never wait, barrier() separates producers from consumers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -46,6 +47,10 @@ public:
                            const void* push, uint32_t push_bytes, uint32_t wg_size,
                            uint64_t n_groups, uint32_t gz = 1,
                            std::initializer_list<uint32_t> spec = {});
+    // Dispatches the workgroup counts (3 uints) that `grid` holds when the command runs.
+    Status dispatch_indirect(const std::string& shader, std::initializer_list<BufferRange> bindings,
+                             const void* push, uint32_t push_bytes, uint32_t wg_size,
+                             BufferRange grid, std::initializer_list<uint32_t> spec = {});
     // Names the dispatches that follow in a profile (e.g. the stage of a layer).
     void tag(const char* label) { m_tag = label; }
     // Zeroes the range; compute reads and writes after it see the zeros.
@@ -60,6 +65,9 @@ public:
     void barrier_to_host();
 
 private:
+    void bind(const Kernel& k, std::initializer_list<BufferRange> bindings, const void* push,
+              uint32_t push_bytes);
+
     Context& m_ctx;
     VkCommandBuffer m_cmd;
     VkPipeline m_bound = VK_NULL_HANDLE;
@@ -115,15 +123,22 @@ bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s);
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s,
                     BufferRange k_batch = {}, BufferRange v_batch = {});
-// Decode attention (one token) split over positions (shaders/attention.comp, SPLIT_KV):
-// n_split workgroups per KV head write partials (decode_attention_partials floats), the last
-// of them combines; counters (n_head_kv uints) must be zero and are left at zero.
+// Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per query head
+// and run of positions, at most n_split runs (decode_attention_splits) of at least a few passes;
+// split heads write partials (decode_attention_partials floats) and the last of their runs
+// combines; counters (n_head uints) must be zero and are left at zero. grid (optional, 3
+// uints): the workgroup counts for the step's position, written by the host before each step
+// (decode_attention_grid), so that a replayed step launches only the workgroups it needs;
+// without it n_split runs per head launch and the idle ones return at once.
 bool decode_attention_supported(const AttentionShape& s);
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx);
+std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
+                                              uint32_t n_kv);
 uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split);
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,
-                           BufferRange partials, BufferRange counters, uint32_t n_split);
+                           BufferRange partials, BufferRange counters, uint32_t n_split,
+                           BufferRange grid = {});
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n);
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n);  // y += x
 // result (one uint32) = argmax of x[x_off .. x_off + n)
