@@ -47,7 +47,7 @@ shared float sh[(PT > 4u ? 2u * PT : 8u) * WG_SIZE];
 shared uint last_s;
 
 // Runs of a context of n_pass passes: at most n_split of at least min_passes each (ops.cpp's
-// decode_attention_grids makes the same choice); per: passes per run.
+// decode_attention_grid makes the same choice); per: passes per run.
 uint runs(uint n_pass, out uint per) {
     uint n = min((n_pass + pc.min_passes - 1u) / pc.min_passes, pc.n_split);
     per = (n_pass + n - 1u) / n;
