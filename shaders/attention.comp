@@ -41,8 +41,9 @@ layout(push_constant) uniform PC {
     uint min_passes;  // fewest passes in a run
 } pc;
 
-// [0, PT WG_SIZE): partial scores, [k][thread]; then a pass's weights, [position]. After the
-// last pass, [0, 8 WG_SIZE): each row's outputs, [row][d].
+// A pass: [0, PT WG_SIZE) partial scores, [k][thread]; [PT WG_SIZE, + P) its weights,
+// [position] (P <= PT WG_SIZE). After the last pass, [0, 8 WG_SIZE): each row's outputs,
+// [row][d].
 shared float sh[(PT > 4u ? 2u * PT : 8u) * WG_SIZE];
 shared uint last_s;
 
@@ -116,20 +117,15 @@ void main() {
     const uint vb = row * hd + seg * 8u;
     [[unroll]] for (uint d = 0; d < 4u; ++d) sh[vb + d] = acc_a[d], sh[vb + 4u + d] = acc_b[d];
     barrier();
-    if (n_run == 1u) {
-        for (uint d = tid; d < hd; d += WG_SIZE) {
-            float t = 0.0;
-            for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
-            o[h * hd + d] = t / l;
-        }
-        return;
-    }
+    // One run: the output; several: this run's partials (max, sum, unnormalized output).
     const uint row_len = 2u + hd, base = (h * pc.n_split + sp) * row_len;
     for (uint d = tid; d < hd; d += WG_SIZE) {
         float t = 0.0;
         for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
-        part[base + 2u + d] = t;
+        if (n_run == 1u) o[h * hd + d] = t / l;
+        else part[base + 2u + d] = t;
     }
+    if (n_run == 1u) return;
     if (tid == 0u) part[base] = m, part[base + 1u] = l;
     memoryBarrierBuffer();
     barrier();

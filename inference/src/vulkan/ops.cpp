@@ -534,8 +534,13 @@ const DecodePlan& decode_plan() {
         std::max<uint32_t>(env_u32("EMBER_VULKAN_ATTN_PASSES", 2), 1)};
     return p;
 }
-uint32_t positions_per_pass(const AttentionShape& s) {
-    return decode_plan().wg / (uint32_t(s.head_dim) / 8) * decode_plan().pt;
+uint32_t passes_of(const AttentionShape& s, uint32_t n_positions) {
+    const uint32_t per_pass = decode_plan().wg / (uint32_t(s.head_dim) / 8) * decode_plan().pt;
+    return (n_positions + per_pass - 1) / per_pass;
+}
+// Runs that n positions would be split into with no cap: passes / min_passes, rounded up.
+uint32_t wanted_runs(const AttentionShape& s, uint32_t n_positions) {
+    return (passes_of(s, n_positions) + decode_plan().min_passes - 1) / decode_plan().min_passes;
 }
 }  // namespace
 
@@ -549,20 +554,15 @@ bool decode_attention_supported(const AttentionShape& s) {
 
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
     // Runs of at least min_passes passes, up to about 1024 workgroups in all.
-    const uint32_t passes =
-        (uint32_t(std::max(n_ctx, 1)) + positions_per_pass(s) - 1) / positions_per_pass(s);
-    const uint32_t need = (passes + decode_plan().min_passes - 1) / decode_plan().min_passes;
     const uint32_t cap = std::clamp(1024u / uint32_t(s.n_head), 1u, 128u);
-    return std::max(1u, std::min(need, cap));
+    return std::clamp(wanted_runs(s, uint32_t(std::max(n_ctx, 1))), 1u, cap);
 }
 
 std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
                                               uint32_t n_kv) {
     // The shader's runs(): at most n_split runs of at least min_passes passes, evenly filled.
-    const uint32_t passes = (n_kv + positions_per_pass(s) - 1) / positions_per_pass(s);
-    const uint32_t n =
-        std::clamp((passes + decode_plan().min_passes - 1) / decode_plan().min_passes, 1u,
-                   std::max(n_split, 1u));
+    const uint32_t passes = passes_of(s, n_kv);
+    const uint32_t n = std::clamp(wanted_runs(s, n_kv), 1u, std::max(n_split, 1u));
     const uint32_t per = (passes + n - 1) / n;
     return {uint32_t(s.n_head), std::max(1u, (passes + per - 1) / per), 1};
 }
