@@ -2,9 +2,10 @@
 // Y[t, r] = sum_c W[r, c] * X[t, c] on the tensor cores (GL_NV_cooperative_matrix): a
 // workgroup of 4 subgroups of 32 computes a 64-row x 64-token tile, each subgroup 32 x 32 as
 // 2 x 4 accumulators of 16 x 8. Weights and activations are staged in shared memory as F16, BK
-// columns a stage; products accumulate in F32. Each stage's global loads are issued before the
-// previous stage's products, into registers, so that their latency overlaps the tensor-core
-// work; staged data is written 8 or 4 halfs at a time.
+// columns a stage; products accumulate in F32. XLOAD says whether a stage's global loads are
+// issued before the previous stage's products, into registers, so that their latency overlaps
+// the tensor-core work, or only when the stage is stored, which frees those registers for more
+// workgroups per SM; staged data is written 8 or 4 halfs at a time.
 // X_F16 (Q4_0, Q8_0): the activations arrive as F16 (ops.cpp converts each input once) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (docs/performance.md items 38-39: faster only with the row tiles side by side).
@@ -42,6 +43,14 @@ layout(push_constant) uniform PC {
 // 1: workgroup x walks the token tiles, y the row tiles (the tiles of one weight row tile run
 // side by side and share its loads in L2); 0: x walks the row tiles.
 layout(constant_id = 1) const uint TOKENS_FAST = 0;
+// Timing only (EMBER_VULKAN_COOPMAT_DIAG, meant for XLOAD = 0), bits: 1 = global loads for the
+// first stage only, 2 = shared stores for the first stage only, 4 = fragments loaded once a
+// stage, 8 = every product done twice. Results are wrong by design.
+layout(constant_id = 2) const uint DIAG = 0;
+// When a stage's activations are loaded (EMBER_VULKAN_COOPMAT_XLOAD): 0 = with its weights,
+// before the previous stage's products; 1 = after those products; 2 = when stored, with no
+// registers held across the products; 3 = its weights too.
+layout(constant_id = 3) const uint XLOAD = 0;
 #if defined(X_F16)
 #if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
 #error "X_F16 is built for Q4_0 and Q8_0"
@@ -80,7 +89,8 @@ vec4 rx[X_VEC4];
 
 const uint MAGIC = 0x64006400u;  // two F16 1024.0; a value below 1024 ORed in is exact
 
-void load_stage(uint row0, uint t0, uint s, bool vec_x) {
+// Stage s's weights into registers.
+void load_stage(uint row0, uint s) {
     uint tid = gl_LocalInvocationID.x;
     uint r = row0 + (tid >> 1);
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
@@ -108,6 +118,11 @@ void load_stage(uint row0, uint t0, uint s, bool vec_x) {
         rh[i] = packHalf2x16(vec2(a, b));
     }
 #endif
+}
+
+// Stage s's activations into registers.
+void load_x_stage(uint t0, uint s, bool vec_x) {
+    uint tid = gl_LocalInvocationID.x;
 #if defined(X_F16)
     // 16 uvec4 per token a stage; x_off, x_stride and ncols are multiples of 8 (ops.cpp).
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
@@ -149,8 +164,9 @@ uint q8_pair(uint u, uint lo, uint hi, float16_t d) {
 }
 #endif
 
-void store_stage() {
+void store_stage(uint row0, uint t0, uint s, bool vec_x) {
     uint tid = gl_LocalInvocationID.x;
+    if (XLOAD == 3u) load_stage(row0, s);
 #if defined(TYPE_Q4_0)
     // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
     [[unroll]] for (uint b = 0; b < WB; ++b) {
@@ -181,6 +197,7 @@ void store_stage() {
     [[unroll]] for (uint i = 0; i < 4u; ++i)
         sa[a + i] = uvec4(rh[4u * i], rh[4u * i + 1u], rh[4u * i + 2u], rh[4u * i + 3u]);
 #endif
+    if (XLOAD >= 2u) load_x_stage(t0, s, vec_x);
 #if defined(X_F16)
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
         uint idx = it * 128u + tid;
@@ -210,22 +227,31 @@ void main() {
     // 16-byte activation loads need 4-aligned rows.
     bool vec_x = (pc.x_off & 3u) == 0u && (pc.x_stride & 3u) == 0u && (pc.ncols & 3u) == 0u;
     uint nst = (pc.ncols + BK - 1u) / BK;
-    load_stage(row0, t0, 0u, vec_x);
+    if (XLOAD < 3u) load_stage(row0, 0u);
+    if (XLOAD < 2u) load_x_stage(t0, 0u, vec_x);
     for (uint s = 0; s < nst; ++s) {
-        store_stage();
+        if ((DIAG & 2u) == 0u || s == 0u) store_stage(row0, t0, s, vec_x);
         barrier();
-        if (s + 1u < nst) load_stage(row0, t0, s + 1u, vec_x);
+        bool next = s + 1u < nst && ((DIAG & 1u) == 0u || s == 0u);
+        if (next && XLOAD < 3u) load_stage(row0, s + 1u);
+        if (next && XLOAD == 0u) load_x_stage(t0, s + 1u, vec_x);
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2];
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b[4];
         [[unroll]] for (uint k = 0; k < BK / 16u; ++k) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2];
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b[4];
             // Offsets and strides in uvec4 (8 halfs): 16 columns are 2.
+            if ((DIAG & 4u) == 0u || k == 0u) {
+                [[unroll]] for (int i = 0; i < 2; ++i)
+                    coopMatLoadNV(a[i], sa, (sm + 16u * uint(i)) * LD4 + 2u * k, LD4, false);
+                [[unroll]] for (int j = 0; j < 4; ++j)
+                    coopMatLoadNV(b[j], sb, (sn + 8u * uint(j)) * LD4 + 2u * k, LD4, true);
+            }
             [[unroll]] for (int i = 0; i < 2; ++i)
-                coopMatLoadNV(a[i], sa, (sm + 16u * uint(i)) * LD4 + 2u * k, LD4, false);
-            [[unroll]] for (int j = 0; j < 4; ++j)
-                coopMatLoadNV(b[j], sb, (sn + 8u * uint(j)) * LD4 + 2u * k, LD4, true);
-            [[unroll]] for (int i = 0; i < 2; ++i)
-                [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+                [[unroll]] for (int j = 0; j < 4; ++j) {
+                    acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+                    if ((DIAG & 8u) != 0u) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+                }
         }
+        if (next && XLOAD == 1u) load_x_stage(t0, s + 1u, vec_x);
         barrier();
     }
 #if defined(DIRECT_STORE)

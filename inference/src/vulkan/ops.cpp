@@ -189,10 +189,9 @@ bool coopmat_tokens_fast(const DeviceTensor& w) {
 }  // namespace
 
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens) {
-    // F16 activations and 128-column stages won in the row-tile order and lost in the other
-    // (docs/performance.md items 38-39); EMBER_VULKAN_COOPMAT_XH=0/1 forces them off or on.
-    static const char* force = std::getenv("EMBER_VULKAN_COOPMAT_XH");
-    const bool want = force && *force ? std::strcmp(force, "0") != 0 : !coopmat_tokens_fast(w);
+    // F16 activations and 128-column stages, loaded when stored (docs/performance.md, item 44);
+    // EMBER_VULKAN_COOPMAT_XH=0 turns them off (F32 activations).
+    static const bool want = !env_is("EMBER_VULKAN_COOPMAT_XH", "0");
     return want && n_tokens > 1 && use_coopmat(rec, w.type) && w.cols % 8 == 0 &&
            (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0);
 }
@@ -239,12 +238,24 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
                                    (direct ? "direct_" : "") + sfx;
                 const bool tokens_fast = coopmat_tokens_fast(w);
+                static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 15u;
+                // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
+                // loading them (2) and the weights too (3) only when stored frees registers for
+                // more workgroups; 3 won for matrices under 16 MiB, 2 for bigger ones, and the F32
+                // kernel lost either way (docs/performance.md, item 44). EMBER_VULKAN_COOPMAT_XLOAD
+                // sets it for every matmul.
+                static const char* xload_env = std::getenv("EMBER_VULKAN_COOPMAT_XLOAD");
+                const uint32_t xload =
+                    xload_env && *xload_env
+                        ? std::min<uint32_t>(std::strtoul(xload_env, nullptr, 10), 3)
+                    : half ? (tokens_fast ? 2 : 3)
+                           : 0;
                 const uint32_t row_tiles = uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
                                tok_tiles = uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile);
-                EMBER_TRY(
-                    rec.dispatch(name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(),
-                                 kCoopmatWg, tokens_fast ? tok_tiles : row_tiles,
-                                 tokens_fast ? row_tiles : tok_tiles, 1, {tokens_fast ? 1u : 0u}));
+                EMBER_TRY(rec.dispatch(
+                    name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), kCoopmatWg,
+                    tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
+                    {tokens_fast ? 1u : 0u, diag, xload}));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
