@@ -8,7 +8,7 @@
 // workgroups per SM; staged data is written 8 or 4 halfs at a time.
 // X_F16 (Q4_0, Q8_0): the activations arrive as F16 (ops.cpp converts each input once) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
-// F32 columns (docs/performance.md items 38-39: faster only with the row tiles side by side).
+// F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
