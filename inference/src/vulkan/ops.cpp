@@ -244,12 +244,10 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 // more workgroups; 3 won for matrices under 16 MiB, 2 for bigger ones, and the F32
                 // kernel lost either way (docs/performance.md, item 44). EMBER_VULKAN_COOPMAT_XLOAD
                 // sets it for every matmul.
-                static const char* xload_env = std::getenv("EMBER_VULKAN_COOPMAT_XLOAD");
-                const uint32_t xload =
-                    xload_env && *xload_env
-                        ? std::min<uint32_t>(std::strtoul(xload_env, nullptr, 10), 3)
-                    : half ? (tokens_fast ? 2 : 3)
-                           : 0;
+                static const uint32_t forced = env_u32("EMBER_VULKAN_COOPMAT_XLOAD", UINT32_MAX);
+                const uint32_t xload = forced != UINT32_MAX ? std::min(forced, 3u)
+                                       : half               ? (tokens_fast ? 2 : 3)
+                                                            : 0;
                 const uint32_t row_tiles = uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
                                tok_tiles = uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile);
                 EMBER_TRY(rec.dispatch(

@@ -80,7 +80,7 @@ private:
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens, BufferRange xh = {});
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
-// kernel's 128-column stages, for weights it tiles row tile by row tile).
+// kernel's 128-column stages: Q4_0 and Q8_0 weights, unless EMBER_VULKAN_COOPMAT_XH=0).
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
 // dst (F16)[i] = src[i], i < n
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
