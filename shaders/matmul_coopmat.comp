@@ -6,9 +6,10 @@
 // issued before the previous stage's products, into registers, so that their latency overlaps
 // the tensor-core work, or only when the stage is stored, which frees those registers for more
 // workgroups per SM; staged data is written 8 or 4 halfs at a time.
-// X_F16 (Q4_0, Q8_0): the activations arrive as F16 (ops.cpp converts each input once) and a
+// X_F16 (Q4_0, Q8_0): the activations arrive as F16 (the producing dispatch writes them) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
+// WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage (item 45).
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
@@ -38,8 +39,16 @@ layout(push_constant) uniform PC {
     uint y_stride;
 } pc;
 
-#define BM 64
-#define BN 64
+// WIDE: 128-row tiles of 8 subgroups (4 x 2), each still 32 x 32; a stage's loads then serve
+// twice the rows, at 64 columns a stage so that the F16 stages fit in 48 KiB.
+#if defined(WIDE)
+#define MSG 4u
+#else
+#define MSG 2u
+#endif
+#define BM (32u * MSG)
+#define BN 64u
+#define NT (64u * MSG)  // threads: 2 subgroups of 32 along the tokens
 // 1: workgroup x walks the token tiles, y the row tiles (the tiles of one weight row tile run
 // side by side and share its loads in L2); 0: x walks the row tiles.
 layout(constant_id = 1) const uint TOKENS_FAST = 0;
@@ -55,20 +64,23 @@ layout(constant_id = 3) const uint XLOAD = 0;
 #if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
 #error "X_F16 is built for Q4_0 and Q8_0"
 #endif
-#define BK 128   // columns a stage
-#define LD4 17u  // uvec4 (8 halfs) per staged row: 128 halfs + 8, so 8 rows hit distinct banks
-#define X_VEC4 (BN * BK / 8 / 128)  // activation uvec4 (8 halfs) per thread a stage
+#if defined(WIDE)
+#define BK 64u
 #else
-#define BK 64
-#define LD4 9u
-#define X_VEC4 (BN * BK / 4 / 128)  // activation vec4 per thread a stage (128 threads)
+#define BK 128u  // columns a stage
 #endif
-#define WB (BK / 64)  // weight blocks per thread a stage: 64 rows x BK / 32 blocks, 128 threads
+#define X_VEC4 (BN * BK / 8u / NT)  // activation uvec4 (8 halfs) per thread a stage
+#else
+#define BK 64u
+#define X_VEC4 (BN * BK / 4u / NT)  // activation vec4 per thread a stage
+#endif
+#define LD4 (BK / 8u + 1u)  // uvec4 (8 halfs) per staged row, + 1 so 8 rows hit distinct banks
+#define WB (BK / 64u)  // weight blocks per thread a stage: 2 threads a row
 
 shared uvec4 sa[BM * LD4];
 shared uvec4 sb[BN * LD4];
 #if !defined(DIRECT_STORE)
-shared float sc[4 * 16 * 8];  // one 16 x 8 accumulator per subgroup, for partial tiles
+shared float sc[2u * MSG * 16u * 8u];  // one 16 x 8 accumulator per subgroup, for partial tiles
 #endif
 
 // What one thread loads for a stage: WB weight blocks (row tid / 2, blocks WB * (tid % 2) ..
@@ -124,16 +136,16 @@ void load_stage(uint row0, uint s) {
 void load_x_stage(uint t0, uint s, bool vec_x) {
     uint tid = gl_LocalInvocationID.x;
 #if defined(X_F16)
-    // 16 uvec4 per token a stage; x_off, x_stride and ncols are multiples of 8 (ops.cpp).
+    // BK / 8 uvec4 per token a stage; x_off, x_stride and ncols are multiples of 8 (ops.cpp).
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
-        uint idx = it * 128u + tid;
-        uint t = t0 + (idx >> 4), col = s * BK + (idx & 15u) * 8u;
+        uint idx = it * NT + tid;
+        uint t = t0 + idx / (BK / 8u), col = s * BK + idx % (BK / 8u) * 8u;
         rx[it] = t < pc.n_tokens && col < pc.ncols ? xh8[(pc.x_off + t * pc.x_stride + col) >> 3]
                                                    : uvec4(0u);
     }
 #else
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
-        uint idx = it * 128u + tid;
+        uint idx = it * NT + tid;
         uint t = t0 + (idx >> 4), col = s * BK + (idx & 15u) * 4u;
         vec4 v = vec4(0.0);
         if (t < pc.n_tokens && col < pc.ncols) {
@@ -200,12 +212,12 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
     if (XLOAD >= 2u) load_x_stage(t0, s, vec_x);
 #if defined(X_F16)
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
-        uint idx = it * 128u + tid;
-        sb[(idx >> 4) * LD4 + (idx & 15u)] = rx[it];
+        uint idx = it * NT + tid;
+        sb[idx / (BK / 8u) * LD4 + idx % (BK / 8u)] = rx[it];
     }
 #else
     [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
-        uint idx = it * 128u + tid;
+        uint idx = it * NT + tid;
         uint q = idx & 15u;  // 4 halfs: half of a uvec4
         uint o = (idx >> 4) * LD4 + (q >> 1);
         uvec2 h = uvec2(packHalf2x16(rx[it].xy), packHalf2x16(rx[it].zw));
@@ -219,7 +231,7 @@ void main() {
     uint row0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x) * BM;
     uint t0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y) * BN;
     uint sg = gl_SubgroupID;
-    uint sm = (sg & 1u) * 32u, sn = (sg >> 1) * 32u;
+    uint sm = (sg % MSG) * 32u, sn = (sg / MSG) * 32u;
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[2][4];
     [[unroll]] for (int i = 0; i < 2; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);

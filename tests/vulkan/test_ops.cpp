@@ -55,6 +55,65 @@ TEST_F(Ops, RmsNormOfOneRowAtAnOffset) {
     EXPECT_TRUE(bo.guard_intact());
 }
 
+// The residual add fused with the norm after it, with F32 and F16 output; the F16 output of the
+// plain norm and of SiLU*up (the tensor-core matmul's inputs).
+TEST_F(Ops, AddRmsNormAndF16Outputs) {
+    Context& ctx = shared_context();
+    for (auto [n, rows] : {std::pair{64, 1}, {100, 3}, {4099, 2}}) {
+        auto x = random_floats(size_t(n) * rows, 31 + n, -3, 3);
+        auto res = random_floats(size_t(n) * rows, 32 + n, -3, 3);
+        auto w = random_floats(size_t(n), 33 + n);
+        std::vector<float> sum = x, want(x.size());
+        cpu::add_inplace(sum.data(), res.data(), n * rows);
+        for (int r = 0; r < rows; ++r)
+            cpu::rms_norm(&sum[size_t(r) * n], w.data(), &want[size_t(r) * n], n, 1e-5f);
+        for (bool f16 : {false, true}) {
+            HostBuffer bx(ctx, x.size()), br(ctx, res.size()), bw(ctx, w.size()),
+                bo(ctx, f16 ? (x.size() + 1) / 2 : x.size());
+            bx.fill(x.data(), x.size() * 4);
+            br.fill(res.data(), res.size() * 4);
+            bw.fill(w.data(), w.size() * 4);
+            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                            return op_add_rms_norm(r, bx.range(), br.range(), bw.range(),
+                                                   bo.range(), n, rows, 1e-5f, f16);
+                        }).ok());
+            EXPECT_LT(nmse(bx.f32(), sum.data(), sum.size()), 1e-12) << "n=" << n;
+            std::vector<float> got(want.size());
+            for (size_t i = 0; i < got.size(); ++i)
+                got[i] = f16 ? fp16_to_fp32(bo.f16()[i]) : bo.f32()[i];
+            // F16 output: rounding costs about 1e-7 of nmse.
+            EXPECT_LT(nmse(got.data(), want.data(), want.size()), f16 ? 1e-6 : 1e-10)
+                << "n=" << n << " f16 " << f16;
+            EXPECT_TRUE(bx.guard_intact());
+            EXPECT_TRUE(bo.guard_intact());
+
+            if (!f16) continue;
+            HostBuffer bn(ctx, (x.size() + 1) / 2);
+            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                            return op_rms_norm(r, br.range(), 0, bw.range(), bn.range(), 0, n, rows,
+                                               n, 1e-5f, true);
+                        }).ok());
+            std::vector<float> norm(res.size());
+            for (int r = 0; r < rows; ++r)
+                cpu::rms_norm(&res[size_t(r) * n], w.data(), &norm[size_t(r) * n], n, 1e-5f);
+            for (size_t i = 0; i < got.size(); ++i) got[i] = fp16_to_fp32(bn.f16()[i]);
+            EXPECT_LT(nmse(got.data(), norm.data(), norm.size()), 1e-6) << "n=" << n;
+            EXPECT_TRUE(bn.guard_intact());
+
+            HostBuffer bs(ctx, size_t(n + 1) / 2);
+            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                            return op_silu_mul(r, br.range(), bw.range(), bs.range(), uint32_t(n),
+                                               true);
+                        }).ok());
+            std::vector<float> sm(size_t(n), 0.0f);
+            cpu::silu_mul(res.data(), w.data(), sm.data(), n);
+            for (int i = 0; i < n; ++i) got[size_t(i)] = fp16_to_fp32(bs.f16()[i]);
+            EXPECT_LT(nmse(got.data(), sm.data(), size_t(n)), 1e-6) << "n=" << n;
+            EXPECT_TRUE(bs.guard_intact());
+        }
+    }
+}
+
 void check_rope(int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, bool with_ff) {
     Context& ctx = shared_context();
     const int stride = n_heads * head_dim;

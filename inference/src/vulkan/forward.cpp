@@ -184,6 +184,16 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     return {};
 }
 
+// Whether every one of the matmuls ws reads an F16 copy of its input, so that the dispatch
+// producing it can write F16 alone (docs/performance.md item 46; EMBER_VULKAN_FOLD_F16=0 makes
+// the copies instead, for comparison).
+bool all_read_f16(const Recorder& rec, const Buffers& b, int n,
+                  std::initializer_list<const DeviceTensor*> ws) {
+    static const bool allowed = !env_is("EMBER_VULKAN_FOLD_F16", "0");
+    return allowed && b.xh.buffer &&
+           std::all_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); });
+}
+
 // The F16 copy of n rows of x, the input of the matmuls ws (of equal widths), where one of them
 // reads it (op_matmul); out stays empty where none does.
 Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, int n,
@@ -192,27 +202,35 @@ Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, int n,
     if (!b.xh.buffer ||
         std::none_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); }))
         return {};
+    rec.tag("f16 copy");
     EMBER_TRY(op_convert_f16(rec, x, b.xh, uint64_t(n) * uint64_t((*ws.begin())->cols)));
     rec.barrier();
     out = b.xh;
     return {};
 }
 
-// The layers of n tokens, one op per dispatch.
+// The layers of n tokens, one op per dispatch but for the residual adds, each fused with the
+// norm after it. Where every matmul of a norm or SiLU*up output reads F16, that dispatch writes
+// b.xh instead of its F32 buffer (f16 below), and no copy is made.
 Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n) {
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
     const AttentionShape shape = attention_shape(hp, n);
+    auto qkv_f16 = [&](const DeviceLayer& L) {
+        return all_read_f16(rec, b, n, {L.wq, L.wk, L.wv});
+    };
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
-        rec.tag("rms_norm");
-        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
-                              int(d.E), hp.rms_eps));
-        rec.barrier();
-        BufferRange xh;
-        rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, xh));
+        bool f16 = qkv_f16(L);
+        if (l == 0) {  // later layers' attention norm ran with the previous layer's last add
+            rec.tag("rms_norm");
+            EMBER_TRY(op_rms_norm(rec, b.x, 0, L.attn_norm->pieces[0].range, f16 ? b.xh : b.xb, 0,
+                                  int(d.E), n, int(d.E), hp.rms_eps, f16));
+            rec.barrier();
+        }
+        BufferRange xh = f16 ? b.xh : BufferRange{};
+        if (!f16) EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, xh));
         rec.tag("matmul q/k/v");
         EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh));
@@ -237,34 +255,40 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
                 op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape, b.k, b.v));
         }
         rec.barrier();
-        rec.tag("f16 copy");
         EMBER_TRY(f16_input(rec, b, b.att, n, {L.wo}, xh));
         rec.tag("matmul wo");
         EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh));
         rec.barrier();
-        rec.tag("add");
-        EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
+        rec.tag("add + rms_norm");
+        f16 = all_read_f16(rec, b, n, {L.gate, L.up});
+        EMBER_TRY(op_add_rms_norm(rec, b.x, b.tmp, L.ffn_norm->pieces[0].range, f16 ? b.xh : b.xb,
+                                  int(d.E), n, hp.rms_eps, f16));
         rec.barrier();
-        rec.tag("rms_norm");
-        EMBER_TRY(op_rms_norm(rec, b.x, 0, L.ffn_norm->pieces[0].range, b.xb, 0, int(d.E), n,
-                              int(d.E), hp.rms_eps));
-        rec.barrier();
-        rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, xh));
+        xh = f16 ? b.xh : BufferRange{};
+        if (!f16) EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, xh));
         rec.tag("matmul gate/up");
         EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh));
         rec.barrier();
         rec.tag("silu_mul");
-        EMBER_TRY(op_silu_mul(rec, b.g, b.u, b.g, uint32_t(n) * d.F));
+        f16 = all_read_f16(rec, b, n, {L.down});
+        EMBER_TRY(op_silu_mul(rec, b.g, b.u, f16 ? b.xh : b.g, uint32_t(n) * d.F, f16));
         rec.barrier();
-        rec.tag("f16 copy");
-        EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, xh));
+        xh = f16 ? b.xh : BufferRange{};
+        if (!f16) EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, xh));
         rec.tag("matmul down");
         EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh));
         rec.barrier();
-        rec.tag("add");
-        EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
+        if (l + 1 < m.layers.size()) {
+            const DeviceLayer& next = m.layers[l + 1];
+            f16 = qkv_f16(next);
+            rec.tag("add + rms_norm");
+            EMBER_TRY(op_add_rms_norm(rec, b.x, b.tmp, next.attn_norm->pieces[0].range,
+                                      f16 ? b.xh : b.xb, int(d.E), n, hp.rms_eps, f16));
+        } else {
+            rec.tag("add");
+            EMBER_TRY(op_add(rec, b.x, b.tmp, uint32_t(n) * d.E));
+        }
         rec.barrier();
     }
     return {};

@@ -26,8 +26,8 @@ uint32_t push_size() {
     return sizeof(T);
 }
 
-constexpr uint32_t kCoopmatWg = 128;  // 4 subgroups of 32
-constexpr int64_t kCoopmatTile = 64;  // BM = BN in matmul_coopmat.comp
+constexpr uint32_t kCoopmatWg = 128;  // 4 subgroups of 32 (twice that for WIDE)
+constexpr int64_t kCoopmatTile = 64;  // BN, and BM without WIDE, in matmul_coopmat.comp
 constexpr int kCoopmatAttnQueries = 32;  // BQ in attention_coopmat.comp
 
 // The tensor-core matmul: where the device has it, for the types it is built for (their
@@ -186,6 +186,14 @@ bool coopmat_tokens_fast(const DeviceTensor& w) {
     return bytes >= big;
 }
 
+// The tensor-core matmul's tile height: 128-row tiles of 8 subgroups (WIDE in the shader) for
+// F16 activations, whose loads then serve twice the rows; 64 for matrices under 1,024 rows,
+// where 128-row tiles would leave most SMs idle. EMBER_VULKAN_COOPMAT_WIDE=0 keeps 64.
+int64_t coopmat_rows(const DeviceTensor& w, bool half) {
+    static const bool allowed = !env_is("EMBER_VULKAN_COOPMAT_WIDE", "0");
+    return allowed && half && w.rows >= 1024 ? 2 * kCoopmatTile : kCoopmatTile;
+}
+
 }  // namespace
 
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens) {
@@ -228,32 +236,35 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                  uint32_t(n_tokens),       x_off,           uint32_t(w.cols),
                  y_off + uint32_t(p.row0), uint32_t(w.rows)};
             if (use_coopmat(rec, w.type)) {
-                // Whole 64 x 64 tiles store their results directly (EMBER_VULKAN_COOPMAT_DIRECT=0
+                // Whole tiles store their results directly (EMBER_VULKAN_COOPMAT_DIRECT=0
                 // turns that off, for comparison).
                 static const bool direct_ok = !env_is("EMBER_VULKAN_COOPMAT_DIRECT", "0");
-                const bool direct =
-                    direct_ok && p.nrows % kCoopmatTile == 0 && n_tokens % kCoopmatTile == 0;
                 // F16 activations (xh mirrors x element for element): 128-column stages.
                 const bool half = xh.buffer && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
-                std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
-                                   (direct ? "direct_" : "") + sfx;
                 const bool tokens_fast = coopmat_tokens_fast(w);
+                const int64_t bm = coopmat_rows(w, half);
+                const bool wide = bm > kCoopmatTile;
+                const bool direct = direct_ok && p.nrows % bm == 0 && n_tokens % kCoopmatTile == 0;
+                std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
+                                   (wide ? "wide_" : "") + (direct ? "direct_" : "") + sfx;
                 static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 15u;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won for matrices under 16 MiB, 2 for bigger ones, and the F32
-                // kernel lost either way (docs/performance.md, item 44). EMBER_VULKAN_COOPMAT_XLOAD
-                // sets it for every matmul.
+                // kernel lost either way (docs/performance.md, item 44). The 128-row kernel holds
+                // few registers: Q4_0 prefetches everything (0), Q8_0 its weights (2) (item 45).
+                // EMBER_VULKAN_COOPMAT_XLOAD sets it for every matmul.
                 static const uint32_t forced = env_u32("EMBER_VULKAN_COOPMAT_XLOAD", UINT32_MAX);
                 const uint32_t xload = forced != UINT32_MAX ? std::min(forced, 3u)
+                                       : wide               ? (w.type == GgmlType::Q4_0 ? 0 : 2)
                                        : half               ? (tokens_fast ? 2 : 3)
                                                             : 0;
-                const uint32_t row_tiles = uint32_t((p.nrows + kCoopmatTile - 1) / kCoopmatTile),
+                const uint32_t row_tiles = uint32_t((p.nrows + bm - 1) / bm),
                                tok_tiles = uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile);
                 EMBER_TRY(rec.dispatch(
-                    name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), kCoopmatWg,
-                    tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
-                    {tokens_fast ? 1u : 0u, diag, xload}));
+                    name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(),
+                    wide ? 2 * kCoopmatWg : kCoopmatWg, tokens_fast ? tok_tiles : row_tiles,
+                    tokens_fast ? row_tiles : tok_tiles, 1, {tokens_fast ? 1u : 0u, diag, xload}));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
@@ -445,15 +456,26 @@ Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, B
     return {};
 }
 
+namespace {
+struct NormPc {
+    uint32_t n;
+    float eps;
+    uint32_t x_off, x_stride, out_off, out_stride;
+};
+}  // namespace
+
 Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, BufferRange out,
-                   uint32_t out_off, int n, int n_rows, int stride, float eps) {
-    struct {
-        uint32_t n;
-        float eps;
-        uint32_t x_off, x_stride, out_off, out_stride;
-    } pc{uint32_t(n), eps, x_off, uint32_t(stride), out_off, uint32_t(stride)};
-    return rec.dispatch("rms_norm_f32_f32", {x, w, out}, &pc, push_size<decltype(pc)>(), kWgNorm,
-                        uint32_t(n_rows));
+                   uint32_t out_off, int n, int n_rows, int stride, float eps, bool out_f16) {
+    NormPc pc{uint32_t(n), eps, x_off, uint32_t(stride), out_off, uint32_t(stride)};
+    return rec.dispatch(out_f16 ? "rms_norm_f32_f16" : "rms_norm_f32_f32", {x, w, out}, &pc,
+                        push_size<NormPc>(), kWgNorm, uint32_t(n_rows));
+}
+
+Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange w, BufferRange out,
+                       int n, int n_rows, float eps, bool out_f16) {
+    NormPc pc{uint32_t(n), eps, 0, uint32_t(n), 0, uint32_t(n)};
+    return rec.dispatch(out_f16 ? "add_rms_norm_f32_f16" : "add_rms_norm_f32_f32", {x, w, out, r},
+                        &pc, push_size<NormPc>(), kWgNorm, uint32_t(n_rows));
 }
 
 Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
@@ -610,12 +632,13 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                         uint32_t(s.n_head), n_split, 1, {p.pt});
 }
 
-Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n) {
+Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
+                   bool out_f16) {
     struct {
         uint32_t n, g_off, u_off, o_off;
     } pc{n, 0, 0, 0};
-    return rec.dispatch_linear("silu_mul_f32_f32", {g, u, out}, &pc, push_size<decltype(pc)>(),
-                               kWgElem, (n + kWgElem - 1) / kWgElem);
+    return rec.dispatch_linear(out_f16 ? "silu_mul_f32_f16" : "silu_mul_f32_f32", {g, u, out}, &pc,
+                               push_size<decltype(pc)>(), kWgElem, (n + kWgElem - 1) / kWgElem);
 }
 
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n) {

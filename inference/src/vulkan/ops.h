@@ -101,9 +101,14 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);
-// n_rows rows of n floats, `stride` apart in x and out.
+// n_rows rows of n floats, `stride` apart in x and out; out_f16: out is F16.
 Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, BufferRange out,
-                   uint32_t out_off, int n, int n_rows, int stride, float eps);
+                   uint32_t out_off, int n, int n_rows, int stride, float eps,
+                   bool out_f16 = false);
+// x[row] += r[row] (rows of n, r's contiguous), then out[row] = rms_norm(x[row]) * w: the
+// residual add and the next norm in one dispatch. out_f16: out is F16.
+Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange w, BufferRange out,
+                       int n, int n_rows, float eps, bool out_f16);
 // In place on n_tokens rows of n_heads * head_dim floats (x_stride apart); ff may be empty.
 Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
                BufferRange ff, int n_tokens, int n_heads, int head_dim, int n_rot, float freq_base);
@@ -139,7 +144,9 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
                            BufferRange grid = {});
-Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n);
+// out_f16: out is F16.
+Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
+                   bool out_f16 = false);
 Status op_add(Recorder& rec, BufferRange y, BufferRange x, uint32_t n);  // y += x
 // result (one uint32) = argmax of x[x_off .. x_off + n)
 Status op_argmax(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t n, BufferRange result);
