@@ -172,15 +172,16 @@ void Recorder::barrier_to_host() {
 
 namespace {
 
-// The tensor-core matmul's tile order: big weight matrices (EMBER_VULKAN_COOPMAT_BIG_MB, 16 MiB
-// unless set: 7B's gate, up and down) run the token tiles of a row tile side by side, so that
-// each weight tile is read from memory about once and serves its token tiles from L2; smaller
-// ones, which stay in L2 anyway, run the row tiles side by side. EMBER_VULKAN_COOPMAT_ORDER=0/1
-// forces one order.
+// The tensor-core matmul's tile order: big weight matrices (EMBER_VULKAN_COOPMAT_BIG_MB, 4 MiB
+// unless set: every 7B matrix, TinyLlama's gate, up and down, and its Q and output projection
+// in Q8_0) run the token tiles of a row tile side by side, so that each weight tile is read
+// from memory about once and serves its token tiles from L2; smaller ones, which stay in L2
+// anyway, run the row tiles side by side (docs/performance.md items 39 and 48).
+// EMBER_VULKAN_COOPMAT_ORDER=0/1 forces one order.
 bool coopmat_tokens_fast(const DeviceTensor& w) {
     static const char* order = std::getenv("EMBER_VULKAN_COOPMAT_ORDER");
     if (order && *order) return std::strcmp(order, "1") == 0;
-    static const uint64_t big = uint64_t(env_u32("EMBER_VULKAN_COOPMAT_BIG_MB", 16)) << 20;
+    static const uint64_t big = uint64_t(env_u32("EMBER_VULKAN_COOPMAT_BIG_MB", 4)) << 20;
     uint64_t bytes = 0;
     for (const auto& p : w.pieces) bytes += p.range.size;
     return bytes >= big;
@@ -250,8 +251,8 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 15u;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
-                // more workgroups; 3 won for matrices under 16 MiB, 2 for bigger ones, and the F32
-                // kernel lost either way (docs/performance.md, item 44). The 128-row kernel holds
+                // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
+                // either way (docs/performance.md, item 44). The 128-row kernel holds
                 // few registers: Q4_0 prefetches everything (0), Q8_0 its weights (2) (item 45).
                 // EMBER_VULKAN_COOPMAT_XLOAD sets it for every matmul.
                 static const uint32_t forced = env_u32("EMBER_VULKAN_COOPMAT_XLOAD", UINT32_MAX);
