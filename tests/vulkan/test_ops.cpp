@@ -55,6 +55,13 @@ TEST_F(Ops, RmsNormOfOneRowAtAnOffset) {
     EXPECT_TRUE(bo.guard_intact());
 }
 
+// n F16 values as floats.
+std::vector<float> floats_of_f16(const uint16_t* h, size_t n) {
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) f[i] = fp16_to_fp32(h[i]);
+    return f;
+}
+
 // The residual add fused with the norm after it, with F32 and F16 output; the F16 output of the
 // plain norm and of SiLU*up (the tensor-core matmul's inputs).
 TEST_F(Ops, AddRmsNormAndF16Outputs) {
@@ -78,9 +85,9 @@ TEST_F(Ops, AddRmsNormAndF16Outputs) {
                                                    bo.range(), n, rows, 1e-5f, f16);
                         }).ok());
             EXPECT_LT(nmse(bx.f32(), sum.data(), sum.size()), 1e-12) << "n=" << n;
-            std::vector<float> got(want.size());
-            for (size_t i = 0; i < got.size(); ++i)
-                got[i] = f16 ? fp16_to_fp32(bo.f16()[i]) : bo.f32()[i];
+            const std::vector<float> got =
+                f16 ? floats_of_f16(bo.f16(), want.size())
+                    : std::vector<float>(bo.f32(), bo.f32() + want.size());
             // F16 output: rounding costs about 1e-7 of nmse.
             EXPECT_LT(nmse(got.data(), want.data(), want.size()), f16 ? 1e-6 : 1e-10)
                 << "n=" << n << " f16 " << f16;
@@ -96,8 +103,9 @@ TEST_F(Ops, AddRmsNormAndF16Outputs) {
             std::vector<float> norm(res.size());
             for (int r = 0; r < rows; ++r)
                 cpu::rms_norm(&res[size_t(r) * n], w.data(), &norm[size_t(r) * n], n, 1e-5f);
-            for (size_t i = 0; i < got.size(); ++i) got[i] = fp16_to_fp32(bn.f16()[i]);
-            EXPECT_LT(nmse(got.data(), norm.data(), norm.size()), 1e-6) << "n=" << n;
+            EXPECT_LT(nmse(floats_of_f16(bn.f16(), norm.size()).data(), norm.data(), norm.size()),
+                      1e-6)
+                << "n=" << n;
             EXPECT_TRUE(bn.guard_intact());
 
             HostBuffer bs(ctx, size_t(n + 1) / 2);
@@ -107,8 +115,8 @@ TEST_F(Ops, AddRmsNormAndF16Outputs) {
                         }).ok());
             std::vector<float> sm(size_t(n), 0.0f);
             cpu::silu_mul(res.data(), w.data(), sm.data(), n);
-            for (int i = 0; i < n; ++i) got[size_t(i)] = fp16_to_fp32(bs.f16()[i]);
-            EXPECT_LT(nmse(got.data(), sm.data(), size_t(n)), 1e-6) << "n=" << n;
+            EXPECT_LT(nmse(floats_of_f16(bs.f16(), size_t(n)).data(), sm.data(), size_t(n)), 1e-6)
+                << "n=" << n;
             EXPECT_TRUE(bs.guard_intact());
         }
     }

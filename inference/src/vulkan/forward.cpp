@@ -194,12 +194,13 @@ bool all_read_f16(const Recorder& rec, const Buffers& b, int n,
            std::all_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); });
 }
 
-// The F16 copy of n rows of x, the input of the matmuls ws (of equal widths), where one of them
-// reads it (op_matmul); out stays empty where none does.
+// The F16 input of the matmuls ws (of equal widths): b.xh where the producer wrote it there
+// (written, from all_read_f16), else the F16 copy of n rows of x where one of them reads it
+// (op_matmul); out stays empty where none does.
 Status f16_input(Recorder& rec, const Buffers& b, BufferRange x, int n,
-                 std::initializer_list<const DeviceTensor*> ws, BufferRange& out) {
-    out = {};
-    if (!b.xh.buffer ||
+                 std::initializer_list<const DeviceTensor*> ws, bool written, BufferRange& out) {
+    out = written ? b.xh : BufferRange{};
+    if (written || !b.xh.buffer ||
         std::none_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); }))
         return {};
     rec.tag("f16 copy");
@@ -229,8 +230,8 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
                                   int(d.E), n, int(d.E), hp.rms_eps, f16));
             rec.barrier();
         }
-        BufferRange xh = f16 ? b.xh : BufferRange{};
-        if (!f16) EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, xh));
+        BufferRange xh;
+        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, f16, xh));
         rec.tag("matmul q/k/v");
         EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh));
@@ -255,7 +256,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
                 op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step, shape, b.k, b.v));
         }
         rec.barrier();
-        EMBER_TRY(f16_input(rec, b, b.att, n, {L.wo}, xh));
+        EMBER_TRY(f16_input(rec, b, b.att, n, {L.wo}, false, xh));
         rec.tag("matmul wo");
         EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh));
         rec.barrier();
@@ -264,8 +265,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         EMBER_TRY(op_add_rms_norm(rec, b.x, b.tmp, L.ffn_norm->pieces[0].range, f16 ? b.xh : b.xb,
                                   int(d.E), n, hp.rms_eps, f16));
         rec.barrier();
-        xh = f16 ? b.xh : BufferRange{};
-        if (!f16) EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, xh));
+        EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, f16, xh));
         rec.tag("matmul gate/up");
         EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh));
         EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh));
@@ -274,8 +274,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         f16 = all_read_f16(rec, b, n, {L.down});
         EMBER_TRY(op_silu_mul(rec, b.g, b.u, f16 ? b.xh : b.g, uint32_t(n) * d.F, f16));
         rec.barrier();
-        xh = f16 ? b.xh : BufferRange{};
-        if (!f16) EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, xh));
+        EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, f16, xh));
         rec.tag("matmul down");
         EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh));
         rec.barrier();
