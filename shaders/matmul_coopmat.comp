@@ -54,7 +54,7 @@ layout(push_constant) uniform PC {
 layout(constant_id = 1) const uint TOKENS_FAST = 0;
 // Timing only (EMBER_VULKAN_COOPMAT_DIAG, meant for XLOAD = 0), bits: 1 = global loads for the
 // first stage only, 2 = shared stores for the first stage only, 4 = fragments loaded once a
-// stage, 8 = every product done twice. Results are wrong by design.
+// stage, 8 = every product done twice, 16 = no barriers. Results are wrong by design.
 layout(constant_id = 2) const uint DIAG = 0;
 // When a stage's activations are loaded (EMBER_VULKAN_COOPMAT_XLOAD): 0 = with its weights,
 // before the previous stage's products; 1 = after those products; 2 = when stored, with no
@@ -243,7 +243,7 @@ void main() {
     if (XLOAD < 2u) load_x_stage(t0, 0u, vec_x);
     for (uint s = 0; s < nst; ++s) {
         if ((DIAG & 2u) == 0u || s == 0u) store_stage(row0, t0, s, vec_x);
-        barrier();
+        if ((DIAG & 16u) == 0u) barrier();
         bool next = s + 1u < nst && ((DIAG & 1u) == 0u || s == 0u);
         if (next && XLOAD < 3u) load_stage(row0, s + 1u);
         if (next && XLOAD == 0u) load_x_stage(t0, s + 1u, vec_x);
@@ -264,7 +264,7 @@ void main() {
                 }
         }
         if (next && XLOAD == 1u) load_x_stage(t0, s + 1u, vec_x);
-        barrier();
+        if ((DIAG & 16u) == 0u) barrier();
     }
 #if defined(DIRECT_STORE)
     // Whole tiles only (ops.cpp checks): the accumulators go straight to y.

@@ -248,7 +248,7 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 const bool direct = direct_ok && p.nrows % bm == 0 && n_tokens % kCoopmatTile == 0;
                 std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
                                    (wide ? "wide_" : "") + (direct ? "direct_" : "") + sfx;
-                static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 15u;
+                static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 31u;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
