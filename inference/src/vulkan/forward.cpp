@@ -128,12 +128,16 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     // out, q(kv) a(ttention) o(utput) f(fn gate/up) d(own), to take their time by difference.
     const char* skip_env = std::getenv("EMBER_VULKAN_SKIP");
     const std::string skip = skip_env ? skip_env : "";
+    // EMBER_VULKAN_NOBARRIER lists stages (same letters) whose barrier after is left out, for
+    // what the barriers cost (results wrong).
+    const char* nob_env = std::getenv("EMBER_VULKAN_NOBARRIER");
+    const std::string nob = nob_env ? nob_env : "";
     // One dependent stage: its dispatch, named in a GPU profile, then a barrier.
     auto stage = [&](char id, const char* label, const auto& record) -> Status {
         if (skip.find(id) != std::string::npos) return {};
         rec.tag(label);
         EMBER_TRY(record());
-        rec.barrier();
+        if (nob.find(id) == std::string::npos) rec.barrier();
         return {};
     };
     // y += W x: the output and down projections with the residual add.
