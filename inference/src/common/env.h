@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace ember {
 
@@ -21,6 +22,12 @@ inline uint32_t env_u32(const char* name, uint32_t fallback) {
     if (!e) return fallback;
     const int v = std::atoi(e);
     return v > 0 ? uint32_t(v) : 0u;
+}
+
+// The environment variable `name`, or "" when it is not set.
+inline std::string env_str(const char* name) {
+    const char* e = std::getenv(name);
+    return e ? e : "";
 }
 
 }  // namespace ember

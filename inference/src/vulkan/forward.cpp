@@ -126,12 +126,10 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     const AttentionShape shape = attention_shape(hp, 1);
     // Timing diagnostics only (the results are wrong): EMBER_VULKAN_SKIP lists stages to leave
     // out, q(kv) a(ttention) o(utput) f(fn gate/up) d(own), to take their time by difference.
-    const char* skip_env = std::getenv("EMBER_VULKAN_SKIP");
-    const std::string skip = skip_env ? skip_env : "";
+    const std::string skip = env_str("EMBER_VULKAN_SKIP");
     // EMBER_VULKAN_NOBARRIER lists stages (same letters) whose barrier after is left out, for
     // what the barriers cost (results wrong).
-    const char* nob_env = std::getenv("EMBER_VULKAN_NOBARRIER");
-    const std::string nob = nob_env ? nob_env : "";
+    const std::string nob = env_str("EMBER_VULKAN_NOBARRIER");
     // One dependent stage: its dispatch, named in a GPU profile, then a barrier.
     auto stage = [&](char id, const char* label, const auto& record) -> Status {
         if (skip.find(id) != std::string::npos) return {};
