@@ -7,6 +7,11 @@
 // alone move the logits by up to 1e-2), while earlier turns and decode read the F16 cache.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
+#if defined(WO)
+#extension GL_EXT_shader_atomic_float : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 #include "include/common.glsl"
 
 #if defined(SPLIT_KV)
@@ -26,7 +31,17 @@ layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
 layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
 layout(binding = 2) readonly buffer VBuf { uvec4 vc4[]; };
+#if defined(WO)
+// The output projection fused in (Q4_0 or Q8_0 Wo; short contexts, docs/performance.md item
+// 59): workgroup (h, sp) takes the whole context of head h (one run; the sp workgroups of a head
+// repeat its attention), then rows [sp slice_rows, +slice_rows) of Wo's columns of head h, and
+// adds its share of each row's product to the residual x with a float atomic.
+layout(binding = 3) buffer XBuf { float xr[]; };
+#define W_BINDING 7
+#include "include/weights.glsl"
+#else
 layout(binding = 3) writeonly buffer OBuf { float o[]; };
+#endif
 layout(binding = 4) coherent buffer PartBuf { float part[]; };     // [h][sp][2 + head_dim]
 layout(binding = 5) coherent buffer CountBuf { uint counter[]; };  // per query head, left at 0
 DECLARE_STEP_BUFFER(6)
@@ -39,6 +54,11 @@ layout(push_constant) uniform PC {
     float scale;
     uint n_split;     // most runs per head (partials are laid out for these)
     uint min_passes;  // fewest passes in a run
+#if defined(WO)
+    uint wo_rows;     // Wo: rows (the embedding width) and blocks per row
+    uint wo_stride;
+    uint slice_rows;  // rows per workgroup
+#endif
 } pc;
 
 // A pass: [0, PT WG_SIZE) partial scores, [k][thread]; [PT WG_SIZE, + P) its weights,
@@ -46,6 +66,72 @@ layout(push_constant) uniform PC {
 // [row][d].
 shared float sh[(PT > 4u ? 2u * PT : 8u) * WG_SIZE];
 shared uint last_s;
+
+#if defined(WO)
+shared float oh[256];  // head h's output (head_dim <= 256, ops.cpp checks)
+layout(constant_id = 2) const uint NCH = 4;  // Wo (Q4_0, Q8_0): the head's blocks in a row
+#include "include/dot_f16.glsl"
+shared uvec4 ohs[NCH * 4u];  // oh * 2^-e as F16 pairs, in block_dot's order
+
+// x[r] += Wo[r, h hd ..] . oh for this workgroup's rows: oh as F16 pairs (scaled so that block
+// sums stay small, as in matvec_fused_h.comp). NCH neighbouring lanes take the blocks of one
+// row, so that a warp's load covers whole rows (a thread per row made every load touch 32
+// cache lines, and the projection cost as much as the separate dispatch); up to 8 loads a
+// thread in flight, then products, a sum across the row's lanes and one atomic per row.
+layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at once (ops.cpp)
+uvec4 qa[WO_LOADS];
+#if defined(TYPE_Q8_0)
+uvec4 qb[WO_LOADS];
+#endif
+float16_t dd[WO_LOADS];
+
+// The loads of rows rb, rb + rows_per_pass, ... (this lane's block of each) into qa, qb, dd.
+void load_wo(uint h, uint rb) {
+    const uint c = gl_LocalInvocationID.x % NCH, rows_per_pass = WG_SIZE / NCH;
+    const uint r1 = min(gl_WorkGroupID.y * pc.slice_rows + pc.slice_rows, pc.wo_rows);
+    [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
+        uint r = min(rb + k * rows_per_pass, r1 - 1u);  // clamped: loads unconditional
+        uint ib = r * pc.wo_stride + h * NCH + c, qi = block_quants(ib);
+        qa[k] = wq[qi];
+#if defined(TYPE_Q8_0)
+        qb[k] = wq[qi + 1u];
+#endif
+        dd[k] = wd[block_scale(ib)];
+    }
+}
+void project_out(uint h) {
+    const uint tid = gl_LocalInvocationID.x;
+    float mx = 0.0;
+    for (uint d = tid; d < NCH * 32u; d += WG_SIZE) mx = max(mx, abs(oh[d]));
+    int e;
+    frexp(wg_max(mx), e);
+    const float down = exp2(float(-e)), up = exp2(float(e));
+    for (uint c = tid; c < NCH * 8u; c += WG_SIZE) {
+        vec4 v = vec4(oh[4u * c], oh[4u * c + 1u], oh[4u * c + 2u], oh[4u * c + 3u]) * down;
+        uint w = pair_word(c & 7u), slot = (c >> 3) * 4u + (w >> 2);
+        ohs[slot][w & 3u] = packHalf2x16(v.xz);
+        ohs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
+    }
+    barrier();
+    const uint c = tid % NCH;  // this lane's block of every row it takes (NCH divides WG_SIZE)
+    const uvec4 xv[4] = {ohs[4u * c], ohs[4u * c + 1u], ohs[4u * c + 2u], ohs[4u * c + 3u]};
+    const uint r0 = gl_WorkGroupID.y * pc.slice_rows, r1 = min(r0 + pc.slice_rows, pc.wo_rows);
+    const uint rows_per_pass = WG_SIZE / NCH;
+    for (uint rb = r0 + tid / NCH; rb < r1; rb += WO_LOADS * rows_per_pass) {
+        if (rb != r0 + tid / NCH) load_wo(h, rb);  // the first batch was loaded by main()
+        [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
+#if defined(TYPE_Q8_0)
+            float v = float(dd[k]) * block_dot(qa[k], qb[k], xv);
+#else
+            float v = float(dd[k]) * block_dot(qa[k], xv);
+#endif
+            for (uint o = 1u; o < NCH; o <<= 1) v += subgroupShuffleXor(v, o);  // the row's sum
+            uint r = rb + k * rows_per_pass;
+            if (c == 0u && r < r1) atomicAdd(xr[r], v * up);
+        }
+    }
+}
+#endif
 
 // Runs of a context of n_pass passes: at most n_split of at least min_passes each (ops.cpp's
 // decode_attention_grid makes the same choice); per: passes per run.
@@ -57,8 +143,16 @@ uint runs(uint n_pass, out uint per) {
 
 void main() {
     const uint tid = gl_LocalInvocationID.x, hd = pc.head_dim;
+#if defined(WO)
+    const uint h = gl_WorkGroupID.x, sp = 0u, hk = h / (pc.n_head / pc.n_head_kv);
+#else
     const uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, hk = h / (pc.n_head / pc.n_head_kv);
+#endif
     const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
+#if defined(WO)
+    // Wo's first loads do not depend on the attention: in flight during it.
+    load_wo(h, gl_WorkGroupID.y * pc.slice_rows + tid / NCH);
+#endif
     const uint n_kv = step_pos0 + 1u;
     uint per;
     const uint n_run = runs((n_kv + P - 1u) / P, per);
@@ -119,12 +213,23 @@ void main() {
     barrier();
     // One run: the output; several: this run's partials (max, sum, unnormalized output).
     const uint row_len = 2u + hd, base = (h * pc.n_split + sp) * row_len;
+#if defined(WO)
+    for (uint d = tid; d < hd; d += WG_SIZE) {
+        float t = 0.0;
+        for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
+        oh[d] = t / l;
+    }
+    barrier();
+    project_out(h);
+#else
     for (uint d = tid; d < hd; d += WG_SIZE) {
         float t = 0.0;
         for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
         if (n_run == 1u) o[h * hd + d] = t / l;
         else part[base + 2u + d] = t;
     }
+#endif
+#if !defined(WO)
     if (n_run == 1u) return;
     if (tid == 0u) part[base] = m, part[base + 1u] = l;
     memoryBarrierBuffer();
@@ -157,6 +262,7 @@ void main() {
         o[h * hd + d] = num / den;
     }
     if (tid == 0u) counter[h] = 0u;
+#endif
 }
 
 #else  // one workgroup per (head, token)

@@ -261,6 +261,58 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
     }
 }
 
+// Decode steps on both sides of the context length from which the attention splits over
+// positions: up to it the output projection runs inside the attention dispatch (attention.comp
+// WO, float atomics), after it in its own; every step must match the separate dispatches.
+TEST_F(Forward, AttentionWithOutputProjectionMatchesSeparate) {
+    auto adapter = Context::pick_adapter(test_device());
+    ASSERT_TRUE(adapter.ok());
+    const bool fusable = adapter->atomic_float_add && adapter->float16;
+    // head_dim 64: one run per head up to 512 positions (2 passes of 256).
+    const int n_prompt = 509, n_steps = 6;
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+        SCOPED_TRACE(type_name(type));
+        auto s = synth_model(type);
+        auto run = [&](const char* wo, std::string& report) {
+            setenv("EMBER_VULKAN_ATTN_WO", wo, 1);
+            setenv("EMBER_VULKAN_PROFILE", "1", 1);
+            ::testing::internal::CaptureStderr();
+            std::vector<std::vector<float>> out;
+            {
+                auto bm = create_backend_model(s->m, test_options(n_prompt + n_steps));
+                EXPECT_TRUE(bm.ok());
+                auto r = bm.ok() ? (*bm)->create_runner(n_prompt + n_steps)
+                                 : Result<std::unique_ptr<Runner>>(bm.error());
+                EXPECT_TRUE(r.ok());
+                if (r.ok()) {
+                    std::vector<int32_t> prompt(n_prompt);
+                    for (int i = 0; i < n_prompt; ++i) prompt[size_t(i)] = (i * 37 + 11) % 300;
+                    out.emplace_back(300);
+                    EXPECT_TRUE((*r)->forward(prompt, 0, out.back().data()).ok());
+                    for (int i = 0; i < n_steps; ++i) {
+                        std::vector<int32_t> one = {int32_t(i * 53 % 300)};
+                        out.emplace_back(300);
+                        EXPECT_TRUE((*r)->forward(one, n_prompt + i, out.back().data()).ok());
+                    }
+                }
+            }
+            report = ::testing::internal::GetCapturedStderr();
+            unsetenv("EMBER_VULKAN_PROFILE");
+            unsetenv("EMBER_VULKAN_ATTN_WO");
+            return out;
+        };
+        std::string fused_report, plain_report;
+        auto a = run("8", fused_report), b = run("0", plain_report);
+        EXPECT_EQ(fused_report.find("attention + wo + residual") != std::string::npos, fusable)
+            << fused_report;
+        EXPECT_EQ(plain_report.find("attention + wo + residual"), std::string::npos);
+        ASSERT_EQ(a.size(), size_t(n_steps + 1));
+        ASSERT_EQ(a.size(), b.size());
+        for (size_t i = 0; i < a.size(); ++i)
+            EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), 1e-5) << "step " << i;
+    }
+}
+
 TEST_F(Forward, F32MatchesCpu) {
     check_type(GgmlType::F32, 1e-6, false, true);
 }

@@ -40,9 +40,17 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
         f12.vulkanMemoryModel = adapter.vulkan_memory_model ? VK_TRUE : VK_FALSE;
         f12.pNext = &cm;
     }
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     f11.storageBuffer16BitAccess = VK_TRUE;
     f11.pNext = &f12;
+    if (adapter.atomic_float_add) {
+        exts.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+        af.shaderBufferFloat32AtomicAdd = VK_TRUE;
+        af.pNext = f11.pNext;
+        f11.pNext = &af;
+    }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{

@@ -20,6 +20,9 @@ struct Buffers {
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
+    // A decode step whose context takes one run per head: attention and output projection in
+    // one dispatch where the device and Wo allow (op_attention_wo).
+    bool attn_wo = false;
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
@@ -119,7 +122,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
 }
 
 // One token through every layer in five dependent dispatches per layer: norm + QKV + RoPE +
-// cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual.
+// cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual;
+// four where attention and output projection fuse (b.attn_wo).
 Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b) {
     const LlamaHParams& hp = m.hp;
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
@@ -167,10 +171,17 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.freq_base = hp.rope_freq_base;
         EMBER_TRY(
             stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
-        EMBER_TRY(
-            stage('a', "attention", [&] { return record_decode_attention(rec, b, l, shape); }));
-        EMBER_TRY(stage('o', "wo + residual",
-                        [&] { return op_matvec_fused(rec, residual(L.wo, b.att, b.x)); }));
+        if (b.attn_wo && attention_wo_supported(rec, shape, *L.wo)) {
+            EMBER_TRY(stage('a', "attention + wo + residual", [&] {
+                return op_attention_wo(rec, b.q, b.k_cache[l], b.v_cache[l], b.x, b.step, shape,
+                                       *L.wo);
+            }));
+        } else {
+            EMBER_TRY(
+                stage('a', "attention", [&] { return record_decode_attention(rec, b, l, shape); }));
+            EMBER_TRY(stage('o', "wo + residual",
+                            [&] { return op_matvec_fused(rec, residual(L.wo, b.att, b.x)); }));
+        }
         FusedMatvec gu;
         gu.mode = FusedMode::Silu;
         gu.w[0] = L.gate;
@@ -326,12 +337,13 @@ private:
     Fence m_fence;
     VkCommandBuffer m_cmd_batch = VK_NULL_HANDLE;
     // A decode step (one token) depends on the position only through the step buffer, so its
-    // command buffers are recorded once and replayed.
-    VkCommandBuffer m_cmd_decode[2] = {VK_NULL_HANDLE, VK_NULL_HANDLE};
-    bool m_decode_recorded[2] = {false, false};
-    // EMBER_VULKAN_PROFILE=1: timestamps per dispatch for the batch buffer and the two decode
+    // command buffers are recorded once and replayed: [short context][argmax] (short: the
+    // attention takes one run per head, and the output projection may fuse into it).
+    VkCommandBuffer m_cmd_decode[2][2] = {};
+    bool m_decode_recorded[2][2] = {};
+    // EMBER_VULKAN_PROFILE=1: timestamps per dispatch for the batch buffer and the four decode
     // buffers, totals for batches and decode steps, printed when the runner goes.
-    std::unique_ptr<Profiler> m_prof[3];
+    std::unique_ptr<Profiler> m_prof[5];
     ProfileTotals m_prof_totals[2];
 };
 
@@ -410,8 +422,11 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     EMBER_ASSIGN_OR_RETURN(r->m_pool, CommandPool::create(ctx.device()));
     EMBER_ASSIGN_OR_RETURN(r->m_fence, Fence::create(ctx.device()));
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());
-    EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[0], r->m_pool.allocate());
-    EMBER_ASSIGN_OR_RETURN(r->m_cmd_decode[1], r->m_pool.allocate());
+    for (auto& row : r->m_cmd_decode) {
+        for (VkCommandBuffer& c : row) {
+            EMBER_ASSIGN_OR_RETURN(c, r->m_pool.allocate());
+        }
+    }
     if (env_is("EMBER_VULKAN_PROFILE", "1")) {
         const uint32_t cap = 24 * uint32_t(hp.n_layer) + 32;
         for (auto& p : r->m_prof) {
@@ -437,10 +452,13 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     const int n = int(tokens.size());
     const bool decode = n == 1 && out != Output::None;
     const int di = out == Output::Argmax ? 1 : 0;
-    VkCommandBuffer cmd = decode ? m_cmd_decode[di] : m_cmd_batch;
-    Profiler* prof = m_prof[decode ? 1 + di : 0].get();
+    const int si =
+        decode && m_buf.attn_split &&
+        decode_attention_one_run(attention_shape(m_loaded->model.hp, 1), uint32_t(pos) + 1);
+    VkCommandBuffer cmd = decode ? m_cmd_decode[si][di] : m_cmd_batch;
+    Profiler* prof = m_prof[decode ? 1 + 2 * si + di : 0].get();
     const bool zero = !m_counters_zeroed;
-    if (zero || !decode || !m_decode_recorded[di]) {
+    if (zero || !decode || !m_decode_recorded[si][di]) {
         EMBER_VK_TRY(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -448,12 +466,13 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         Recorder rec(ctx, cmd, prof);
         if (zero) rec.fill_zero(m_buf.attn_count);
         if (prof) prof->begin(cmd);
+        m_buf.attn_wo = si == 1;
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
         // A decode buffer that also cleared the counters is recorded again next time.
-        if (decode) m_decode_recorded[di] = !zero;
+        if (decode) m_decode_recorded[si][di] = !zero;
     }
     EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence));
     m_counters_zeroed = true;

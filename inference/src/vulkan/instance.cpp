@@ -170,6 +170,14 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         a.sm_count = sm.shaderSMCount;
     }
 
+    if (has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        f2.pNext = &af;
+        vkGetPhysicalDeviceFeatures2(pd, &f2);
+        a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
+    }
     if (has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
         vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
         a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {

@@ -50,6 +50,9 @@ struct Adapter {
     // F16 arithmetic: matmul_coopmat.comp can run (EMBER_VULKAN_COOPMAT=0 turns it off).
     bool coopmat_nv = false;
     bool float16 = false;  // shaderFloat16: F16 arithmetic in shaders
+    // VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: the decode attention can add
+    // its output projection into x itself (attention.comp, WO).
+    bool atomic_float_add = false;
     uint32_t sm_count = 0;  // multiprocessors (VK_NV_shader_sm_builtins), 0 if unknown
     bool vulkan_memory_model = false;
 };

@@ -633,6 +633,61 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                         uint32_t(s.n_head), n_split, 1, {p.pt});
 }
 
+bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
+    return wanted_runs(s, n_kv) <= 1;
+}
+
+bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo) {
+    // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too.
+    const Adapter& a = rec.context().adapter();
+    const uint32_t nch = uint32_t(s.head_dim / 32);
+    return a.atomic_float_add && a.float16 && !env_is("EMBER_VULKAN_ATTN_WO", "0") &&
+           !env_is("EMBER_VULKAN_MATVEC_H", "0") && decode_attention_supported(s) &&
+           (wo.type == GgmlType::Q4_0 || wo.type == GgmlType::Q8_0) && wo.pieces.size() == 1 &&
+           wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
+           std::has_single_bit(nch) && nch <= a.subgroup_size && decode_plan().wg % nch == 0;
+}
+
+Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                       BufferRange x, BufferRange step, const AttentionShape& s,
+                       const DeviceTensor& wo) {
+    const DecodePlan& p = decode_plan();
+    if (!attention_wo_supported(rec, s, wo))
+        return make_error("vulkan.unsupported_shape",
+                          "attention with the output projection fused needs float atomics, F16 "
+                          "arithmetic, Q4_0 or Q8_0 Wo of n_head * head_dim columns and head_dim "
+                          "32, 64, 128 or 256");
+    // 8 workgroups per head (the best of 2-16 on the H200, item 59), each repeating the head's
+    // attention and taking an eighth of Wo's rows (EMBER_VULKAN_ATTN_WO sets how many).
+    const uint32_t slices =
+        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_ATTN_WO", 8), 1, uint32_t(wo.rows));
+    const uint32_t slice_rows = uint32_t((wo.rows + slices - 1) / slices);
+    // The head's blocks in a row, and the loads per thread that cover a slice (at most 8 at once).
+    const uint32_t nch = uint32_t(s.head_dim / 32);
+    const uint32_t loads = std::clamp<uint32_t>((slice_rows * nch + p.wg - 1) / p.wg, 1, 8);
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, kv_stride;
+        float scale;
+        uint32_t n_split, min_passes, wo_rows, wo_stride, slice_rows;
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim),
+         s.scale,
+         1,
+         p.min_passes,
+         uint32_t(wo.rows),
+         wo.stride_units,
+         slice_rows};
+    // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
+    // held across the attention (t4 tg128 1,210 vs 1,191).
+    return rec.dispatch(std::string("attention_wo_") + weight_type_suffix(wo.type),
+                        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
+                        push_size<decltype(pc)>(), p.wg, uint32_t(s.n_head),
+                        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
+                        {std::min<uint32_t>(p.pt, 4), nch, loads});
+}
+
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
                    bool out_f16) {
     struct {

@@ -136,6 +136,16 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
 // (decode_attention_grid), so that a replayed step launches only the workgroups it needs;
 // without it n_split runs per head launch and the idle ones return at once.
 bool decode_attention_supported(const AttentionShape& s);
+// Whether the decode attention takes one run per head at n_kv positions (no split, no partials).
+bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv);
+// x += Wo attention(q, K, V) for one token in one dispatch (attention.comp, WO), for Q4_0 and
+// Q8_0 Wo on devices with float atomics and F16 arithmetic: workgroup (h, i) attends head h
+// over the whole context and adds its share of a slice of Wo's rows to x with float atomics
+// (the sum's order varies from run to run). For short contexts: no split over positions.
+bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo);
+Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
+                       BufferRange x, BufferRange step, const AttentionShape& s,
+                       const DeviceTensor& wo);
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx);
 std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
                                               uint32_t n_kv);

@@ -1,0 +1,49 @@
+// F16 dot products of one Q4_0 or Q8_0 block with 32 activations held as F16 pairs (4 uvec4,
+// in the order in which the quants unpack: pair_word says where each vec4 of activations
+// goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16 and one TYPE_*. The
+// activations must be scaled so that a block's 32 products stay well inside F16's range.
+
+const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in is exact
+
+// Dot product of a block's quants with the block's x pairs xv, in units of its scale.
+// Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
+// Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the staging below put
+// x's matching pairs in the same order (pair_word).
+#if defined(TYPE_Q4_0)
+float block_dot(uvec4 q, uvec4 xv[4]) {
+    f16vec2 s = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {
+        uint u = q[k];
+        f16vec2 a = unpackFloat2x16((u & 0x000F000Fu) | MAGIC) - f16vec2(1032.0);
+        f16vec2 b = fma(unpackFloat2x16((u & 0x00F000F0u) | MAGIC), f16vec2(0.0625), f16vec2(-72.0));
+        u >>= 8;
+        f16vec2 c = unpackFloat2x16((u & 0x000F000Fu) | MAGIC) - f16vec2(1032.0);
+        f16vec2 d = fma(unpackFloat2x16((u & 0x00F000F0u) | MAGIC), f16vec2(0.0625), f16vec2(-72.0));
+        s = fma(a, unpackFloat2x16(xv[k].x), s);
+        s = fma(b, unpackFloat2x16(xv[k].y), s);
+        s = fma(c, unpackFloat2x16(xv[k].z), s);
+        s = fma(d, unpackFloat2x16(xv[k].w), s);
+    }
+    return float(s.x) + float(s.y);
+}
+// x's vec4 c of a block (elements 4c..4c+3) -> the pair word of (x, z); (y, w) follow PAIR_STEP
+// words later, in the same uvec4.
+uint pair_word(uint c) { return c < 4u ? 4u * c : 4u * (c - 4u) + 1u; }
+#define PAIR_STEP 2u
+#else
+// Q8_0 uint k holds elements 4k..4k+3; with the sign bit flipped a byte is the value + 128.
+float block_dot(uvec4 q0, uvec4 q1, uvec4 xv[4]) {
+    f16vec2 s = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 8u; ++k) {
+        uint u = (k < 4u ? q0[k] : q1[k - 4u]) ^ 0x80808080u;
+        f16vec2 a = unpackFloat2x16((u & 0x00FF00FFu) | MAGIC) - f16vec2(1152.0);
+        f16vec2 b = unpackFloat2x16(((u >> 8) & 0x00FF00FFu) | MAGIC) - f16vec2(1152.0);
+        uvec4 xk = xv[k >> 1];
+        s = fma(a, unpackFloat2x16((k & 1u) == 0u ? xk.x : xk.z), s);
+        s = fma(b, unpackFloat2x16((k & 1u) == 0u ? xk.y : xk.w), s);
+    }
+    return float(s.x) + float(s.y);
+}
+uint pair_word(uint c) { return 2u * c; }
+#define PAIR_STEP 1u
+#endif
