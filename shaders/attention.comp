@@ -213,23 +213,20 @@ void main() {
     barrier();
     // One run: the output; several: this run's partials (max, sum, unnormalized output).
     const uint row_len = 2u + hd, base = (h * pc.n_split + sp) * row_len;
-#if defined(WO)
     for (uint d = tid; d < hd; d += WG_SIZE) {
         float t = 0.0;
         for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
+#if defined(WO)
         oh[d] = t / l;
+#else
+        if (n_run == 1u) o[h * hd + d] = t / l;
+        else part[base + 2u + d] = t;
+#endif
     }
+#if defined(WO)
     barrier();
     project_out(h);
 #else
-    for (uint d = tid; d < hd; d += WG_SIZE) {
-        float t = 0.0;
-        for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
-        if (n_run == 1u) o[h * hd + d] = t / l;
-        else part[base + 2u + d] = t;
-    }
-#endif
-#if !defined(WO)
     if (n_run == 1u) return;
     if (tid == 0u) part[base] = m, part[base + 1u] = l;
     memoryBarrierBuffer();

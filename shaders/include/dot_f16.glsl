@@ -7,8 +7,8 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in i
 
 // Dot product of a block's quants with the block's x pairs xv, in units of its scale.
 // Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
-// Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the staging below put
-// x's matching pairs in the same order (pair_word).
+// Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the includer stages x's
+// matching pairs in the same order (pair_word).
 #if defined(TYPE_Q4_0)
 float block_dot(uvec4 q, uvec4 xv[4]) {
     f16vec2 s = f16vec2(0.0);

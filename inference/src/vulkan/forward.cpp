@@ -20,9 +20,6 @@ struct Buffers {
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
-    // A decode step whose context takes one run per head: attention and output projection in
-    // one dispatch where the device and Wo allow (op_attention_wo).
-    bool attn_wo = false;
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
@@ -48,7 +45,7 @@ uint64_t step_bytes(int batch) {
     return step_grid_offset(batch) + 12;
 }
 
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b);
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo);
 
 AttentionShape attention_shape(const LlamaHParams& hp, int n) {
     return {n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
@@ -71,14 +68,17 @@ bool split_attention_enabled(const LlamaHParams& hp) {
 Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int n);
 
 // Records the forward pass of n tokens (the step buffer holds their position and ids).
-Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out) {
+// fuse_wo: a decode step whose context takes one run per head, so that attention and output
+// projection can be one dispatch where the device and Wo allow (op_attention_wo).
+Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, Output out,
+                      bool fuse_wo = false) {
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
     rec.tag("embed");
     EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
     rec.barrier();
     if (n == 1 && m.fused_layers) {
-        EMBER_TRY(record_fused_layers(rec, m, b));
+        EMBER_TRY(record_fused_layers(rec, m, b, fuse_wo));
     } else {
         EMBER_TRY(record_layers(rec, m, b, n));
     }
@@ -123,8 +123,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
 
 // One token through every layer in five dependent dispatches per layer: norm + QKV + RoPE +
 // cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual;
-// four where attention and output projection fuse (b.attn_wo).
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b) {
+// four where attention and output projection fuse (fuse_wo).
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo) {
     const LlamaHParams& hp = m.hp;
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
     const AttentionShape shape = attention_shape(hp, 1);
@@ -171,7 +171,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.freq_base = hp.rope_freq_base;
         EMBER_TRY(
             stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
-        if (b.attn_wo && attention_wo_supported(rec, shape, *L.wo)) {
+        if (fuse_wo && attention_wo_supported(rec, shape, *L.wo)) {
             EMBER_TRY(stage('a', "attention + wo + residual", [&] {
                 return op_attention_wo(rec, b.q, b.k_cache[l], b.v_cache[l], b.x, b.step, shape,
                                        *L.wo);
@@ -466,8 +466,7 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         Recorder rec(ctx, cmd, prof);
         if (zero) rec.fill_zero(m_buf.attn_count);
         if (prof) prof->begin(cmd);
-        m_buf.attn_wo = si == 1;
-        Status st = record_forward(rec, m_loaded->model, m_buf, n, out);
+        Status st = record_forward(rec, m_loaded->model, m_buf, n, out, si == 1);
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
@@ -591,6 +590,7 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     none.v_cache.assign(model.layers.size(), BufferRange{});
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
+    EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits, true));  // short contexts
     EMBER_TRY(record_forward(dry, model, none, 2, Output::None));
     EMBER_TRY(record_forward(dry, model, none, 64, Output::None));  // whole-tile matmuls
     return ctx.pipelines().save_cache();
