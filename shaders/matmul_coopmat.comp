@@ -9,7 +9,8 @@
 // X_F16 (Q4_0, Q8_0): the activations arrive as F16 (the producing dispatch writes them) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
-// WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage (item 45).
+// WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage (item 45). BIG (with
+// X_F16): 128 x 128 tiles, each subgroup 64 x 32 (item 60).
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
@@ -41,14 +42,27 @@ layout(push_constant) uniform PC {
 
 // WIDE: 128-row tiles of 8 subgroups (4 x 2), each still 32 x 32; a stage's loads then serve
 // twice the rows, at 64 columns a stage so that the F16 stages fit in 48 KiB.
-#if defined(WIDE)
+// BIG (with X_F16): 128-row x 128-token tiles of 8 subgroups (2 x 4), each 64 x 32 as 4 x 4
+// accumulators: a third fewer fragment loads a product than 32 x 32, and a stage's loads serve
+// twice the tokens (item 60).
+#if defined(BIG)
+#define WM 64u  // rows a subgroup
+#define MSG 2u  // subgroups along the rows
+#define NSG 4u  // along the tokens
+#elif defined(WIDE)
+#define WM 32u
 #define MSG 4u
+#define NSG 2u
 #else
+#define WM 32u
 #define MSG 2u
+#define NSG 2u
 #endif
-#define BM (32u * MSG)
-#define BN 64u
-#define NT (64u * MSG)  // threads: 2 subgroups of 32 along the tokens
+#define AM (WM / 16u)  // 16-row fragments a subgroup
+#define BM (WM * MSG)
+#define BN (32u * NSG)
+#define NT (32u * MSG * NSG)  // threads
+#define TPR (NT / BM)  // threads loading a row's weights
 // 1: workgroup x walks the token tiles, y the row tiles (the tiles of one weight row tile run
 // side by side and share its loads in L2); 0: x walks the row tiles.
 layout(constant_id = 1) const uint TOKENS_FAST = 0;
@@ -64,7 +78,7 @@ layout(constant_id = 3) const uint XLOAD = 0;
 #if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
 #error "X_F16 is built for Q4_0 and Q8_0"
 #endif
-#if defined(WIDE)
+#if defined(WIDE) || defined(BIG)
 #define BK 64u
 #else
 #define BK 128u  // columns a stage
@@ -75,16 +89,16 @@ layout(constant_id = 3) const uint XLOAD = 0;
 #define X_VEC4 (BN * BK / 4u / NT)  // activation vec4 per thread a stage
 #endif
 #define LD4 (BK / 8u + 1u)  // uvec4 (8 halfs) per staged row, + 1 so 8 rows hit distinct banks
-#define WB (BK / 64u)  // weight blocks per thread a stage: 2 threads a row
+#define WB (BK / 32u / TPR)  // weight blocks per thread a stage
 
 shared uvec4 sa[BM * LD4];
 shared uvec4 sb[BN * LD4];
 #if !defined(DIRECT_STORE)
-shared float sc[2u * MSG * 16u * 8u];  // one 16 x 8 accumulator per subgroup, for partial tiles
+shared float sc[(NT / 32u) * 16u * 8u];  // one 16 x 8 accumulator per subgroup, for partial tiles
 #endif
 
-// What one thread loads for a stage: WB weight blocks (row tid / 2, blocks WB * (tid % 2) ..
-// of the stage) and X_VEC4 pieces of activations.
+// What one thread loads for a stage: WB weight blocks (row tid / TPR, blocks WB * (tid % TPR)
+// .. of the stage) and X_VEC4 pieces of activations.
 #if defined(TYPE_Q4_0)
 uvec4 rq[WB];
 #elif defined(TYPE_Q8_0)
@@ -104,10 +118,10 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0; a value below 1024 ORed in i
 // Stage s's weights into registers.
 void load_stage(uint row0, uint s) {
     uint tid = gl_LocalInvocationID.x;
-    uint r = row0 + (tid >> 1);
+    uint r = row0 + tid / TPR;
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;  // c: 32-column block
+        uint c = (BK / 32u) * s + (tid % TPR) * WB + i;  // c: 32-column block
         uint ib = r * pc.stride + c;
         if (r < pc.nrows && c * 32u < pc.ncols) {
             uint qi = block_quants(ib);
@@ -182,7 +196,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
 #if defined(TYPE_Q4_0)
     // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
     [[unroll]] for (uint b = 0; b < WB; ++b) {
-        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;  // the block's 32 halfs: 4 uvec4
+        uint a = (tid / TPR) * LD4 + ((tid % TPR) * WB + b) * 4u;  // the block's 32 halfs: 4 uvec4
         float16_t d = rd[b];
         [[unroll]] for (uint i = 0; i < 2u; ++i) {
             uint u0 = rq[b][2u * i], u1 = rq[b][2u * i + 1u];
@@ -194,7 +208,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
     }
 #elif defined(TYPE_Q8_0)
     [[unroll]] for (uint b = 0; b < WB; ++b) {
-        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
+        uint a = (tid / TPR) * LD4 + ((tid % TPR) * WB + b) * 4u;
         float16_t d = rd[b];
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             uvec4 q = (i < 2u ? rq[b] : rq1[b]) ^ uvec4(0x80808080u);
@@ -231,9 +245,9 @@ void main() {
     uint row0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.y : gl_WorkGroupID.x) * BM;
     uint t0 = (TOKENS_FAST != 0u ? gl_WorkGroupID.x : gl_WorkGroupID.y) * BN;
     uint sg = gl_SubgroupID;
-    uint sm = (sg % MSG) * 32u, sn = (sg / MSG) * 32u;
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[2][4];
-    [[unroll]] for (int i = 0; i < 2; ++i)
+    uint sm = (sg % MSG) * WM, sn = (sg / MSG) * 32u;
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[AM][4];
+    [[unroll]] for (int i = 0; i < AM; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
 
     // 16-byte activation loads need 4-aligned rows.
@@ -247,17 +261,17 @@ void main() {
         bool next = s + 1u < nst && ((DIAG & 1u) == 0u || s == 0u);
         if (next && XLOAD < 3u) load_stage(row0, s + 1u);
         if (next && XLOAD == 0u) load_x_stage(t0, s + 1u, vec_x);
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2];
+        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[AM];
         fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b[4];
         [[unroll]] for (uint k = 0; k < BK / 16u; ++k) {
             // Offsets and strides in uvec4 (8 halfs): 16 columns are 2.
             if ((DIAG & 4u) == 0u || k == 0u) {
-                [[unroll]] for (int i = 0; i < 2; ++i)
+                [[unroll]] for (int i = 0; i < AM; ++i)
                     coopMatLoadNV(a[i], sa, (sm + 16u * uint(i)) * LD4 + 2u * k, LD4, false);
                 [[unroll]] for (int j = 0; j < 4; ++j)
                     coopMatLoadNV(b[j], sb, (sn + 8u * uint(j)) * LD4 + 2u * k, LD4, true);
             }
-            [[unroll]] for (int i = 0; i < 2; ++i)
+            [[unroll]] for (int i = 0; i < AM; ++i)
                 [[unroll]] for (int j = 0; j < 4; ++j) {
                     acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
                     if ((DIAG & 8u) != 0u) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
@@ -268,7 +282,7 @@ void main() {
     }
 #if defined(DIRECT_STORE)
     // Whole tiles only (ops.cpp checks): the accumulators go straight to y.
-    [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int i = 0; i < AM; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j)
             coopMatStoreNV(acc[i][j], y,
                            pc.y_off + (t0 + sn + 8u * uint(j)) * pc.y_stride + row0 + sm + 16u * uint(i),
@@ -277,7 +291,7 @@ void main() {
     // Partial tiles: each accumulator through the subgroup's 16 x 8 scratch (column-major, a
     // token's 16 rows together), copied out by its lanes where the row and token exist.
     uint lane = gl_SubgroupInvocationID;
-    [[unroll]] for (int i = 0; i < 2; ++i)
+    [[unroll]] for (int i = 0; i < AM; ++i)
         [[unroll]] for (int j = 0; j < 4; ++j) {
             coopMatStoreNV(acc[i][j], sc, sg * 128u, 16u, true);
             subgroupMemoryBarrierShared();

@@ -138,7 +138,10 @@ TEST_P(Matmul, MatvecAndMatmulMatchCpu) {
 // Batches big enough for whole 64 x 64 tiles (the tensor cores store those directly) and
 // partial ones, with rows of an odd number of quant blocks (the last 64- or 128-column stage
 // partly empty), and F16 rows of 70 columns (activations not in 16-byte pieces). From 1,024
-// rows Q4_0 and Q8_0 take 128-row tiles, and from 4 MiB the token order (ops.cpp).
+// rows Q4_0 and Q8_0 take 128-row tiles, and from 4 MiB the token order (ops.cpp). The last
+// two cases have enough 128 x 128 tiles to fill a GPU of up to 132 SMs, which then takes those
+// (whole, then partial in rows, tokens and the last stage); EMBER_VULKAN_COOPMAT_BIG=1 forces
+// them for every 128-row case.
 TEST(MatmulTiles, WholeAndPartialTilesMatch) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
@@ -151,7 +154,8 @@ TEST(MatmulTiles, WholeAndPartialTilesMatch) {
                    Case{GgmlType::Q4_0, 64, 4096, 128}, Case{GgmlType::Q8_0, 256, 128, 128},
                    Case{GgmlType::F16, 64, 70, 64}, Case{GgmlType::F16, 70, 70, 5},
                    Case{GgmlType::Q4_0, 1024, 288, 64}, Case{GgmlType::Q8_0, 1100, 544, 70},
-                   Case{GgmlType::Q8_0, 1024, 4096, 64}, Case{GgmlType::Q4_0, 2048, 4096, 16}}) {
+                   Case{GgmlType::Q8_0, 1024, 4096, 64}, Case{GgmlType::Q4_0, 2048, 4096, 16},
+                   Case{GgmlType::Q4_0, 4096, 256, 512}, Case{GgmlType::Q8_0, 4100, 288, 500}}) {
         auto w = make_weight(c.type, c.rows, c.cols, 80 + uint64_t(c.rows));
         check_matmul(ctx, w, c.n_tokens, 1e-4);
     }

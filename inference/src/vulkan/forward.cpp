@@ -588,11 +588,17 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     none.attn_split = split_attention_enabled(model.hp) ? 1 : 0;
     none.k_cache.assign(model.layers.size(), BufferRange{});
     none.v_cache.assign(model.layers.size(), BufferRange{});
+    // A dry recorder binds no buffer; a non-null handle only says that the prompt matmuls' F16
+    // input exists, so that the pipelines reading it are built here too.
+    if (ctx.adapter().coopmat_nv) none.xh.buffer = VkBuffer(uintptr_t{1});
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits, true));  // short contexts
     EMBER_TRY(record_forward(dry, model, none, 2, Output::None));
     EMBER_TRY(record_forward(dry, model, none, 64, Output::None));  // whole-tile matmuls
+    // Full batches: the 128 x 128 matmul tiles, whole and partial.
+    EMBER_TRY(record_forward(dry, model, none, kMaxBatch, Output::None));
+    EMBER_TRY(record_forward(dry, model, none, kMaxBatch - 1, Output::None));
     return ctx.pipelines().save_cache();
 }
 

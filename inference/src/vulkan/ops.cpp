@@ -26,8 +26,8 @@ uint32_t push_size() {
     return sizeof(T);
 }
 
-constexpr uint32_t kCoopmatWg = 128;  // 4 subgroups of 32 (twice that for WIDE)
-constexpr int64_t kCoopmatTile = 64;  // BN, and BM without WIDE, in matmul_coopmat.comp
+constexpr uint32_t kCoopmatWg = 128;     // 4 subgroups of 32 (twice that for WIDE and BIG)
+constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp without WIDE or BIG
 constexpr int kCoopmatAttnQueries = 32;  // BQ in attention_coopmat.comp
 
 // The tensor-core matmul: where the device has it, for the types it is built for (their
@@ -187,12 +187,26 @@ bool coopmat_tokens_fast(const DeviceTensor& w) {
     return bytes >= big;
 }
 
-// The tensor-core matmul's tile height: 128-row tiles of 8 subgroups (WIDE in the shader) for
-// F16 activations, whose loads then serve twice the rows; 64 for matrices under 1,024 rows,
-// where 128-row tiles would leave most SMs idle. EMBER_VULKAN_COOPMAT_WIDE=0 keeps 64.
-int64_t coopmat_rows(const DeviceTensor& w, bool half) {
-    static const bool allowed = !env_is("EMBER_VULKAN_COOPMAT_WIDE", "0");
-    return allowed && half && w.rows >= 1024 ? 2 * kCoopmatTile : kCoopmatTile;
+// The tensor-core matmul's tile for one weight piece (docs/performance.md items 45 and 60).
+// F16 activations take 128-row tiles of 8 subgroups (WIDE in the shader), whose loads serve
+// twice the rows, from 1,024 rows (below that they would leave most SMs idle); and 128 x 128
+// tiles of 8 subgroups of 64 x 32 (BIG), one workgroup per SM for their registers, where there
+// are enough of those to fill about every SM. EMBER_VULKAN_COOPMAT_WIDE=0 keeps 64 x 64 tiles,
+// EMBER_VULKAN_COOPMAT_BIG=0 keeps 128 x 64 and =1 takes 128 x 128 wherever 128 x 64 would run.
+struct CoopmatTile {
+    int64_t rows = kCoopmatTile, tokens = kCoopmatTile;
+    uint32_t threads = kCoopmatWg;
+    const char* name = "";  // the shader variant's part of the pipeline name
+};
+
+CoopmatTile coopmat_tile(const Adapter& a, int64_t rows, int n_tokens, bool half) {
+    static const bool wide_ok = !env_is("EMBER_VULKAN_COOPMAT_WIDE", "0");
+    static const uint32_t big_env = env_u32("EMBER_VULKAN_COOPMAT_BIG", 2);
+    if (!wide_ok || !half || rows < 1024) return {};
+    const int64_t big_tiles = (rows + 127) / 128 * ((n_tokens + 127) / 128);
+    const int64_t sms = a.sm_count ? a.sm_count : 128;
+    if (big_env == 1 || (big_env == 2 && 8 * big_tiles >= 7 * sms)) return {128, 128, 256, "big_"};
+    return {128, kCoopmatTile, 2 * kCoopmatWg, "wide_"};
 }
 
 }  // namespace
@@ -243,29 +257,33 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 // F16 activations (xh mirrors x element for element): 128-column stages.
                 const bool half = xh.buffer && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
                 const bool tokens_fast = coopmat_tokens_fast(w);
-                const int64_t bm = coopmat_rows(w, half);
-                const bool wide = bm > kCoopmatTile;
-                const bool direct = direct_ok && p.nrows % bm == 0 && n_tokens % kCoopmatTile == 0;
+                const CoopmatTile tile =
+                    coopmat_tile(rec.context().adapter(), p.nrows, n_tokens, half);
+                const bool direct =
+                    direct_ok && p.nrows % tile.rows == 0 && n_tokens % tile.tokens == 0;
                 std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
-                                   (wide ? "wide_" : "") + (direct ? "direct_" : "") + sfx;
+                                   tile.name + (direct ? "direct_" : "") + sfx;
                 static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 31u;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
                 // either way (docs/performance.md, item 44). The 128-row kernel holds
-                // few registers: Q4_0 prefetches everything (0), Q8_0 its weights (2) (item 45).
+                // few registers: Q4_0 prefetches everything (0), Q8_0 its weights (2) (item 45);
+                // the 128 x 128 kernel prefetches the weights (2) for both (item 60).
                 // EMBER_VULKAN_COOPMAT_XLOAD sets it for every matmul.
                 static const uint32_t forced = env_u32("EMBER_VULKAN_COOPMAT_XLOAD", UINT32_MAX);
+                const bool big = tile.tokens > kCoopmatTile, wide = tile.rows > kCoopmatTile;
                 const uint32_t xload = forced != UINT32_MAX ? std::min(forced, 3u)
+                                       : big                ? 2
                                        : wide               ? (w.type == GgmlType::Q4_0 ? 0 : 2)
                                        : half               ? (tokens_fast ? 2 : 3)
                                                             : 0;
-                const uint32_t row_tiles = uint32_t((p.nrows + bm - 1) / bm),
-                               tok_tiles = uint32_t((n_tokens + kCoopmatTile - 1) / kCoopmatTile);
+                const uint32_t row_tiles = uint32_t((p.nrows + tile.rows - 1) / tile.rows),
+                               tok_tiles = uint32_t((n_tokens + tile.tokens - 1) / tile.tokens);
                 EMBER_TRY(rec.dispatch(
-                    name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(),
-                    wide ? 2 * kCoopmatWg : kCoopmatWg, tokens_fast ? tok_tiles : row_tiles,
-                    tokens_fast ? row_tiles : tok_tiles, 1, {tokens_fast ? 1u : 0u, diag, xload}));
+                    name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), tile.threads,
+                    tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
+                    {tokens_fast ? 1u : 0u, diag, xload}));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
