@@ -2,9 +2,10 @@
 // Causal attention of a batch of queries on the tensor cores (GL_NV_cooperative_matrix): a
 // workgroup of 4 subgroups of 32 takes BQ queries of one head and walks the keys in tiles of
 // BK positions of the F16 cache (the batch's own keys and values are stored there first).
-// Two passes over the keys: the first finds each query's softmax maximum and denominator, the
-// second adds P V with both fixed, so the output accumulators never need rescaling (NV
-// cooperative matrices cannot scale rows); computing Q K^T twice is cheap on tensor cores.
+// Two passes over the keys: the first finds each query's softmax maximum, the second adds P V
+// with it fixed, so the output accumulators never need rescaling (NV cooperative matrices
+// cannot scale rows), and sums the denominator that divides the output at the end; computing
+// Q K^T twice is cheap on tensor cores.
 // Q, K, V and P are F16 (products accumulate in F32). Needs head_dim % 16 == 0 and
 // head_dim <= 128 (ops.cpp checks).
 #extension GL_GOOGLE_include_directive : require
@@ -106,44 +107,37 @@ void main() {
         sq[r * LDH + c] = v;
     }
 
-    // Thread (row, part) owns columns part * 16 .. + 16 of its query's row of scores.
+    // Thread (row, part) owns columns part * 16 .. + 16 of its query's row of scores. Pass 1:
+    // each thread's own maximum over its columns of every tile; a row's 4 combine once.
     const uint row = tid >> 2, part = tid & 3u;
     const uint qpos = step_pos0 + t0 + row;  // positions <= qpos are visible
-    float m = -1e30, l = 0.0;
+    float m = -1e30;
     for (uint kt = 0; kt < n_tiles; ++kt) {
         scores(kt);
         uint j0 = kt * BK + part * 16u;
-        float mx = -1e30;
         for (uint c = 0; c < 16u; ++c)
-            if (j0 + c <= qpos) mx = max(mx, ss[row * LDS + part * 16u + c]);
-        sred[tid] = mx;
-        barrier();
-        float mn = max(max(m, max(sred[row * 4u], sred[row * 4u + 1u])),
-                       max(sred[row * 4u + 2u], sred[row * 4u + 3u]));
-        barrier();
-        float sum = 0.0;
-        for (uint c = 0; c < 16u; ++c)
-            if (j0 + c <= qpos) sum += exp(ss[row * LDS + part * 16u + c] - mn);
-        sred[tid] = sum;
-        barrier();
-        l = l * exp(m - mn) + (sred[row * 4u] + sred[row * 4u + 1u]) +
-            (sred[row * 4u + 2u] + sred[row * 4u + 3u]);
-        m = mn;
+            if (j0 + c <= qpos) m = max(m, ss[row * LDS + part * 16u + c]);
     }
+    sred[tid] = m;
+    barrier();
+    m = max(max(sred[row * 4u], sred[row * 4u + 1u]), max(sred[row * 4u + 2u], sred[row * 4u + 3u]));
 
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
     const uint r0 = (sg & 1u) * 16u, c0 = (sg >> 1) * (hd / 2u), nf = hd / 16u;
     fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[OUT_FRAGS];
     [[unroll]] for (uint f = 0; f < OUT_FRAGS; ++f)
         acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-    const float inv_l = 1.0 / l;
+    // Pass 2: P = exp(S - m), at most 1, times V; each thread sums its part of the
+    // denominator, which divides the output on its way out.
+    float l = 0.0;
     for (uint kt = 0; kt < n_tiles; ++kt) {
         scores(kt);
         uint j0 = kt * BK + part * 16u;
         uint w[8];
         [[unroll]] for (uint c = 0; c < 16u; c += 2u) {
-            float a = j0 + c <= qpos ? exp(ss[row * LDS + part * 16u + c] - m) * inv_l : 0.0;
-            float b = j0 + c + 1u <= qpos ? exp(ss[row * LDS + part * 16u + c + 1u] - m) * inv_l : 0.0;
+            float a = j0 + c <= qpos ? exp(ss[row * LDS + part * 16u + c] - m) : 0.0;
+            float b = j0 + c + 1u <= qpos ? exp(ss[row * LDS + part * 16u + c + 1u] - m) : 0.0;
+            l += a + b;
             w[c / 2u] = packHalf2x16(vec2(a, b));
         }
         sp[row * LDP + part * 2u] = uvec4(w[0], w[1], w[2], w[3]);
@@ -164,16 +158,20 @@ void main() {
         barrier();
     }
 
-    // Out through a per-subgroup fragment in shared memory: rows past the batch are dropped.
+    sred[tid] = l;
+    barrier();
+    // Out through a per-subgroup fragment in shared memory, divided by the row's denominator:
+    // rows past the batch are dropped.
     [[unroll]] for (uint f = 0; f < OUT_FRAGS; ++f) {
         if (f >= nf) break;
         coopMatStoreNV(acc[f], so, sg * 128u, 8u, false);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         for (uint e = lane; e < 128u; e += gl_SubgroupSize) {
-            uint t = t0 + r0 + e / 8u;
+            uint r = r0 + e / 8u, t = t0 + r;
+            float den = (sred[r * 4u] + sred[r * 4u + 1u]) + (sred[r * 4u + 2u] + sred[r * 4u + 3u]);
             if (t < pc.n_tokens)
-                o[pc.o_off + t * pc.o_stride + h * hd + c0 + 8u * f + e % 8u] = so[sg * 128u + e];
+                o[pc.o_off + t * pc.o_stride + h * hd + c0 + 8u * f + e % 8u] = so[sg * 128u + e] / den;
         }
         subgroupBarrier();
     }
