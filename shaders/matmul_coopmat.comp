@@ -61,8 +61,7 @@ layout(push_constant) uniform PC {
 #define AM (WM / 16u)  // 16-row fragments a subgroup
 #define BM (WM * MSG)
 #define BN (32u * NSG)
-#define NT (32u * MSG * NSG)  // threads
-#define TPR (NT / BM)  // threads loading a row's weights
+#define NT (32u * MSG * NSG)  // threads: 2 for each row of the tile
 // 1: workgroup x walks the token tiles, y the row tiles (the tiles of one weight row tile run
 // side by side and share its loads in L2); 0: x walks the row tiles.
 layout(constant_id = 1) const uint TOKENS_FAST = 0;
@@ -89,7 +88,7 @@ layout(constant_id = 3) const uint XLOAD = 0;
 #define X_VEC4 (BN * BK / 4u / NT)  // activation vec4 per thread a stage
 #endif
 #define LD4 (BK / 8u + 1u)  // uvec4 (8 halfs) per staged row, + 1 so 8 rows hit distinct banks
-#define WB (BK / 32u / TPR)  // weight blocks per thread a stage
+#define WB (BK / 64u)  // weight blocks per thread a stage: 2 threads a row
 
 shared uvec4 sa[BM * LD4];
 shared uvec4 sb[BN * LD4];
@@ -97,8 +96,8 @@ shared uvec4 sb[BN * LD4];
 shared float sc[(NT / 32u) * 16u * 8u];  // one 16 x 8 accumulator per subgroup, for partial tiles
 #endif
 
-// What one thread loads for a stage: WB weight blocks (row tid / TPR, blocks WB * (tid % TPR)
-// .. of the stage) and X_VEC4 pieces of activations.
+// What one thread loads for a stage: WB weight blocks (row tid / 2, blocks WB * (tid % 2) ..
+// of the stage) and X_VEC4 pieces of activations.
 #if defined(TYPE_Q4_0)
 uvec4 rq[WB];
 #elif defined(TYPE_Q8_0)
@@ -118,10 +117,10 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0; a value below 1024 ORed in i
 // Stage s's weights into registers.
 void load_stage(uint row0, uint s) {
     uint tid = gl_LocalInvocationID.x;
-    uint r = row0 + tid / TPR;
+    uint r = row0 + (tid >> 1);
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = (BK / 32u) * s + (tid % TPR) * WB + i;  // c: 32-column block
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;  // c: 32-column block
         uint ib = r * pc.stride + c;
         if (r < pc.nrows && c * 32u < pc.ncols) {
             uint qi = block_quants(ib);
@@ -196,7 +195,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
 #if defined(TYPE_Q4_0)
     // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
     [[unroll]] for (uint b = 0; b < WB; ++b) {
-        uint a = (tid / TPR) * LD4 + ((tid % TPR) * WB + b) * 4u;  // the block's 32 halfs: 4 uvec4
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;  // the block's 32 halfs: 4 uvec4
         float16_t d = rd[b];
         [[unroll]] for (uint i = 0; i < 2u; ++i) {
             uint u0 = rq[b][2u * i], u1 = rq[b][2u * i + 1u];
@@ -208,7 +207,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
     }
 #elif defined(TYPE_Q8_0)
     [[unroll]] for (uint b = 0; b < WB; ++b) {
-        uint a = (tid / TPR) * LD4 + ((tid % TPR) * WB + b) * 4u;
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
         float16_t d = rd[b];
         [[unroll]] for (uint i = 0; i < 4u; ++i) {
             uvec4 q = (i < 2u ? rq[b] : rq1[b]) ^ uvec4(0x80808080u);
