@@ -1,178 +1,216 @@
 #version 450
-// Causal attention of a batch of queries on the tensor cores (GL_NV_cooperative_matrix): a
-// workgroup of 4 subgroups of 32 takes BQ queries of one head and walks the keys in tiles of
-// BK positions of the F16 cache (the batch's own keys and values are stored there first).
-// Two passes over the keys: the first finds each query's softmax maximum, the second adds P V
-// with it fixed, so the output accumulators never need rescaling (NV cooperative matrices
-// cannot scale rows), and sums the denominator that divides the output at the end; computing
-// Q K^T twice is cheap on tensor cores.
-// Q, K, V and P are F16 (products accumulate in F32). Needs head_dim % 16 == 0 and
-// head_dim <= 128 (ops.cpp checks).
+// Causal attention of a batch of queries on the tensor cores (GL_NV_cooperative_matrix). A
+// workgroup of 4 subgroups of 32 takes 64 queries of one head, each subgroup 16 of them, and
+// walks the keys once in tiles of BK positions of the F16 cache (the batch's own keys and
+// values are stored there first): S = Q K^T, a softmax step, O += P V. Each tile's K and V are
+// staged in shared memory by the whole workgroup, the next tile's loads in flight while this
+// one is used (two buffers, one barrier a tile).
+// NV cooperative matrices cannot scale rows, so the output is rescaled lazily: P = exp(S - m)
+// with m a row's reference maximum, which moves (and O goes through shared memory once to be
+// rescaled) only when a score exceeds it by more than LAZY; P <= exp(LAZY) stays well inside
+// F16. The denominator divides the output on its way out.
+// Needs subgroups of 32, head_dim % 16 == 0 and head_dim <= 128 (ops.cpp checks).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
 #include "include/common.glsl"
 
-layout(binding = 0) readonly buffer QBuf { float q[]; };
+layout(constant_id = 1) const uint HD = 128;  // head_dim
+
+layout(binding = 0) readonly buffer QBuf { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
 layout(binding = 2) readonly buffer VBuf { uvec4 vc4[]; };
-layout(binding = 3) writeonly buffer OBuf { float o[]; };
+layout(binding = 3) writeonly buffer OBuf { vec4 o4[]; };
 DECLARE_STEP_BUFFER(4)
 
 layout(push_constant) uniform PC {
     uint n_head;
     uint n_head_kv;
-    uint head_dim;
-    uint q_off;
-    uint q_stride;   // floats between tokens of q
-    uint kv_stride;  // halfs between positions of the cache
-    uint o_off;
-    uint o_stride;
+    uint q_stride;   // floats between tokens of q (a multiple of 4)
+    uint kv_stride;  // halfs between positions of the cache (a multiple of 8)
+    uint o_stride;   // floats between tokens of o (a multiple of 4)
     float scale;
     uint n_tokens;
 } pc;
 
-#define BQ 32u
-#define BK 64u
-#define LDH 17u        // uvec4 per staged row of up to 128 halfs, + 1 to spread banks
-#define LDS (BK + 4u)  // floats per row of scores
-#define LDP 9u         // uvec4 per row of P (64 halfs + 8)
-#define OUT_FRAGS 8u   // output fragments (16 x 8) per subgroup: head_dim / 16 of them
+#define SG 4u               // subgroups a workgroup
+#define BQ 16u              // queries a subgroup
+#define BK 32u              // positions a key tile
+#define LD 17u              // uvec4 per staged row of up to 128 halfs, + 1 to spread banks
+#define TILE (BK * LD)      // uvec4 of one staged K or V tile
+#define LDS (BK + 4u)       // floats per row of scores (rows 16-byte aligned)
+#define LDP (BK / 8u + 1u)  // uvec4 per row of P
+#define LAZY 8.0            // how far a score may exceed the reference maximum before it moves
+#define HF (HD / 8u)        // 8-column output fragments (uvec4 of a staged row)
+#define DF (HD / 16u)       // 16-dimension steps of Q K^T
+#define LOADS ((BK * HF + WG_SIZE - 1u) / WG_SIZE)  // uvec4 of K (and of V) a thread stages
 
-shared uvec4 sq[BQ * LDH];   // Q, scaled: [query][dim]
-shared uvec4 skv[BK * LDH];  // the tile's K, then its V: [position][dim]
-shared float ss[BQ * LDS];   // scores [query][position]
-shared uvec4 sp[BQ * LDP];   // probabilities [query][position]
-shared float sred[BQ * 4u];  // per-row partial maxima / sums of 4 threads
-shared float so[4u * 128u];  // per subgroup: one output fragment on its way out
+shared uvec4 skv[4u * TILE];        // K, V of two tiles [buffer][K|V][position][dim]; Q at first
+shared float ss[SG * BQ * LDS];     // per subgroup: scores [query][position], or a fragment
+shared uvec4 sp[SG * BQ * LDP];     // per subgroup: probabilities [query][position]
 
-uint hd8, kv0, n_keys;
+uint kv0, kvs, n_keys;
 
-// Positions [kt * BK, kt * BK + BK) of the cache into skv (zeros past the keys in use).
-void load_tile(uint kt, bool values) {
-    uint tid = gl_LocalInvocationID.x;
-    for (uint i = tid; i < BK * hd8; i += WG_SIZE) {
-        uint p = i / hd8, c = i - p * hd8, j = kt * BK + p;
-        uvec4 v = uvec4(0u);
-        if (j < n_keys) {
-            uint a = j * (pc.kv_stride / 8u) + kv0 + c;
-            v = values ? vc4[a] : kc4[a];
+// Tile kt's keys and values into registers: zeros past the keys in use.
+void fetch(uint kt, out uvec4 k[4], out uvec4 v[4]) {
+    [[unroll]] for (uint u = 0; u < 4u; ++u) {
+        uint i = gl_LocalInvocationID.x + u * WG_SIZE, p = i / HF, j = kt * BK + p;
+        k[u] = uvec4(0u);
+        v[u] = uvec4(0u);
+        if (u < LOADS && i < BK * HF && j < n_keys) {
+            uint a = j * kvs + kv0 + (i - p * HF);
+            k[u] = kc4[a];
+            v[u] = vc4[a];
         }
-        skv[p * LDH + c] = v;
     }
 }
-
-// Scores of key tile kt into ss (unmasked).
-void scores(uint kt) {
-    load_tile(kt, false);
-    barrier();
-    uint sg = gl_SubgroupID;
-    uint r0 = (sg & 1u) * 16u, c0 = (sg >> 1) * 32u;
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[4];
-    [[unroll]] for (uint j = 0; j < 4u; ++j) acc[j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-    for (uint d = 0; d < pc.head_dim; d += 16u) {
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
-        coopMatLoadNV(a, sq, r0 * LDH + d / 8u, LDH, false);
-        [[unroll]] for (uint j = 0; j < 4u; ++j) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
-            coopMatLoadNV(b, skv, (c0 + 8u * j) * LDH + d / 8u, LDH, true);
-            acc[j] = coopMatMulAddNV(a, b, acc[j]);
+void stage(uint buf, uvec4 k[4], uvec4 v[4]) {
+    [[unroll]] for (uint u = 0; u < 4u; ++u) {
+        uint i = gl_LocalInvocationID.x + u * WG_SIZE, p = i / HF;
+        if (u < LOADS && i < BK * HF) {
+            skv[buf * 2u * TILE + p * LD + (i - p * HF)] = k[u];
+            skv[buf * 2u * TILE + TILE + p * LD + (i - p * HF)] = v[u];
         }
     }
-    [[unroll]] for (uint j = 0; j < 4u; ++j)
-        coopMatStoreNV(acc[j], ss, r0 * LDS + c0 + 8u * j, LDS, false);
-    barrier();
 }
 
 void main() {
-    const uint h = gl_WorkGroupID.x, t0 = gl_WorkGroupID.y * BQ, tid = gl_LocalInvocationID.x;
-    const uint hd = pc.head_dim, hk = h / (pc.n_head / pc.n_head_kv);
-    hd8 = hd / 8u;
-    kv0 = hk * hd8;
-    const uint t_end = min(t0 + BQ, pc.n_tokens);
-    n_keys = step_pos0 + t_end;  // the last query of the block sees these positions
+    const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, tid = gl_LocalInvocationID.x;
+    const uint n_blocks = (pc.n_tokens + SG * BQ - 1u) / (SG * BQ);
+    // The last queries see the most keys: their workgroups start first.
+    const uint tw = (n_blocks - 1u - gl_WorkGroupID.y) * SG * BQ, t0 = tw + sg * BQ;
+    const uint h = gl_WorkGroupID.x, hk = h / (pc.n_head / pc.n_head_kv);
+    kvs = pc.kv_stride / 8u;
+    kv0 = hk * HF;
+    n_keys = step_pos0 + min(tw + SG * BQ, pc.n_tokens);  // the workgroup's last query's view
     const uint n_tiles = (n_keys + BK - 1u) / BK;
+    const uint sb = sg * BQ * LDS, pb = sg * BQ * LDP;
 
-    for (uint i = tid; i < BQ * hd8; i += WG_SIZE) {
-        uint r = i / hd8, c = i - r * hd8, t = t0 + r;
+    // Q in, scaled and rounded to F16 (zeros past the batch), through the K/V buffers into
+    // each subgroup's registers.
+    for (uint i = tid; i < SG * BQ * HF; i += WG_SIZE) {
+        uint r = i / HF, c = i - r * HF, t = tw + r;
         uvec4 v = uvec4(0u);
         if (t < pc.n_tokens) {
-            uint b = pc.q_off + t * pc.q_stride + h * hd + c * 8u;
-            vec4 x = vec4(q[b], q[b + 1u], q[b + 2u], q[b + 3u]) * pc.scale;
-            vec4 y = vec4(q[b + 4u], q[b + 5u], q[b + 6u], q[b + 7u]) * pc.scale;
+            uint b = (t * pc.q_stride + h * HD) / 4u + c * 2u;
+            vec4 x = q4[b] * pc.scale, y = q4[b + 1u] * pc.scale;
             v = uvec4(packHalf2x16(x.xy), packHalf2x16(x.zw), packHalf2x16(y.xy), packHalf2x16(y.zw));
         }
-        sq[r * LDH + c] = v;
+        skv[r * LD + c] = v;
     }
-
-    // Thread (row, part) owns columns part * 16 .. + 16 of its query's row of scores. Pass 1:
-    // each thread's own maximum over its columns of every tile; a row's 4 combine once.
-    const uint row = tid >> 2, part = tid & 3u;
-    const uint qpos = step_pos0 + t0 + row;  // positions <= qpos are visible
-    float m = -1e30;
-    for (uint kt = 0; kt < n_tiles; ++kt) {
-        scores(kt);
-        uint j0 = kt * BK + part * 16u;
-        for (uint c = 0; c < 16u; ++c)
-            if (j0 + c <= qpos) m = max(m, ss[row * LDS + part * 16u + c]);
-    }
-    sred[tid] = m;
     barrier();
-    m = max(max(sred[row * 4u], sred[row * 4u + 1u]), max(sred[row * 4u + 2u], sred[row * 4u + 3u]));
+    fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DF];
+    [[unroll]] for (uint d = 0; d < DF; ++d) coopMatLoadNV(qa[d], skv, sg * BQ * LD + d * 2u, LD, false);
+    uvec4 pk[4], pv[4];
+    fetch(0u, pk, pv);
+    barrier();
+    stage(0u, pk, pv);
+    barrier();
 
-    const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID;
-    const uint r0 = (sg & 1u) * 16u, c0 = (sg >> 1) * (hd / 2u), nf = hd / 16u;
-    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[OUT_FRAGS];
-    [[unroll]] for (uint f = 0; f < OUT_FRAGS; ++f)
-        acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
-    // Pass 2: P = exp(S - m), at most 1, times V; each thread sums its part of the
-    // denominator, which divides the output on its way out.
-    float l = 0.0;
+    // Lane (row, part) owns columns part * 16 .. + 16 of its query's row of scores; the
+    // row's two lanes keep the same m and each its part of the denominator l.
+    const uint row = lane >> 1, part = lane & 1u;
+    const uint qpos = step_pos0 + t0 + row;  // positions <= qpos are visible
+    // The subgroup's last query in the batch: tiles past it are skipped (none when the
+    // subgroup has no query in the batch).
+    const bool in_batch = t0 < pc.n_tokens;
+    const uint q_last = step_pos0 + min(t0 + BQ, pc.n_tokens) - 1u;
+    float m = -1e30, l = 0.0;
+    fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> acc[HF];
+    [[unroll]] for (uint f = 0; f < HF; ++f) acc[f] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+
     for (uint kt = 0; kt < n_tiles; ++kt) {
-        scores(kt);
-        uint j0 = kt * BK + part * 16u;
-        uint w[8];
-        [[unroll]] for (uint c = 0; c < 16u; c += 2u) {
-            float a = j0 + c <= qpos ? exp(ss[row * LDS + part * 16u + c] - m) : 0.0;
-            float b = j0 + c + 1u <= qpos ? exp(ss[row * LDS + part * 16u + c + 1u] - m) : 0.0;
-            l += a + b;
-            w[c / 2u] = packHalf2x16(vec2(a, b));
-        }
-        sp[row * LDP + part * 2u] = uvec4(w[0], w[1], w[2], w[3]);
-        sp[row * LDP + part * 2u + 1u] = uvec4(w[4], w[5], w[6], w[7]);
-        load_tile(kt, true);
-        barrier();
-        for (uint k = 0; k < BK; k += 16u) {
-            fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
-            coopMatLoadNV(a, sp, r0 * LDP + k / 8u, LDP, false);
-            [[unroll]] for (uint f = 0; f < OUT_FRAGS; ++f) {
-                if (f < nf) {
+        const uint k0 = kt * BK, kb = (kt & 1u) * 2u * TILE, vb = kb + TILE;
+        if (kt + 1u < n_tiles) fetch(kt + 1u, pk, pv);
+        if (in_batch && k0 <= q_last) {
+            // S [16 x BK] = Q [16 x HD] K^T [HD x BK]
+            fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> s[BK / 8u];
+            [[unroll]] for (uint j = 0; j < BK / 8u; ++j) s[j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 8>(0.0);
+            [[unroll]] for (uint d = 0; d < DF; ++d) {
+                [[unroll]] for (uint j = 0; j < BK / 8u; ++j) {
                     fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
-                    coopMatLoadNV(b, skv, k * LDH + (c0 + 8u * f) / 8u, LDH, false);
+                    coopMatLoadNV(b, skv, kb + 8u * j * LD + d * 2u, LD, true);
+                    s[j] = coopMatMulAddNV(qa[d], b, s[j]);
+                }
+            }
+            [[unroll]] for (uint j = 0; j < BK / 8u; ++j) coopMatStoreNV(s[j], ss, sb + 8u * j, LDS, false);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+
+            // Softmax step: the tile's visible maximum, the reference moved if it is exceeded
+            // by more than LAZY, then P = exp(S - m) as F16.
+            const uint j0 = k0 + part * 16u;
+            float sv[16];
+            float mt = -1e30;
+            [[unroll]] for (uint c = 0; c < 16u; ++c) {
+                sv[c] = ss[sb + row * LDS + part * 16u + c];
+                if (j0 + c <= qpos) mt = max(mt, sv[c]);
+            }
+            mt = max(mt, subgroupShuffleXor(mt, 1u));
+            const bool grow = mt > m + LAZY;
+            if (subgroupAny(grow)) {
+                const float alpha = grow ? exp(m - mt) : 1.0;  // 0 while m is the initial -1e30
+                if (grow) m = mt;
+                l *= alpha;
+                if (kt > 0u) {  // O is still zero after no tile
+                    subgroupBarrier();  // the scores are read: their space takes a fragment
+                    [[unroll]] for (uint f = 0; f < HF; ++f) {
+                        coopMatStoreNV(acc[f], ss, sb, 8u, false);
+                        subgroupMemoryBarrierShared();
+                        subgroupBarrier();
+                        [[unroll]] for (uint e = 0; e < 4u; ++e) ss[sb + lane * 4u + e] *= alpha;
+                        subgroupMemoryBarrierShared();
+                        subgroupBarrier();
+                        coopMatLoadNV(acc[f], ss, sb, 8u, false);
+                        subgroupBarrier();
+                    }
+                }
+            }
+            uint w[8];
+            [[unroll]] for (uint c = 0; c < 16u; c += 2u) {
+                float p0 = j0 + c <= qpos ? exp(sv[c] - m) : 0.0;
+                float p1 = j0 + c + 1u <= qpos ? exp(sv[c + 1u] - m) : 0.0;
+                w[c / 2u] = packHalf2x16(vec2(p0, p1));
+                vec2 r = unpackHalf2x16(w[c / 2u]);  // the denominator sums what P V multiplies
+                l += r.x + r.y;
+            }
+            sp[pb + row * LDP + part * 2u] = uvec4(w[0], w[1], w[2], w[3]);
+            sp[pb + row * LDP + part * 2u + 1u] = uvec4(w[4], w[5], w[6], w[7]);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+
+            // O [16 x HD] += P [16 x BK] V [BK x HD]
+            [[unroll]] for (uint k = 0; k < BK; k += 16u) {
+                fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a;
+                coopMatLoadNV(a, sp, pb + k / 8u, LDP, false);
+                [[unroll]] for (uint f = 0; f < HF; ++f) {
+                    fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b;
+                    coopMatLoadNV(b, skv, vb + k * LD + f, LD, false);
                     acc[f] = coopMatMulAddNV(a, b, acc[f]);
                 }
             }
         }
+        // The other buffer was last read before the previous barrier.
+        if (kt + 1u < n_tiles) stage((kt + 1u) & 1u, pk, pv);
         barrier();
     }
+    if (!in_batch) return;
 
-    sred[tid] = l;
-    barrier();
-    // Out through a per-subgroup fragment in shared memory, divided by the row's denominator:
-    // rows past the batch are dropped.
-    [[unroll]] for (uint f = 0; f < OUT_FRAGS; ++f) {
-        if (f >= nf) break;
-        coopMatStoreNV(acc[f], so, sg * 128u, 8u, false);
+    // Out through a fragment in the subgroup's score space, divided by the row's denominator;
+    // rows past the batch are dropped. Lane (row, part) holds columns part * 4 .. + 4.
+    l += subgroupShuffleXor(l, 1u);
+    const uint t = t0 + row;
+    [[unroll]] for (uint f = 0; f < HF; ++f) {
+        coopMatStoreNV(acc[f], ss, sb, 8u, false);
         subgroupMemoryBarrierShared();
         subgroupBarrier();
-        for (uint e = lane; e < 128u; e += gl_SubgroupSize) {
-            uint r = r0 + e / 8u, t = t0 + r;
-            float den = (sred[r * 4u] + sred[r * 4u + 1u]) + (sred[r * 4u + 2u] + sred[r * 4u + 3u]);
-            if (t < pc.n_tokens)
-                o[pc.o_off + t * pc.o_stride + h * hd + c0 + 8u * f + e % 8u] = so[sg * 128u + e] / den;
-        }
+        vec4 v = vec4(ss[sb + lane * 4u], ss[sb + lane * 4u + 1u], ss[sb + lane * 4u + 2u],
+                      ss[sb + lane * 4u + 3u]);
+        if (t < pc.n_tokens) o4[(t * pc.o_stride + h * HD) / 4u + f * 2u + part] = v / l;
         subgroupBarrier();
     }
 }

@@ -209,12 +209,13 @@ TEST_F(Ops, StoreF16AtThePosition) {
 // seed, seed + 1, seed + 2 offset by pos0), and the CPU's answer.
 struct AttentionCase {
     AttentionCase(Context& ctx, int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim,
-                  uint64_t seed)
+                  uint64_t seed, float late_keys = 1)
         : s{n_tokens, n_head, n_head_kv, head_dim, 1.0f / std::sqrt(float(head_dim))},
           pos0(pos0),
           q(random_floats(size_t(n_tokens) * n_head * head_dim, seed + pos0, -2, 2)),
-          k(f16(random_floats(size_t(pos0 + n_tokens) * n_head_kv * head_dim, seed + 1 + pos0, -2,
-                              2))),
+          k(f16(scaled_from(
+              random_floats(size_t(pos0 + n_tokens) * n_head_kv * head_dim, seed + 1 + pos0, -2, 2),
+              size_t(32) * n_head_kv * head_dim, late_keys))),
           v(f16(random_floats(size_t(pos0 + n_tokens) * n_head_kv * head_dim, seed + 2 + pos0, -2,
                               2))),
           bq(ctx, q.size()),
@@ -233,6 +234,10 @@ struct AttentionCase {
         cpu::attention(pool, q.data(), k.data(), v.data(), want.data(), n_tokens, pos0, n_head,
                        n_head_kv, head_dim, scratch.data());
     }
+    static std::vector<float> scaled_from(std::vector<float> f, size_t from, float by) {
+        for (size_t i = from; i < f.size(); ++i) f[i] *= by;
+        return f;
+    }
     static std::vector<uint16_t> f16(const std::vector<float>& f) {
         std::vector<uint16_t> h(f.size());
         for (size_t i = 0; i < f.size(); ++i) h[i] = fp32_to_fp16(f[i]);
@@ -243,6 +248,28 @@ struct AttentionCase {
         return "tokens " + std::to_string(s.n_tokens) + " pos0 " + std::to_string(pos0) +
                " heads " + std::to_string(s.n_head) + "/" + std::to_string(s.n_head_kv) + " dim " +
                std::to_string(s.head_dim);
+    }
+
+    // Whether some query's score beats the maximum of its first `tile` positions by more than
+    // `margin`: the tensor-core path then rescales its output (attention_coopmat.comp, LAZY).
+    bool scores_jump(int tile, float margin) const {
+        const int hd = s.head_dim, g = s.n_head / s.n_head_kv;
+        for (int t = 0; t < s.n_tokens; ++t)
+            for (int h = 0; h < s.n_head; ++h) {
+                float m = -1e30f;
+                for (int j = 0; j <= pos0 + t; ++j) {
+                    float dot = 0;
+                    for (int d = 0; d < hd; ++d)
+                        dot += q[(size_t(t) * s.n_head + h) * hd + d] *
+                               fp16_to_fp32(k[(size_t(j) * s.n_head_kv + h / g) * hd + d]);
+                    dot *= s.scale;
+                    if (j < tile)
+                        m = std::max(m, dot);
+                    else if (dot > m + margin)
+                        return true;
+                }
+            }
+        return false;
     }
 
     AttentionShape s;
@@ -270,12 +297,29 @@ TEST_F(Ops, AttentionPrefillCausal) {
     check_attention(5, 0, 4, 4, 64);
     check_attention(7, 3, 4, 2, 48);   // GQA, a head size that is not a power of two
     check_attention(70, 0, 2, 1, 32);  // more positions than one tile
-    // Batches that take the tensor cores where there are some: query blocks of 32 (the last
-    // partial), key tiles of 64 after earlier positions, GQA, head sizes 32 to 128.
+    // Batches that take the tensor cores where there are some: query blocks of 64 (the last
+    // partial, a subgroup's 16 too), key tiles of 32 after earlier positions (the last partial),
+    // GQA, head sizes 32 to 128.
     check_attention(40, 0, 4, 2, 64);
     check_attention(70, 30, 8, 2, 128);
     check_attention(33, 5, 6, 3, 48);
     check_attention(16, 100, 4, 4, 32);
+    check_attention(200, 17, 4, 1, 128);
+}
+
+// Keys past position 32 six times larger: many queries' maxima grow past their first tile's by
+// more than the tensor-core path lets them before it rescales the output it has summed.
+TEST_F(Ops, AttentionPrefillScoresGrow) {
+    Context& ctx = shared_context();
+    AttentionCase c(ctx, 150, 0, 2, 1, 128, 31, 6);
+    ASSERT_TRUE(c.scores_jump(32, 8.5f)) << "the case no longer covers the rescale";
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                    return op_attention(r, c.bq.range(), c.bk.range(), c.bv.range(), c.bo.range(),
+                                        c.step.range(), c.s);
+                }).ok());
+    const double tol = attention_on_tensor_cores(ctx, c.s) ? 1e-5 : 1e-10;
+    EXPECT_LT(c.error(), tol) << c.describe();
+    EXPECT_TRUE(c.bo.guard_intact());
 }
 
 TEST_F(Ops, AttentionDecode) {

@@ -28,7 +28,7 @@ uint32_t push_size() {
 
 constexpr uint32_t kCoopmatWg = 128;     // 4 subgroups of 32 (twice that for WIDE and BIG)
 constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp without WIDE or BIG
-constexpr int kCoopmatAttnQueries = 32;  // BQ in attention_coopmat.comp
+constexpr int kCoopmatAttnQueries = 64;  // SG * BQ in attention_coopmat.comp
 
 // The tensor-core matmul: where the device has it, for the types it is built for (their
 // dequantized values and the activations are staged as F16).
@@ -554,14 +554,14 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
         // Keys and values of every position from the F16 cache (the batch's are stored there
         // before attention runs).
         struct {
-            uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_off, o_stride;
+            uint32_t n_head, n_head_kv, q_stride, kv_stride, o_stride;
             float scale;
             uint32_t n_tokens;
-        } pt{pc.n_head, pc.n_head_kv, pc.head_dim, 0, qdim, pc.kv_stride, 0, qdim, s.scale,
-             uint32_t(s.n_tokens)};
+        } pt{pc.n_head, pc.n_head_kv, qdim, pc.kv_stride, qdim, s.scale, uint32_t(s.n_tokens)};
         return rec.dispatch("attention_coopmat_f16_f32", {q, k_cache, v_cache, out, step}, &pt,
                             push_size<decltype(pt)>(), kCoopmatWg, uint32_t(s.n_head),
-                            uint32_t((s.n_tokens + kCoopmatAttnQueries - 1) / kCoopmatAttnQueries));
+                            uint32_t((s.n_tokens + kCoopmatAttnQueries - 1) / kCoopmatAttnQueries),
+                            1, {uint32_t(s.head_dim)});
     }
     // Unused batch bindings still need a buffer: the cache stands in.
     if (!pc.batch_kv) k_batch = k_cache, v_batch = v_cache;
