@@ -1,5 +1,7 @@
-// Elementwise, normalization, rope, KV store, attention and argmax against the CPU ops.
+// Elementwise, normalization, rope with the KV store, attention and argmax against the CPU ops.
 #include <algorithm>
+#include <string>
+#include <tuple>
 
 #include "cpu/ops.h"
 #include "cpu/threadpool.h"
@@ -122,35 +124,70 @@ TEST_F(Ops, AddRmsNormAndF16Outputs) {
     }
 }
 
-void check_rope(int n_tokens, int n_heads, int head_dim, int n_rot, int pos0, bool with_ff) {
+// RoPE of a batch's Q and K in place, K and V stored as F16 at the step's positions: against
+// the CPU's rope, and nothing written outside those positions.
+void check_rope_kv(int n_tokens, int n_head, int n_head_kv, int head_dim, int n_rot, int pos0,
+                   bool with_ff) {
     Context& ctx = shared_context();
-    const int stride = n_heads * head_dim;
-    auto x = random_floats(size_t(n_tokens) * stride, 11 + pos0);
-    auto ff = random_floats(size_t(n_rot / 2), 12, 1.0f, 4.0f);
-    HostBuffer bx(ctx, x.size()), bff(ctx, ff.size()), step(ctx, 2 + size_t(n_tokens));
-    bx.fill(x.data(), x.size() * 4);
+    const int dq = n_head * head_dim, dkv = n_head_kv * head_dim, n_ctx = pos0 + n_tokens + 2;
+    auto q = random_floats(size_t(n_tokens) * dq, 11 + pos0);
+    auto k = random_floats(size_t(n_tokens) * dkv, 12 + pos0, -100, 100);
+    auto v = random_floats(size_t(n_tokens) * dkv, 13 + pos0, -100, 100);
+    auto ff = random_floats(size_t(n_rot / 2), 14, 1.0f, 4.0f);
+    HostBuffer bq(ctx, q.size()), bk(ctx, k.size()), bv(ctx, v.size()), bff(ctx, ff.size()),
+        bkc(ctx, size_t(n_ctx) * dkv / 2), bvc(ctx, size_t(n_ctx) * dkv / 2),
+        step(ctx, 2 + size_t(n_tokens));
+    bq.fill(q.data(), q.size() * 4);
+    bk.fill(k.data(), k.size() * 4);
+    bv.fill(v.data(), v.size() * 4);
     bff.fill(ff.data(), ff.size() * 4);
+    std::fill(bkc.f16(), bkc.f16() + size_t(n_ctx) * dkv, uint16_t(0x7e00));
+    std::fill(bvc.f16(), bvc.f16() + size_t(n_ctx) * dkv, uint16_t(0x7e00));
     step.words()[0] = uint32_t(pos0);
     step.words()[1] = uint32_t(n_tokens);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-                    return op_rope(r, bx.range(), 0, uint32_t(stride), step.range(),
-                                   with_ff ? bff.range() : BufferRange{}, n_tokens, n_heads,
-                                   head_dim, n_rot, 10000.0f);
+                    return op_rope_kv_store(r, bq.range(), bk.range(), bv.range(), bkc.range(),
+                                            bvc.range(), step.range(),
+                                            with_ff ? bff.range() : BufferRange{}, n_tokens, n_head,
+                                            n_head_kv, head_dim, n_rot, 10000.0f);
                 }).ok());
-    std::vector<float> want = x;
-    for (int t = 0; t < n_tokens; ++t)
-        cpu::rope(&want[size_t(t) * stride], n_heads, head_dim, n_rot, pos0 + t, 10000.0f,
-                  with_ff ? ff.data() : nullptr);
-    EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 1e-9)
-        << "tokens " << n_tokens << " heads " << n_heads << " rot " << n_rot << " pos " << pos0;
-    EXPECT_TRUE(bx.guard_intact());
+    std::vector<float> wq = q, wk = k;
+    for (int t = 0; t < n_tokens; ++t) {
+        const float* f = with_ff ? ff.data() : nullptr;
+        cpu::rope(&wq[size_t(t) * dq], n_head, head_dim, n_rot, pos0 + t, 10000.0f, f);
+        cpu::rope(&wk[size_t(t) * dkv], n_head_kv, head_dim, n_rot, pos0 + t, 10000.0f, f);
+    }
+    const std::string what = "tokens " + std::to_string(n_tokens) + " heads " +
+                             std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " rot " +
+                             std::to_string(n_rot) + " pos " + std::to_string(pos0);
+    EXPECT_LT(nmse(bq.f32(), wq.data(), wq.size()), 1e-9) << what;
+    EXPECT_LT(nmse(bk.f32(), wk.data(), wk.size()), 1e-9) << what;
+    for (auto [cache, want, name] : {std::tuple{&bkc, &wk, "K"}, std::tuple{&bvc, &v, "V"}}) {
+        for (int p = 0; p < n_ctx; ++p)
+            for (int i = 0; i < dkv; ++i) {
+                uint16_t got = cache->f16()[size_t(p) * dkv + i];
+                if (p < pos0 || p >= pos0 + n_tokens) {
+                    ASSERT_EQ(got, 0x7e00)
+                        << name << " cache written at position " << p << ", " << what;
+                } else {
+                    float w = (*want)[size_t(p - pos0) * dkv + i];
+                    // Rounding of the conversion is implementation-defined: within one
+                    // half-precision ulp (and the rotation's own error).
+                    ASSERT_NEAR(fp16_to_fp32(got), w, std::abs(w) / 1024.0f + 1e-3f)
+                        << name << " cache at position " << p << ", " << what;
+                }
+            }
+        EXPECT_TRUE(cache->guard_intact()) << name;
+    }
+    for (HostBuffer* b : {&bq, &bk}) EXPECT_TRUE(b->guard_intact());
 }
 
-TEST_F(Ops, Rope) {
-    check_rope(1, 4, 64, 64, 0, false);
-    check_rope(3, 2, 64, 64, 7, false);
-    check_rope(5, 3, 48, 32, 300, false);    // partial rotation
-    check_rope(2, 8, 128, 128, 1000, true);  // frequency factors
+TEST_F(Ops, RopeAndKvStore) {
+    check_rope_kv(1, 4, 4, 64, 64, 0, false);
+    check_rope_kv(3, 4, 2, 64, 64, 7, false);      // GQA
+    check_rope_kv(5, 3, 3, 48, 32, 300, false);    // partial rotation
+    check_rope_kv(2, 8, 2, 128, 128, 1000, true);  // frequency factors
+    check_rope_kv(70, 6, 2, 64, 64, 20, false);    // several workgroups
 }
 
 TEST_F(Ops, SiluMulAndAdd) {
@@ -175,34 +212,6 @@ TEST_F(Ops, SiluMulAndAdd) {
         EXPECT_LT(nmse(bg.f32(), sum.data(), n), 1e-12) << n;
         EXPECT_TRUE(bg.guard_intact());
     }
-}
-
-TEST_F(Ops, StoreF16AtThePosition) {
-    Context& ctx = shared_context();
-    const int n = 40, n_tokens = 3, pos0 = 5, n_ctx = 10;
-    auto src = random_floats(size_t(n) * n_tokens, 21, -100, 100);
-    HostBuffer bs(ctx, src.size()), bd(ctx, size_t(n) * n_ctx / 2), step(ctx, 2 + n_tokens);
-    bs.fill(src.data(), src.size() * 4);
-    std::fill(bd.f16(), bd.f16() + n * n_ctx, uint16_t(0x7e00));
-    step.words()[0] = pos0;
-    step.words()[1] = n_tokens;
-    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
-                    return op_store_f16(r, bs.range(), 0, bd.range(), 0, step.range(), n, n_tokens);
-                }).ok());
-    for (int p = 0; p < n_ctx; ++p)
-        for (int i = 0; i < n; ++i) {
-            uint16_t got = bd.f16()[p * n + i];
-            if (p < pos0 || p >= pos0 + n_tokens) {
-                ASSERT_EQ(got, 0x7e00)
-                    << "wrote outside positions [" << pos0 << ", " << pos0 + n_tokens << ")";
-            } else {
-                float want = src[size_t(p - pos0) * n + i];
-                // Rounding of the conversion is implementation-defined: within one half-precision
-                // ulp.
-                ASSERT_NEAR(fp16_to_fp32(got), want, std::abs(want) / 1024.0f + 1e-7f);
-            }
-        }
-    EXPECT_TRUE(bd.guard_intact());
 }
 
 // n_tokens random queries at pos0 against random F16 keys and values on the device (seeds

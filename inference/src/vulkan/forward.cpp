@@ -251,13 +251,9 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n, xh));
         rec.barrier();
         rec.tag("rope + kv store");
-        EMBER_TRY(op_rope(rec, b.q, 0, d.Dq, b.step, ff, n, int(hp.n_head), int(hp.head_dim),
-                          int(hp.n_rot), hp.rope_freq_base));
-        EMBER_TRY(op_rope(rec, b.k, 0, d.Dkv, b.step, ff, n, int(hp.n_head_kv), int(hp.head_dim),
-                          int(hp.n_rot), hp.rope_freq_base));
-        EMBER_TRY(op_store_f16(rec, b.v, 0, b.v_cache[l], 0, b.step, int(d.Dkv), n));
-        rec.barrier();
-        EMBER_TRY(op_store_f16(rec, b.k, 0, b.k_cache[l], 0, b.step, int(d.Dkv), n));
+        EMBER_TRY(op_rope_kv_store(rec, b.q, b.k, b.v, b.k_cache[l], b.v_cache[l], b.step, ff, n,
+                                   int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                                   int(hp.n_rot), hp.rope_freq_base));
         rec.barrier();
         // A prompt attends over its own unrounded K/V; a single decoded token reads the F16
         // cache like the fused decode path, so both decode paths agree.

@@ -223,8 +223,8 @@ Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t 
     if (n > UINT32_MAX)
         return make_error("vulkan.unsupported_shape", "F16 copy of over 2^32 values");
     struct {
-        uint32_t n, n_tokens, src_off, src_stride, dst_off, dst_stride;
-    } pc{uint32_t(n), 1, 0, uint32_t(n), 0, uint32_t(n)};
+        uint32_t n;
+    } pc{uint32_t(n)};
     return rec.dispatch_linear("cvt_f32_f16", {src, dst}, &pc, push_size<decltype(pc)>(), kWgElem,
                                (n + kWgElem - 1) / kWgElem);
 }
@@ -497,29 +497,23 @@ Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange 
                         &pc, push_size<NormPc>(), kWgNorm, uint32_t(n_rows));
 }
 
-Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
-               BufferRange ff, int n_tokens, int n_heads, int head_dim, int n_rot,
-               float freq_base) {
+Status op_rope_kv_store(Recorder& rec, BufferRange q, BufferRange k, BufferRange v,
+                        BufferRange k_cache, BufferRange v_cache, BufferRange step, BufferRange ff,
+                        int n_tokens, int n_head, int n_head_kv, int head_dim, int n_rot,
+                        float freq_base) {
+    if (head_dim % 2 != 0 || n_rot % 2 != 0 || n_rot > head_dim)
+        return make_error("vulkan.unsupported_shape",
+                          "RoPE needs an even head_dim and an even n_rot <= head_dim");
     struct {
-        uint32_t n_tokens, n_heads, head_dim, n_rot, x_off, x_stride;
+        uint32_t n_tokens, n_heads, n_heads_kv, head_dim, n_rot;
         float base;
         uint32_t has_ff;
-    } pc{uint32_t(n_tokens), uint32_t(n_heads), uint32_t(head_dim), uint32_t(n_rot), x_off,
-         x_stride,           freq_base,         ff.buffer ? 1u : 0u};
-    BufferRange ffb = ff.buffer ? ff : x;  // a binding must be valid even when unused
-    uint64_t n = uint64_t(n_tokens) * n_heads * (n_rot / 2);
-    return rec.dispatch_linear("rope_f32_f32", {x, ffb, step}, &pc, push_size<decltype(pc)>(),
-                               kWgElem, (n + kWgElem - 1) / kWgElem);
-}
-
-Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst,
-                    uint32_t dst_off, BufferRange step, int n, int n_tokens) {
-    struct {
-        uint32_t n, n_tokens, src_off, src_stride, dst_off, dst_stride;
-    } pc{uint32_t(n), uint32_t(n_tokens), src_off, uint32_t(n), dst_off, uint32_t(n)};
-    uint64_t total = uint64_t(n) * n_tokens;
-    return rec.dispatch_linear("cpy_f32_f16", {src, dst, step}, &pc, push_size<decltype(pc)>(),
-                               kWgElem, (total + kWgElem - 1) / kWgElem);
+    } pc{uint32_t(n_tokens), uint32_t(n_head), uint32_t(n_head_kv), uint32_t(head_dim),
+         uint32_t(n_rot),    freq_base,        ff.buffer ? 1u : 0u};
+    BufferRange ffb = ff.buffer ? ff : q;  // a binding must be valid even when unused
+    const uint64_t n = uint64_t(n_tokens) * (uint64_t(n_head) + 2 * n_head_kv) * head_dim / 2;
+    return rec.dispatch_linear("rope_kv_f32_f16", {q, ffb, step, k, v, k_cache, v_cache}, &pc,
+                               push_size<decltype(pc)>(), kWgElem, (n + kWgElem - 1) / kWgElem);
 }
 
 bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s) {

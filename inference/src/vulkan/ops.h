@@ -109,12 +109,13 @@ Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, 
 // residual add and the next norm in one dispatch. out_f16: out is F16.
 Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange w, BufferRange out,
                        int n, int n_rows, float eps, bool out_f16);
-// In place on n_tokens rows of n_heads * head_dim floats (x_stride apart); ff may be empty.
-Status op_rope(Recorder& rec, BufferRange x, uint32_t x_off, uint32_t x_stride, BufferRange step,
-               BufferRange ff, int n_tokens, int n_heads, int head_dim, int n_rot, float freq_base);
-// dst (F16)[dst_off + (pos0 + t) * n + i] = src[src_off + t * n + i]
-Status op_store_f16(Recorder& rec, BufferRange src, uint32_t src_off, BufferRange dst,
-                    uint32_t dst_off, BufferRange step, int n, int n_tokens);
+// RoPE in place on n_tokens rows of q (n_head heads) and k (n_head_kv heads), rows contiguous,
+// ff optional; then k and v stored as F16 at the step's positions of k_cache and v_cache (rows
+// of n_head_kv * head_dim).
+Status op_rope_kv_store(Recorder& rec, BufferRange q, BufferRange k, BufferRange v,
+                        BufferRange k_cache, BufferRange v_cache, BufferRange step, BufferRange ff,
+                        int n_tokens, int n_head, int n_head_kv, int head_dim, int n_rot,
+                        float freq_base);
 struct AttentionShape {
     int n_tokens, n_head, n_head_kv, head_dim;
     float scale;
