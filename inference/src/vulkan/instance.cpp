@@ -170,24 +170,30 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         a.sm_count = sm.shaderSMCount;
     }
 
-    if (has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
-        VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    // The features, in one query (Vulkan 1.2 adapters; others cannot run Ember's shaders):
+    // Vulkan 1.1 and 1.2's, and those of the extensions the adapter has.
+    const bool has_cm = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    const bool has_af = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    if (a.props.apiVersion >= VK_API_VERSION_1_2) {
+        f11.pNext = &f12;
+        void** tail = &f12.pNext;
+        if (has_cm) *tail = &cm, tail = &cm.pNext;
+        if (has_af) *tail = &af, tail = &af.pNext;
         VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-        f2.pNext = &af;
+        f2.pNext = &f11;
         vkGetPhysicalDeviceFeatures2(pd, &f2);
-        a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
     }
-    if (has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) &&
-        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
+    a.float16 = f12.shaderFloat16;
+    a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
+
+    if (has_cm && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
         a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {
-        VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-        VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-        f12.pNext = &cm;
-        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-        f2.pNext = &f12;
-        vkGetPhysicalDeviceFeatures2(pd, &f2);
         uint32_t n_cm = 0;
         vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
         std::vector<VkCooperativeMatrixPropertiesNV> cms(
@@ -251,14 +257,7 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     need(a.props.limits.maxComputeWorkGroupInvocations >= 256, "256 invocations per workgroup");
     need(a.props.limits.maxPushConstantsSize >= 64, "64 bytes of push constants");
     if (a.props.apiVersion >= VK_API_VERSION_1_2) {
-        VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-        VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-        f11.pNext = &f12;
-        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-        f2.pNext = &f11;
-        vkGetPhysicalDeviceFeatures2(pd, &f2);
         need(f11.storageBuffer16BitAccess, "16-bit storage buffers");
-        a.float16 = f12.shaderFloat16;
         need(f12.storageBuffer8BitAccess, "8-bit storage buffers");
     }
     const VkSubgroupFeatureFlags sg_need =
