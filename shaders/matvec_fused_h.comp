@@ -15,6 +15,11 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "include/common.glsl"
+#if defined(ATOMIC)
+// Rows split over column parts (ADD mode, pc.ksplit > 1) add their partial sums with float
+// atomics (VK_EXT_shader_atomic_float).
+#extension GL_EXT_shader_atomic_float : require
+#endif
 
 #define MODE_STORE 0u
 #define MODE_ADD 1u
@@ -73,6 +78,7 @@ layout(push_constant) uniform PC {
     float freq_base;
     uint has_ff;
     uint kv_dim;  // QKV: halfs between positions of the cache
+    uint ksplit;  // column parts per group of rows (ATOMIC and ADD mode only; else 1)
 } pc;
 
 // Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
@@ -117,9 +123,9 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
 // step is one memory round trip. (Issuing the next step's or group's loads before this one's
 // arithmetic held more registers and ran 3-12% slower on the H200: docs/performance.md.)
 #define WARP_LOOP(Q, D, Q2, D2, n)                                                     \
-    for (uint base = 0u; base < nblk; base += sgs * WARP_UNROLL) {                     \
+    for (uint base = kb0; base < kb1; base += sgs * WARP_UNROLL) {                     \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
-            uint blk = min(base + lane + u * sgs, nblk - 1u);                           \
+            uint blk = min(base + lane + u * sgs, kb1 - 1u);                            \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
                 uint ib = sbase[s] + blk, i = u * ROWS + s;                             \
                 uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;               \
@@ -134,7 +140,7 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
             }                                                                           \
         }                                                                               \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
-            uint blk = base + lane + u * sgs, bx = min(blk, nblk - 1u);                 \
+            uint blk = base + lane + u * sgs, bx = min(blk, kb1 - 1u) - kb0;            \
             uvec4 xv[4];                                                                \
             if (DIAG != 1u)                                                             \
                 [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(bx, i)];    \
@@ -142,7 +148,7 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
                 uint i = u * ROWS + s;                                                  \
                 float v = DIAG == 1u ? uintBitsToFloat(FOLDQ(i) & 0x007FFFFFu)          \
                                      : DOTQ(i) * float(dd[i]);                          \
-                acc[s] += blk < nblk ? v : 0.0;                                         \
+                acc[s] += blk < kb1 ? v : 0.0;                                          \
             }                                                                           \
         }                                                                               \
     }
@@ -151,14 +157,15 @@ float vmax_abs(vec4 v) {
     return max(max(a.x, a.y), max(a.z, a.w));
 }
 
-// x' into xs (F16 pairs, scaled by 2^-e); returns e.
-int stage_x() {
+// x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns e. c0
+// is a multiple of 8 (a block); the norm needs all of x (c0 = 0, c1 = ncols / 4).
+int stage_x(uint c0, uint c1) {
     if (DIAG == 2u) return 0;
     uint tid = gl_LocalInvocationID.x;
-    uint nvec = pc.ncols / 4u, xb = pc.x_off / 4u;
+    uint xb = pc.x_off / 4u;
     bool norm = pc.has_norm != 0u;
     float ss = 0.0, mx = 0.0;
-    for (uint c = tid; c < nvec; c += WG_SIZE) {
+    for (uint c = c0 + tid; c < c1; c += WG_SIZE) {
         vec4 v = x4[xb + c];
         ss += dot(v, v);
         mx = max(mx, vmax_abs(norm ? v * nw4[c] : v));
@@ -182,10 +189,10 @@ int stage_x() {
     int e;
     frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
-    for (uint c = tid; c < nvec; c += WG_SIZE) {
+    for (uint c = c0 + tid; c < c1; c += WG_SIZE) {
         vec4 v = x4[xb + c] * down;
         if (norm) v *= nw4[c];
-        uint w = pair_word(c & 7u), slot = xs_slot(c >> 3, w >> 2);
+        uint w = pair_word(c & 7u), slot = xs_slot((c - c0) >> 3, w >> 2);
         xs[slot][w & 3u] = packHalf2x16(v.xz);
         xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
     }
@@ -202,6 +209,12 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     if (!ok) return;
     if (mode == MODE_STORE || mode == MODE_ADD) {
         uint o = pc.y_off + r;
+#if defined(ATOMIC)
+        if (mode == MODE_ADD && pc.ksplit > 1u) {
+            atomicAdd(y[o], tot[0]);
+            return;
+        }
+#endif
         if (mode == MODE_ADD) y[o] += tot[0];
         else y[o] = tot[0];
     } else if (mode == MODE_SILU) {
@@ -267,15 +280,20 @@ uint wanted_slot(uint mode, uint t, uint k) {
 }
 
 // Subgroups owning their rows: no barrier after x is staged; each subgroup sums its rows with
-// subgroupAdd and its first lanes write them.
+// subgroupAdd and its first lanes write them. With pc.ksplit > 1 (ATOMIC, ADD mode), workgroup
+// w takes column part w % ksplit of every row (ksplit divides the workgroups: ops.cpp), stages
+// only that part of x and adds its sums atomically.
 void main_subgroups(uint mode, uint nblk, uint n_groups) {
     const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
     const uint half_rows = ROWS / 2u;
-    const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumSubgroups;
-    const uint first = linear_workgroup() * gl_NumSubgroups + gl_SubgroupID;
+    const uint ksplit = pc.ksplit, part_blk = (nblk + ksplit - 1u) / ksplit;
+    const uint wg = linear_workgroup(), part = wg % ksplit;
+    const uint kb0 = part * part_blk, kb1 = min(nblk, kb0 + part_blk);
+    const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y / ksplit * gl_NumSubgroups;
+    const uint first = wg / ksplit * gl_NumSubgroups + gl_SubgroupID;
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
-    const float up = exp2(float(stage_x()));
+    const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
     for (uint grp = first; grp < n_groups; grp += n_sg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
@@ -320,7 +338,7 @@ void main() {
         main_subgroups(mode, nblk, n_groups);
         return;
     }
-    const int e = stage_x();
+    const int e = stage_x(0u, pc.ncols / 4u);
     const float up = exp2(float(e));
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
     for (uint grp = linear_workgroup(); grp < n_groups; grp += n_wg) {

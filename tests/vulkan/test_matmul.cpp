@@ -225,6 +225,9 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         double tol;
         const char* warp = "0";  // EMBER_VULKAN_MATVEC_WARP: most blocks per lane a step, 0 = off
         const char* wg = "256";  // EMBER_VULKAN_MATVEC_WG: threads (subgroup mode)
+        // EMBER_VULKAN_MATVEC_KSPLIT: column parts of a group in Add mode, added atomically
+        // (0 = as many as fill the subgroups; only where the device has float atomics).
+        const char* ksplit = "0";
     };
     std::vector<Kernel> kernels = {{"0", "8", "512", 1e-10}};
     if (ctx.adapter().float16) {
@@ -236,6 +239,9 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         kernels.push_back({"1", "4", "512", 2e-6, "1"});
         kernels.push_back({"1", "8", "512", 2e-6, "2", "128"});
         kernels.push_back({"1", "2", "3", 2e-6, "3", "64"});
+        // Uneven column parts (5120 columns: 54, 54 and 52 blocks), one step or several.
+        kernels.push_back({"1", "2", "512", 2e-6, "2", "256", "3"});
+        kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5"});
     }
     // Also 160 blocks a row: more blocks than threads (a thread takes several).
     for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(9004), int64_t(256)},
@@ -273,15 +279,16 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                 }
                 for (const Kernel& k : kernels) {
                     SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
-                                 std::to_string(cols) + " mode " +
-                                 std::to_string(int(mode)) + " x_scale " +
-                                 std::to_string(x_scale) + " MATVEC_H=" + k.h + " rows " + k.rows +
-                                 " workgroups " + k.wgs + " warp " + k.warp + " wg " + k.wg);
+                                 std::to_string(cols) + " mode " + std::to_string(int(mode)) +
+                                 " x_scale " + std::to_string(x_scale) + " MATVEC_H=" + k.h +
+                                 " rows " + k.rows + " workgroups " + k.wgs + " warp " + k.warp +
+                                 " wg " + k.wg + " ksplit " + k.ksplit);
                     setenv("EMBER_VULKAN_MATVEC_H", k.h, 1);
                     setenv("EMBER_VULKAN_MATVEC_ROWS", k.rows, 1);
                     setenv("EMBER_VULKAN_MATVEC_WGS", k.wgs, 1);
                     setenv("EMBER_VULKAN_MATVEC_WARP", k.warp, 1);
                     setenv("EMBER_VULKAN_MATVEC_WG", k.wg, 1);
+                    setenv("EMBER_VULKAN_MATVEC_KSPLIT", k.ksplit, 1);
                     HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
                     bx.fill(x.data(), x.size() * 4);
                     bn.fill(nw.data(), nw.size() * 4);
@@ -299,6 +306,7 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                     unsetenv("EMBER_VULKAN_MATVEC_WGS");
                     unsetenv("EMBER_VULKAN_MATVEC_WARP");
                     unsetenv("EMBER_VULKAN_MATVEC_WG");
+                    unsetenv("EMBER_VULKAN_MATVEC_KSPLIT");
                     ASSERT_TRUE(st.ok()) << st.error().message;
                     EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
                     EXPECT_TRUE(by.guard_intact());

@@ -303,7 +303,9 @@ struct FusedH {
     uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
 
-FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows) {
+// ksplit: column parts per group of rows (each part's blocks set the steps).
+FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
+                    uint32_t ksplit = 1) {
     const Adapter& a = rec.context().adapter();
     if (!a.float16 || (w.type != GgmlType::Q4_0 && w.type != GgmlType::Q8_0)) return {};
     // EMBER_VULKAN_MATVEC_H=0 turns the kernel off (matvec_fused.comp); EMBER_VULKAN_MATVEC_WARP
@@ -319,7 +321,8 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows)
         env_u32("EMBER_VULKAN_MATVEC_WARP", w.type == GgmlType::Q4_0 ? 3 : 2), 8);
     uint32_t warp_unroll = 0;
     if (max_unroll) {
-        const uint64_t nblk = uint64_t(w.cols) / 32, sgs = std::max<uint32_t>(a.subgroup_size, 1);
+        const uint64_t nblk = (uint64_t(w.cols) / 32 + ksplit - 1) / ksplit;
+        const uint64_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
         const uint64_t steps =
             std::max<uint64_t>(1, (nblk + sgs * max_unroll - 1) / (sgs * max_unroll));
         warp_unroll = uint32_t(std::max<uint64_t>(1, (nblk + sgs * steps - 1) / (sgs * steps)));
@@ -336,7 +339,9 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows)
     if (!splits()) return {};
     // x as F16 (2 bytes per column, in steps of 8 blocks to share pipelines), the partial sums
     // and common.glsl's reduction arrays.
-    const uint32_t xs_blocks = uint32_t((w.cols / 32 + 7) / 8 * 8);
+    // (Column parts only in the subgroup mode: the workgroup mode stages all of x.)
+    if (!warp_unroll) ksplit = 1;
+    const uint32_t xs_blocks = uint32_t((w.cols / 32 + ksplit - 1) / ksplit + 7) / 8 * 8;
     const uint64_t shared = uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4;
     if (shared > a.props.limits.maxComputeSharedMemorySize) return {};
     return {rows, xs_blocks, warp_unroll,
@@ -384,7 +389,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         float eps;
         uint32_t head_dim, n_rot;
         float freq_base;
-        uint32_t has_ff, kv_dim;
+        uint32_t has_ff, kv_dim, ksplit;
     } pc{uint32_t(w0.cols),
          w0.stride_units,
          uint32_t(f.mode),
@@ -398,7 +403,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
          f.n_rot,
          f.freq_base,
          f.ff.buffer ? 1u : 0u,
-         uint32_t(w1.rows)};
+         uint32_t(w1.rows),
+         1u};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
         switch (f.mode) {
             case FusedMode::Qkv:
@@ -415,24 +421,40 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     auto bindings = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,
                      or_x(f.norm),       f.y,                or_y(f.k_cache),    or_y(f.v_cache),
                      or_x(f.step),       or_x(f.ff)};
-    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0);
+    const Adapter& a = rec.context().adapter();
+    // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
+    const uint32_t h_wg =
+        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
+                             std::min({512u, a.props.limits.maxComputeWorkGroupSize[0],
+                                       a.props.limits.maxComputeWorkGroupInvocations}));
+    const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+    const uint64_t per_wg = std::max<uint32_t>(h_wg / sgs, 1);
+    uint64_t n_wg = env_u32("EMBER_VULKAN_MATVEC_WGS",
+                            a.sm_count ? a.sm_count * std::max<uint32_t>(1024 / h_wg, 1) : 256);
+    n_wg =
+        env_u32(("EMBER_VULKAN_MATVEC_WGS" + std::to_string(int(f.mode))).c_str(), uint32_t(n_wg));
+    // Residual adds whose groups of 2 rows would leave subgroups idle (7B's down and output
+    // projections: 2,048 groups for 4,224 subgroups) split the columns into parts of at most
+    // 96 Q4_0 or 128 Q8_0 blocks (one or two steps a lane, the best measured on the H200), each
+    // workgroup staging only its part of x and adding its sums with float atomics
+    // (docs/performance.md, item 64).
+    if (f.mode == FusedMode::Add && !f.norm.buffer && a.atomic_float_add) {
+        const uint64_t nblk = w0.cols / 32, part = sgs * (w0.type == GgmlType::Q4_0 ? 3 : 4);
+        uint64_t ks = env_u32("EMBER_VULKAN_MATVEC_KSPLIT", 0);
+        if (ks == 0) ks = groups_of(2) < n_wg * per_wg ? (nblk + part - 1) / part : 1;
+        pc.ksplit = uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
+    }
+    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0, pc.ksplit);
         h.rows && h.warp_unroll) {
         // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
-        const Adapter& a = rec.context().adapter();
-        // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
-        const uint32_t wg = std::clamp<uint32_t>(
-            env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
-            std::min({512u, a.props.limits.maxComputeWorkGroupSize[0],
-                      a.props.limits.maxComputeWorkGroupInvocations}));
-        const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
-        const uint64_t per_wg = std::max<uint32_t>(wg / sgs, 1);
-        const uint32_t sms = a.sm_count;
-        uint64_t n_wg =
-            env_u32("EMBER_VULKAN_MATVEC_WGS", sms ? sms * std::max<uint32_t>(1024 / wg, 1) : 256);
-        n_wg = std::max<uint64_t>(1, std::min(n_wg, (groups_of(h.rows) + per_wg - 1) / per_wg));
-        return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
-                                   bindings, &pc, push_size<decltype(pc)>(), wg, n_wg, 1,
-                                   {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
+        // With column parts, workgroup w takes part w % ksplit (the shader's split).
+        const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
+        n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
+        return rec.dispatch_linear(
+            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
+                weight_type_suffix(w0.type),
+            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
