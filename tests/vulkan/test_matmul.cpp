@@ -226,7 +226,8 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         const char* warp = "0";  // EMBER_VULKAN_MATVEC_WARP: most blocks per lane a step, 0 = off
         const char* wg = "256";  // EMBER_VULKAN_MATVEC_WG: threads (subgroup mode)
         // EMBER_VULKAN_MATVEC_KSPLIT: column parts of a group in Add mode, added atomically
-        // (0 = as many as fill the subgroups; only where the device has float atomics).
+        // where the device has float atomics (0 = ops.cpp's rule; at most one part per 2
+        // blocks a lane, so 32-wide subgroups take 160 blocks in at most 2 parts).
         const char* ksplit = "0";
     };
     std::vector<Kernel> kernels = {{"0", "8", "512", 1e-10}};
@@ -239,7 +240,8 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         kernels.push_back({"1", "4", "512", 2e-6, "1"});
         kernels.push_back({"1", "8", "512", 2e-6, "2", "128"});
         kernels.push_back({"1", "2", "3", 2e-6, "3", "64"});
-        // Uneven column parts (5120 columns: 54, 54 and 52 blocks), one step or several.
+        // Uneven column parts where subgroups are narrow (5120 columns: 54, 54 and 52 blocks;
+        // 5 parts of 32), one step or several.
         kernels.push_back({"1", "2", "512", 2e-6, "2", "256", "3"});
         kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5"});
     }
