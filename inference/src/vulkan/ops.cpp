@@ -444,8 +444,11 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         if (ks == 0) ks = groups_of(2) < n_wg * per_wg ? (nblk + part - 1) / part : 1;
         pc.ksplit = uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
     }
-    if (FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0, pc.ksplit);
-        h.rows && h.warp_unroll) {
+    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0, pc.ksplit);
+    // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
+    const bool subgroups = h.rows && h.warp_unroll;
+    if (!subgroups) pc.ksplit = 1;
+    if (subgroups) {
         // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
         // With column parts, workgroup w takes part w % ksplit (the shader's split).
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
@@ -462,12 +465,11 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         const uint32_t wg = uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
         // Few workgroups, each looping over groups of rows: every workgroup stages x once
         // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
-        const uint32_t sms = rec.context().adapter().sm_count;
-        uint64_t n_wg = sms ? 4ull * sms : 512;
-        n_wg = std::max<uint64_t>(1, env_u32("EMBER_VULKAN_MATVEC_WGS", uint32_t(n_wg)));
+        const uint64_t loop_wgs = std::max<uint64_t>(
+            1, env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? 4 * a.sm_count : 512));
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
                                    bindings, &pc, push_size<decltype(pc)>(), wg,
-                                   std::min(groups_of(h.rows), n_wg), 1,
+                                   std::min(groups_of(h.rows), loop_wgs), 1,
                                    {h.xs_blocks, h.rows, 0, h.diag});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
