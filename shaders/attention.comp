@@ -79,6 +79,9 @@ shared uvec4 ohs[NCH * 4u];  // oh * 2^-e as F16 pairs, in block_dot's order
 // cache lines, and the projection cost as much as the separate dispatch); up to 8 loads a
 // thread in flight, then products, a sum across the row's lanes and one atomic per row.
 layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at once (ops.cpp)
+// Timing only (EMBER_VULKAN_ATTN_DIAG; wrong results by design): 1 = plain stores instead of
+// the atomic adds, 2 = the attention left out, 4 = the projection left out.
+layout(constant_id = 4) const uint ADIAG = 0;
 uvec4 qa[WO_LOADS];
 #if defined(TYPE_Q8_0)
 uvec4 qb[WO_LOADS];
@@ -99,6 +102,7 @@ void load_wo(uint h, uint rb) {
         dd[k] = wd[block_scale(ib)];
     }
 }
+float wo_keep() { return float(qa[WO_LOADS - 1u].x & 1u) + float(dd[WO_LOADS - 1u]); }
 void project_out(uint h) {
     const uint tid = gl_LocalInvocationID.x;
     float mx = 0.0;
@@ -127,7 +131,10 @@ void project_out(uint h) {
 #endif
             for (uint o = 1u; o < NCH; o <<= 1) v += subgroupShuffleXor(v, o);  // the row's sum
             uint r = rb + k * rows_per_pass;
-            if (c == 0u && r < r1) atomicAdd(xr[r], v * up);
+            if (c == 0u && r < r1) {
+                if ((ADIAG & 1u) != 0u) xr[r] = v * up;
+                else atomicAdd(xr[r], v * up);
+            }
         }
     }
 }
@@ -164,7 +171,13 @@ void main() {
     const vec4 qa = q4[qb] * pc.scale, qc = q4[qb + 1u] * pc.scale;
     float m = -1e30, l = 0.0;
     vec4 acc_a = vec4(0.0), acc_b = vec4(0.0);  // dimensions 8 seg .. 8 seg + 7
-    for (uint p0 = j_begin; p0 < j_end; p0 += P) {
+#if defined(WO)
+    const uint j_stop = (ADIAG & 2u) != 0u ? j_begin : j_end;
+    if ((ADIAG & 2u) != 0u) l = 1.0;
+#else
+    const uint j_stop = j_end;
+#endif
+    for (uint p0 = j_begin; p0 < j_stop; p0 += P) {
         const uint n = min(P, j_end - p0);
         uvec4 kw[PT], vw[PT];
         [[unroll]] for (uint k = 0; k < PT; ++k) {
@@ -225,6 +238,10 @@ void main() {
     }
 #if defined(WO)
     barrier();
+    if ((ADIAG & 4u) != 0u) {
+        if (tid == 0u) xr[h] += oh[0] + wo_keep();  // keeps the attention and one Wo load
+        return;
+    }
     project_out(h);
 #else
     if (n_run == 1u) return;

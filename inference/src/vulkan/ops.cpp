@@ -716,12 +716,13 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          wo.stride_units,
          slice_rows};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
-    // held across the attention (t4 tg128 1,210 vs 1,191).
-    return rec.dispatch(std::string("attention_wo_") + weight_type_suffix(wo.type),
-                        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
-                        push_size<decltype(pc)>(), p.wg, uint32_t(s.n_head),
-                        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-                        {std::min<uint32_t>(p.pt, 4), nch, loads});
+    // held across the attention (t4 tg128 1,210 vs 1,191). EMBER_VULKAN_ATTN_DIAG leaves parts
+    // out, for timing only (docs/performance.md, item 66).
+    return rec.dispatch(
+        std::string("attention_wo_") + weight_type_suffix(wo.type),
+        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc, push_size<decltype(pc)>(),
+        p.wg, uint32_t(s.n_head), uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
+        {std::min<uint32_t>(p.pt, 4), nch, loads, env_u32("EMBER_VULKAN_ATTN_DIAG", 0) & 7u});
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
