@@ -80,7 +80,8 @@ shared uvec4 ohs[NCH * 4u];  // oh * 2^-e as F16 pairs, in block_dot's order
 // thread in flight, then products, a sum across the row's lanes and one atomic per row.
 layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at once (ops.cpp)
 // Timing only (EMBER_VULKAN_ATTN_DIAG; wrong results by design): 1 = plain stores instead of
-// the atomic adds, 2 = the attention left out, 4 = the projection left out.
+// the atomic adds, 2 = the attention left out, 4 = the projection left out (with all but one of
+// each thread's Wo loads, which the compiler then drops).
 layout(constant_id = 4) const uint ADIAG = 0;
 uvec4 qa[WO_LOADS];
 #if defined(TYPE_Q8_0)
