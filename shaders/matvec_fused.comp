@@ -283,7 +283,7 @@ void main() {
         if (!sok[s0]) return;
         float v0 = tot[s0], v1 = tot[s0 + 1u];
         uint r = srow[s0], m = sm[s0];
-        if (m < 2u) rope_pair(r % pc.head_dim, v0, v1);
+        if (m < 2u) rope_pair(r % pc.head_dim, step_pos0, v0, v1);
         if (m == 0u) {
             y[pc.y_off + r] = v0;
             y[pc.y_off + r + 1u] = v1;

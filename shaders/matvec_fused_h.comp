@@ -224,7 +224,7 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     } else {
         if (tid >= half_rows) return;
         float v0 = tot[0], v1 = tot[1];
-        if (sm < 2u) rope_pair(r % pc.head_dim, v0, v1);
+        if (sm < 2u) rope_pair(r % pc.head_dim, step_pos0, v0, v1);
         if (sm == 0u) {
             y[pc.y_off + r] = v0;
             y[pc.y_off + r + 1u] = v1;

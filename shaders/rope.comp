@@ -24,18 +24,7 @@ layout(push_constant) uniform PC {
     uint has_ff;
 } pc;
 
-// Pair (a, b) at dims d, d + 1 of a head (d even) of token t, rotated where d < n_rot.
-vec2 rotated(uint t, uint d, vec2 ab) {
-    if (d >= pc.n_rot) return ab;
-    uint i = d / 2u;
-    float theta = float(step_pos0 + t) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
-    if (pc.has_ff != 0) theta /= ff[i];
-    // Reduce to [0, 2pi): GPU sin/cos are only accurate near zero.
-    const float two_pi = 6.283185307179586;
-    theta -= two_pi * floor(theta / two_pi);
-    float c = cos(theta), s = sin(theta);
-    return vec2(ab.x * c - ab.y * s, ab.x * s + ab.y * c);
-}
+#include "include/rope_pair.glsl"
 
 void main() {
     // A thread per pair; per token, Q's pairs, then K's, then V's.
@@ -46,19 +35,21 @@ void main() {
     uint t = idx / per, p = idx - t * per;
     if (p < qp) {
         uint b = t * 2u * qp + 2u * p;
-        vec2 r = rotated(t, (2u * p) % pc.head_dim, vec2(q[b], q[b + 1u]));
-        q[b] = r.x;
-        q[b + 1u] = r.y;
+        float x0 = q[b], x1 = q[b + 1u];
+        rope_pair((2u * p) % pc.head_dim, step_pos0 + t, x0, x1);
+        q[b] = x0;
+        q[b + 1u] = x1;
         return;
     }
     uint e = 2u * (p - qp), o = (step_pos0 + t) * kvd;
     if (e < kvd) {
         uint b = t * kvd + e;
-        vec2 r = rotated(t, e % pc.head_dim, vec2(k[b], k[b + 1u]));
-        k[b] = r.x;
-        k[b + 1u] = r.y;
-        kc[o + e] = float16_t(r.x);
-        kc[o + e + 1u] = float16_t(r.y);
+        float x0 = k[b], x1 = k[b + 1u];
+        rope_pair(e % pc.head_dim, step_pos0 + t, x0, x1);
+        k[b] = x0;
+        k[b + 1u] = x1;
+        kc[o + e] = float16_t(x0);
+        kc[o + e + 1u] = float16_t(x1);
     } else {
         uint b = t * kvd + e - kvd;
         vc[o + e - kvd] = float16_t(v[b]);

@@ -1,11 +1,12 @@
-// RoPE of one adjacent pair at the step's position, for the fused decode mat-vecs: the
-// includer declares the push constants pc (n_rot, freq_base, has_ff), ff and the step buffer.
-void rope_pair(uint d, inout float v0, inout float v1) {
+// RoPE of one adjacent pair at position pos, for the fused decode mat-vecs and rope.comp: the
+// includer declares the push constants pc (n_rot, freq_base, has_ff) and ff.
+void rope_pair(uint d, uint pos, inout float v0, inout float v1) {
     // d: the pair's first dimension within its head
     if (d >= pc.n_rot) return;
     uint i = d / 2;
-    float theta = float(step_pos0) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
+    float theta = float(pos) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
     if (pc.has_ff != 0u) theta /= ff[i];
+    // Reduce to [0, 2pi): GPU sin/cos are only accurate near zero.
     const float two_pi = 6.283185307179586;
     theta -= two_pi * floor(theta / two_pi);
     float c = cos(theta), s = sin(theta);
