@@ -26,6 +26,13 @@ struct DeviceTensor {
     std::vector<Piece> pieces;
 };
 
+// Push-constant size of a shader's struct T.
+template <class T>
+constexpr uint32_t push_size() {
+    static_assert(sizeof(T) % 4 == 0);
+    return sizeof(T);
+}
+
 // Shader name suffix of a weight type ("q4_0"), or nullptr if no shader handles it.
 const char* weight_type_suffix(GgmlType type);
 
