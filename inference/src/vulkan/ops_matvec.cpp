@@ -203,4 +203,56 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
                                &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows));
 }
 
+bool ffn_fused_supported(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
+                         const DeviceTensor& down) {
+    const Adapter& a = rec.context().adapter();
+    if (env_is("EMBER_VULKAN_FFN", "0") || !a.float16 || !a.atomic_float_add) return false;
+    if (gate.type != GgmlType::Q4_0 && gate.type != GgmlType::Q8_0) return false;
+    for (const DeviceTensor* t : {&gate, &up, &down})
+        if (t->type != gate.type || t->pieces.size() != 1) return false;
+    if (up.rows != gate.rows || up.cols != gate.cols || down.rows != gate.cols ||
+        down.cols != gate.rows || down.rows % 4 != 0)
+        return false;
+    // The gate/up part is the subgroup mode's (x staged, each subgroup owning its rows).
+    return fused_h_plan(rec, gate, 0).warp_unroll > 0;
+}
+
+Status op_ffn_fused(Recorder& rec, const FusedFfn& f) {
+    if (!f.gate || !f.up || !f.down || !ffn_fused_supported(rec, *f.gate, *f.up, *f.down))
+        return make_error("vulkan.unsupported_type",
+                          "fused feed-forward needs Q4_0 or Q8_0 gate, up and down weights of "
+                          "chaining shapes, F16 arithmetic and float atomics");
+    const DeviceTensor &g = *f.gate, &d = *f.down;
+    const FusedH h = fused_h_plan(rec, g, 0);
+    const Adapter& a = rec.context().adapter();
+    // Gate and up rows per subgroup group (half each; 2 = one SiLU product a group), threads,
+    // down rows in flight per thread, and the most workgroups (enough to fill each SM once).
+    uint32_t rows = env_u32("EMBER_VULKAN_FFN_ROWS", 2);
+    if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 2;
+    const uint32_t wg = std::clamp<uint32_t>(
+        env_u32("EMBER_VULKAN_FFN_WG", 256), std::max<uint32_t>(a.subgroup_size, 32),
+        std::min({512u, a.props.limits.maxComputeWorkGroupSize[0],
+                  a.props.limits.maxComputeWorkGroupInvocations}));
+    const uint32_t unroll = std::clamp<uint32_t>(env_u32("EMBER_VULKAN_FFN_DOWN", 8), 1, 32);
+    const uint64_t n_vec = uint64_t(d.rows) / 4, n_tasks = (n_vec + wg - 1) / wg + d.cols / 32;
+    const uint64_t n_wg = std::min<uint64_t>(
+        n_tasks, env_u32("EMBER_VULKAN_FFN_WGS",
+                         a.sm_count ? a.sm_count * std::max<uint32_t>(1024 / wg, 1) : 256));
+    struct {
+        uint32_t ncols, stride, mode, rows0, rows1, x_off, y_off, has_norm;
+        float eps;
+        uint32_t head_dim, n_rot;
+        float freq_base;
+        uint32_t has_ff, kv_dim, ksplit;
+    } pc{uint32_t(g.cols), g.stride_units, 4u, uint32_t(g.rows), uint32_t(d.rows), 0, 0, 1u,
+         f.eps, 0, 0, 0.0f, 0, d.stride_units, 1u};
+    return rec.dispatch_linear(std::string("matvec_fused_h_ffn_") + weight_type_suffix(g.type),
+                               {g.pieces[0].range, f.up->pieces[0].range, d.pieces[0].range, f.x,
+                                f.norm, f.y, f.y, f.y, f.x, f.x, f.counters},
+                               &pc, push_size<decltype(pc)>(), wg, std::max<uint64_t>(n_wg, 1), 1,
+                               {h.xs_blocks, rows, h.warp_unroll,
+                                env_u32("EMBER_VULKAN_FFN_DIAG", 0) & 60u, unroll,
+                                env_u32("EMBER_VULKAN_FFN_EARLY", 0)});
+}
+
 }  // namespace ember::vulkan
