@@ -11,22 +11,10 @@
 // pair by one AND-OR into the mantissa of 1024, 16 packed FMAs per block. Groups go to
 // subgroups (the default, WARP_UNROLL > 0: no barrier after the staging) or to whole
 // workgroups (WARP_UNROLL = 0, kept for comparison).
-//
-// FFN (MODE_FFN, built with FFN): the whole feed-forward block of one token in one dispatch,
-// y = x + W_down (SiLU(W_gate x') * W_up x'). A task is one 32-column block of W_down: the
-// workgroup computes those 32 SiLU products itself (64 gate and up rows), keeps them in shared
-// memory, and adds their share of every down row to y with float atomics. No task waits for
-// another's products, so gate/up and down need no barrier between them and the 11,008-wide
-// SiLU vector is never written or staged. y is a second buffer (x is still being read by
-// other workgroups' staging); the first tasks copy x into it, and every workgroup waits for
-// those copies before its first atomic add.
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "include/common.glsl"
-#if defined(FFN)
-#define ATOMIC
-#endif
 #if defined(ATOMIC)
 // Rows split over column parts (ADD mode, pc.ksplit > 1) add their partial sums with float
 // atomics (VK_EXT_shader_atomic_float).
@@ -37,7 +25,6 @@
 #define MODE_ADD 1u
 #define MODE_QKV 2u
 #define MODE_SILU 3u
-#define MODE_FFN 4u
 
 layout(constant_id = 1) const uint XS_BLOCKS = 128;  // shared x capacity in 32-column blocks
 layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: half gate, half up)
@@ -48,10 +35,6 @@ layout(constant_id = 3) const uint WARP_UNROLL = 0;
 // Timing only (EMBER_VULKAN_MATVEC_DIAG): 1 = weight loads without dot products (subgroup
 // mode), 2 = x not staged. Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
-// FFN: down rows per thread whose loads are in flight at once.
-layout(constant_id = 5) const uint DOWN_UNROLL = 8;
-// FFN: 1 = the first down rows' loads issued before the gate/up part, held through it.
-layout(constant_id = 6) const uint DOWN_EARLY = 0;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
 const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
@@ -74,16 +57,7 @@ layout(binding = 2) readonly buffer W2 { uvec4 wq2[]; };
 layout(binding = 2) readonly buffer W2D { float16_t wd2[]; };
 layout(binding = 3) readonly buffer XBuf4 { vec4 x4[]; };
 layout(binding = 4) readonly buffer NBuf4 { vec4 nw4[]; };
-#if defined(FFN)
-// Copies and atomic adds of other workgroups meet in y, past L1.
-layout(binding = 5) coherent buffer YBuf { float y[]; };
-layout(binding = 5) coherent buffer YBuf4 { vec4 y4[]; };
-// Tickets taken, copies done, workgroups done: zero between dispatches (the last workgroup
-// resets them).
-layout(binding = 10) coherent buffer FfnCount { uint ffn_count[]; };
-#else
 layout(binding = 5) buffer YBuf { float y[]; };
-#endif
 layout(binding = 6) writeonly buffer KBuf { float16_t kc[]; };
 layout(binding = 7) writeonly buffer VBuf { float16_t vc[]; };
 DECLARE_STEP_BUFFER(8)
@@ -106,8 +80,6 @@ layout(push_constant) uniform PC {
     uint kv_dim;  // QKV: halfs between positions of the cache
     uint ksplit;  // column parts per group of rows (ATOMIC and ADD mode only; else 1)
 } pc;
-// FFN mode: rows0 = the SiLU width F (rows of W_gate and W_up), rows1 = rows of W_down (the
-// width of x), kv_dim = W_down's blocks per row.
 
 // Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
 // 16-byte reads of 8 threads on consecutive blocks hit distinct banks.
@@ -353,139 +325,6 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     }
 }
 
-#if defined(FFN)
-shared float ffn_s[32];  // the task's SiLU products
-shared uint ffn_ticket;
-
-// Task b of FFN mode: SiLU products of columns [32 b, 32 b + 32) of W_down, then those columns'
-// products for every down row, added to y. copies: thread 0's last reading of the copy count
-// (the caller's; other threads ignore it).
-void ffn_task(uint b, uint nblk, float up, uint n_copy, inout uint copies) {
-    const uint tid = gl_LocalInvocationID.x, lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
-    const uint half_rows = ROWS / 2u, per_task = 32u / half_rows;
-    const uint kb0 = 0u, kb1 = nblk;
-    const uint n_out = pc.rows1, dstride = pc.kv_dim;
-    uvec4 q0[DOWN_UNROLL];
-#if defined(TYPE_Q8_0)
-    uvec4 q1[DOWN_UNROLL];
-#define LOAD_Q1(i, g) q1[i] = wq2[g + 1u]
-#else
-#define LOAD_Q1(i, g)
-#endif
-    float16_t ds[DOWN_UNROLL];
-#define LOAD_DOWN(r0)                                                                   \
-    [[unroll]] for (uint i = 0; i < DOWN_UNROLL; ++i) {                                 \
-        uint rr = min(r0 + i * WG_SIZE + tid, n_out - 1u);                              \
-        uint ib = (DIAG & 16u) != 0u ? b * n_out + rr : rr * dstride + b;               \
-        uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;                       \
-        q0[i] = wq2[g];                                                                 \
-        LOAD_Q1(i, g);                                                                  \
-        ds[i] = wd2[(ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u)];        \
-    }
-    if (DOWN_EARLY != 0u) LOAD_DOWN(0u)
-    // Gate/up: each subgroup takes groups of half_rows gate and up rows (SILU numbering).
-    if ((DIAG & 32u) != 0u && tid < 32u) ffn_s[tid] = 0.001 * float(tid + b);
-    for (uint k = gl_SubgroupID; k < per_task && (DIAG & 32u) == 0u; k += gl_NumSubgroups) {
-        uint srow[ROWS], sbase[ROWS];
-        bool sok[ROWS];
-        group_rows(MODE_SILU, b * per_task + k, srow, sbase, sok);
-        float acc[ROWS];
-        for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
-        uvec4 qa[STEP_LOADS];
-#if defined(TYPE_Q8_0)
-        uvec4 qb[STEP_LOADS];
-#endif
-        float16_t dd[STEP_LOADS];
-        WARP_LOOP(wq0, wd0, wq1, wd1, half_rows)
-        float g = 0.0, u = 0.0;
-        [[unroll]] for (uint s = 0; s < ROWS; ++s) {
-            float v = subgroupAdd(acc[s]) * up;
-            if (s == lane) g = v;
-            if (s == lane + half_rows) u = v;
-        }
-        if (lane < half_rows) ffn_s[k * half_rows + lane] = g / (1.0 + exp(-g)) * u;
-    }
-    // y must hold x before the first add: the copy tasks come first, so this rarely waits.
-    if (tid == 0u)
-        while (copies < n_copy) copies = atomicAdd(ffn_count[1], 0u);
-    barrier();
-    // The 32 products as F16 pairs scaled below 1 (block_dot's layout), the same in every
-    // thread.
-    float mx = 0.0;
-    for (uint i = 0; i < 32u; ++i) mx = max(mx, abs(ffn_s[i]));
-    int e;
-    frexp(mx, e);
-    const float down = exp2(float(-e)), back = exp2(float(e));
-    uvec4 xv[4];
-    [[unroll]] for (uint c = 0; c < 8u; ++c) {
-        vec4 v = vec4(ffn_s[4u * c], ffn_s[4u * c + 1u], ffn_s[4u * c + 2u], ffn_s[4u * c + 3u]) * down;
-        uint w = pair_word(c);
-        xv[w >> 2][w & 3u] = packHalf2x16(v.xz);
-        xv[w >> 2][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
-    }
-    // Down: thread tid takes rows tid, tid + WG_SIZE, ..., DOWN_UNROLL of them loaded at once.
-    if ((DIAG & 8u) != 0u) {
-        if (tid < 32u) y[b * 32u + tid] = uintBitsToFloat(xv[tid & 3u][(tid >> 2) & 3u]);
-        return;
-    }
-    for (uint r0 = 0u; r0 < n_out; r0 += WG_SIZE * DOWN_UNROLL) {
-        if (DOWN_EARLY == 0u || r0 > 0u) LOAD_DOWN(r0)
-        [[unroll]] for (uint i = 0; i < DOWN_UNROLL; ++i) {
-            uint r = r0 + i * WG_SIZE + tid;
-#if defined(TYPE_Q8_0)
-            float v = block_dot(q0[i], q1[i], xv);
-#else
-            float v = block_dot(q0[i], xv);
-#endif
-            if (r >= n_out) continue;
-            if ((DIAG & 4u) != 0u) y[r] = v * float(ds[i]) * back;
-            else atomicAdd(y[r], v * float(ds[i]) * back);
-        }
-    }
-}
-
-// FFN mode: workgroups take tickets (an atomic counter) until none is left: first the copy of
-// x into y (WG_SIZE vec4 a ticket), then one task per block of W_down's columns. A task
-// waits only for the copies, whose tickets running workgroups took before it, so it never
-// waits on a workgroup that has not started.
-void main_ffn(uint nblk) {
-    const uint tid = gl_LocalInvocationID.x;
-    const uint n_vec = pc.rows1 / 4u, n_copy = (n_vec + WG_SIZE - 1u) / WG_SIZE;
-    const uint n_tasks = n_copy + pc.rows0 / 32u;
-    uint nxt = 0u, copies = 0u;
-    if (tid == 0u) nxt = atomicAdd(ffn_count[0], 1u);  // arrives during the staging
-    const float up = exp2(float(stage_x(0u, pc.ncols / 4u)));
-    if (tid == 0u) {
-        copies = atomicAdd(ffn_count[1], 0u);
-        ffn_ticket = nxt;
-    }
-    barrier();
-    uint t = ffn_ticket;
-    while (t < n_tasks) {
-        barrier();  // every thread has read ffn_ticket
-        if (tid == 0u) nxt = atomicAdd(ffn_count[0], 1u);  // the next ticket, during this task
-        if (t < n_copy) {
-            uint c = t * WG_SIZE + tid;
-            if (c < n_vec) y4[c] = x4[c];
-            memoryBarrierBuffer();
-            barrier();
-            if (tid == 0u) atomicAdd(ffn_count[1], 1u);
-        } else {
-            ffn_task(t - n_copy, nblk, up, n_copy, copies);
-        }
-        if (tid == 0u) ffn_ticket = nxt;
-        barrier();
-        t = ffn_ticket;
-    }
-    // Every other workgroup is past its last task when the last one arrives here.
-    if (tid == 0u && atomicAdd(ffn_count[2], 1u) == gl_NumWorkGroups.x * gl_NumWorkGroups.y - 1u) {
-        ffn_count[0] = 0u;
-        ffn_count[1] = 0u;
-        ffn_count[2] = 0u;
-    }
-}
-#endif
-
 void main() {
     const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
     const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
@@ -495,12 +334,6 @@ void main() {
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
     // are few (ops.cpp), so x crosses from L2 a few hundred times, not once per ROWS rows.
-#if defined(FFN)
-    if (mode == MODE_FFN) {
-        main_ffn(nblk);
-        return;
-    }
-#endif
     if (WARP_UNROLL > 0u) {
         main_subgroups(mode, nblk, n_groups);
         return;

@@ -34,7 +34,6 @@ foreach(t q8_0 q4_0)
     string(TOUPPER ${t} T)
     ember_shader(matvec_fused_h_${t} matvec_fused_h.comp TYPE_${T})
     ember_shader(matvec_fused_h_atomic_${t} matvec_fused_h.comp TYPE_${T} ATOMIC)
-    ember_shader(matvec_fused_h_ffn_${t} matvec_fused_h.comp TYPE_${T} FFN)
 endforeach()
 # Tensor-core matmul (devices with VK_NV_cooperative_matrix), for the types ops.cpp routes to it.
 foreach(t f16 q8_0 q4_0)

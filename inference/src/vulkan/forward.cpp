@@ -21,7 +21,6 @@ struct Buffers {
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
-    BufferRange ffn_count;              // the fused feed-forward's counters (op_ffn_fused)
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
 };
@@ -46,8 +45,7 @@ uint64_t step_bytes(int batch) {
     return step_grid_offset(batch) + 12;
 }
 
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo,
-                           BufferRange& x);
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo);
 
 AttentionShape attention_shape(const LlamaHParams& hp, int n) {
     return {n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
@@ -79,9 +77,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     rec.tag("embed");
     EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
     rec.barrier();
-    BufferRange x = b.x;  // the residual after the last layer
     if (n == 1 && m.fused_layers) {
-        EMBER_TRY(record_fused_layers(rec, m, b, fuse_wo, x));
+        EMBER_TRY(record_fused_layers(rec, m, b, fuse_wo));
     } else {
         EMBER_TRY(record_layers(rec, m, b, n));
     }
@@ -92,14 +89,14 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         FusedMatvec f;
         f.mode = FusedMode::Store;
         f.w[0] = m.output;
-        f.x = x;
+        f.x = b.x;
         f.x_off = uint32_t(n - 1) * d.E;
         f.norm = m.output_norm->pieces[0].range;
         f.eps = hp.rms_eps;
         f.y = b.logits;
         EMBER_TRY(op_matvec_fused(rec, f));
     } else {
-        EMBER_TRY(op_rms_norm(rec, x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb,
+        EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb,
                               0, int(d.E), 1, int(d.E), hp.rms_eps));
         rec.barrier();
         EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
@@ -126,11 +123,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
 
 // One token through every layer in five dependent dispatches per layer: norm + QKV + RoPE +
 // cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual;
-// one fewer where attention and output projection fuse (fuse_wo), and one fewer where the
-// feed-forward block is one dispatch (op_ffn_fused). That dispatch writes the residual to the
-// other of b.x and b.tmp (unused by a decode step otherwise); x is where the last layer left it.
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo,
-                           BufferRange& x) {
+// four where attention and output projection fuse (fuse_wo).
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo) {
     const LlamaHParams& hp = m.hp;
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
     const AttentionShape shape = attention_shape(hp, 1);
@@ -164,7 +158,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.w[0] = L.wq;
         qkv.w[1] = L.wk;
         qkv.w[2] = L.wv;
-        qkv.x = x;
+        qkv.x = b.x;
         qkv.norm = L.attn_norm->pieces[0].range;
         qkv.eps = hp.rms_eps;
         qkv.y = b.q;
@@ -179,41 +173,26 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
             stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
         if (fuse_wo && attention_wo_supported(rec, shape, *L.wo)) {
             EMBER_TRY(stage('a', "attention + wo + residual", [&] {
-                return op_attention_wo(rec, b.q, b.k_cache[l], b.v_cache[l], x, b.step, shape,
+                return op_attention_wo(rec, b.q, b.k_cache[l], b.v_cache[l], b.x, b.step, shape,
                                        *L.wo);
             }));
         } else {
             EMBER_TRY(
                 stage('a', "attention", [&] { return record_decode_attention(rec, b, l, shape); }));
             EMBER_TRY(stage('o', "wo + residual",
-                            [&] { return op_matvec_fused(rec, residual(L.wo, b.att, x)); }));
-        }
-        if (ffn_fused_supported(rec, *L.gate, *L.up, *L.down)) {
-            FusedFfn f;
-            f.gate = L.gate;
-            f.up = L.up;
-            f.down = L.down;
-            f.x = x;
-            f.norm = L.ffn_norm->pieces[0].range;
-            f.eps = hp.rms_eps;
-            f.y = x.buffer == b.x.buffer && x.offset == b.x.offset ? b.tmp : b.x;
-            f.counters = b.ffn_count;
-            EMBER_TRY(stage('f', "norm + gate/up + silu + down + residual",
-                            [&] { return op_ffn_fused(rec, f); }));
-            if (skip.find('f') == std::string::npos) x = f.y;
-            continue;
+                            [&] { return op_matvec_fused(rec, residual(L.wo, b.att, b.x)); }));
         }
         FusedMatvec gu;
         gu.mode = FusedMode::Silu;
         gu.w[0] = L.gate;
         gu.w[1] = L.up;
-        gu.x = x;
+        gu.x = b.x;
         gu.norm = L.ffn_norm->pieces[0].range;
         gu.eps = hp.rms_eps;
         gu.y = b.g;
         EMBER_TRY(stage('f', "norm + gate/up + silu", [&] { return op_matvec_fused(rec, gu); }));
         EMBER_TRY(stage('d', "down + residual",
-                        [&] { return op_matvec_fused(rec, residual(L.down, b.g, x)); }));
+                        [&] { return op_matvec_fused(rec, residual(L.down, b.g, b.x)); }));
     }
     return {};
 }
@@ -339,9 +318,9 @@ private:
         : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
     Status run(std::span<const int32_t> tokens, int pos, Output out);
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
-    // The split attention's and the fused feed-forward's counters start at zero (their shaders
-    // leave them so): the first command buffer clears them (no submission of its own, so fault
-    // injection's "the n-th submission after load" still counts forward passes).
+    // The split attention's counters start at zero (its shader leaves them so): the first
+    // command buffer clears them (no submission of its own, so fault injection's "the n-th
+    // submission after load" still counts forward passes).
     bool m_counters_zeroed = false;
 
     std::shared_ptr<LoadedModel> m_loaded;
@@ -391,8 +370,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     size_t sx = f32(uint64_t(B) * d.E), sxb = f32(uint64_t(B) * d.E), sq = f32(uint64_t(B) * d.Dq),
            sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv),
            satt = f32(uint64_t(B) * d.Dq), stmp = f32(uint64_t(B) * d.E),
-           sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1),
-           sffn = f32(3);
+           sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
     const bool xh = ctx.adapter().coopmat_nv && B > 1;
     size_t sxh = xh ? r->m_arena.reserve(uint64_t(B) * std::max({d.E, d.Dq, d.F}) * 2) : 0;
     const AttentionShape dec = attention_shape(hp, 1);
@@ -430,7 +408,6 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.step = r->m_step.range();
     b.attn_part = r->m_arena.get(spart);
     b.attn_count = r->m_arena.get(scount);
-    b.ffn_count = r->m_arena.get(sffn);
     b.attn_split = n_split;
     b.attn_grid = r->m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {
@@ -483,10 +460,7 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
         Recorder rec(ctx, cmd, prof);
-        if (zero) {
-            rec.fill_zero(m_buf.attn_count);
-            rec.fill_zero(m_buf.ffn_count);
-        }
+        if (zero) rec.fill_zero(m_buf.attn_count);
         if (prof) prof->begin(cmd);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out, si == 1);
         VkResult er = vkEndCommandBuffer(cmd);
@@ -552,7 +526,7 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
     const AttentionShape dec = attention_shape(hp, 1);
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
-                     hp.n_head + 3) +
+                     hp.n_head) +
                 step_bytes(int(B));
     return s;
 }

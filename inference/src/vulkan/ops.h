@@ -105,20 +105,6 @@ struct FusedMatvec {
 // Whether op_matvec_fused handles these weights: one piece each, one shared supported type.
 bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
-// The feed-forward block of one token in one dispatch (matvec_fused_h.comp, MODE_FFN):
-// y = x + W_down (SiLU(W_gate x') * W_up x'), x' = rms_norm(x) * norm. y is another buffer
-// than x (it receives a copy of x, then float atomic adds). counters: 3 uints, zero before the
-// first dispatch; every dispatch leaves them zero.
-struct FusedFfn {
-    const DeviceTensor *gate = nullptr, *up = nullptr, *down = nullptr;
-    BufferRange x, norm, y, counters;
-    float eps = 0;
-};
-// Whether op_ffn_fused runs these weights here: F16 arithmetic and float atomics, Q4_0 or
-// Q8_0 in one piece each, shapes that chain (EMBER_VULKAN_FFN=0 says no, for comparisons).
-bool ffn_fused_supported(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
-                         const DeviceTensor& down);
-Status op_ffn_fused(Recorder& rec, const FusedFfn& f);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);
