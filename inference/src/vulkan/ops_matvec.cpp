@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "common/env.h"
 #include "vulkan/ops.h"
@@ -138,9 +139,9 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     // Unused bindings still need a valid buffer.
     auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
-    auto bindings = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,
-                     or_x(f.norm),       f.y,                or_y(f.k_cache),    or_y(f.v_cache),
-                     or_x(f.step),       or_x(f.ff)};
+    auto bindings = {
+        w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,       or_x(f.norm), f.y,
+        or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),       or_x(f.ff)};
     const Adapter& a = rec.context().adapter();
     // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
     const uint32_t h_wg =
@@ -182,7 +183,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
         const uint64_t steps = (nblk + 127) / 128;
-        const uint32_t wg = uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
+        const uint32_t wg =
+            uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
         // Few workgroups, each looping over groups of rows: every workgroup stages x once
         // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
         const uint64_t loop_wgs = std::max<uint64_t>(
