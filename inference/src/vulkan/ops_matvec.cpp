@@ -13,10 +13,6 @@ namespace {
 
 constexpr uint32_t kFusedRows = 4;  // SLOTS in matvec_fused.comp
 
-}  // namespace
-
-namespace {
-
 // matvec_fused_h.comp: rows per workgroup (0: not usable here) and shared x capacity in blocks.
 struct FusedH {
     uint32_t rows = 0, xs_blocks = 0;
