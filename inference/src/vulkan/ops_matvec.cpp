@@ -62,7 +62,7 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     const uint64_t shared = uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4;
     if (shared > a.props.limits.maxComputeSharedMemorySize) return {};
     return {rows, xs_blocks, warp_unroll,
-            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 2)};
+            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 7)};
 }
 
 }  // namespace
@@ -174,7 +174,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 weight_type_suffix(w0.type),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag,
+             std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_PIPE", 0), 1)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
