@@ -32,15 +32,13 @@ layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: ha
 // U > 0: each subgroup takes its own groups, each lane U blocks of every row per step, all
 // loaded before any is used; sums need no barrier.
 layout(constant_id = 3) const uint WARP_UNROLL = 0;
-// Timing only (EMBER_VULKAN_MATVEC_DIAG), bits: 1 = weight loads without dot products (subgroup
-// mode), 2 = x not staged, 4 = no scale loads (subgroup mode). Results are wrong by design.
+// Timing only (EMBER_VULKAN_MATVEC_DIAG), bits: 1 = weight loads without dot products or reads
+// of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode). Results are wrong
+// by design.
 layout(constant_id = 4) const uint DIAG = 0;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
 const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
-// Subgroup mode: 1 = each step's loads issued before the previous step's dot products (two
-// register sets; the grid must then be sized for the lower occupancy).
-layout(constant_id = 5) const uint PIPE = 0;
 
 #if defined(TYPE_Q4_0)
 #define BLOCK_VEC4 1u   // quants of a block, in uvec4
@@ -329,113 +327,6 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     }
 }
 
-// Loads of one step of group grp (rows srow/sbase in matrix sm) at block base: lane takes
-// blocks base + lane + u * sgs, clamped to the part.
-void load_step(uint mode, uint sm, uint sbase[ROWS], uint base, uint kb1, out uvec4 qa[STEP_LOADS],
-#if defined(TYPE_Q8_0)
-               out uvec4 qb[STEP_LOADS],
-#endif
-               out float16_t dd[STEP_LOADS]) {
-    const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize, half_rows = ROWS / 2u;
-    [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {
-        uint blk = min(base + lane + u * sgs, kb1 - 1u);
-        [[unroll]] for (uint s = 0; s < ROWS; ++s) {
-            uint ib = sbase[s] + blk, i = u * ROWS + s;
-            uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;
-            uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);
-            uint m = mode == MODE_SILU ? (s < half_rows ? 0u : 1u) : sm;
-            if (m == 0u) {
-                LOADQ(wq0, g, i);
-                dd[i] = wd0[h];
-            } else if (m == 1u) {
-                LOADQ(wq1, g, i);
-                dd[i] = wd1[h];
-            } else {
-                LOADQ(wq2, g, i);
-                dd[i] = wd2[h];
-            }
-        }
-    }
-}
-
-// Dot products of one step (loaded by load_step) into acc.
-void dot_step(uint base, uint kb0, uint kb1, uvec4 qa[STEP_LOADS],
-#if defined(TYPE_Q8_0)
-              uvec4 qb[STEP_LOADS],
-#endif
-              float16_t dd[STEP_LOADS], inout float acc[ROWS]) {
-    const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
-    [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {
-        uint blk = base + lane + u * sgs, bx = min(blk, kb1 - 1u) - kb0;
-        uvec4 xv[4];
-        [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(bx, i)];
-        [[unroll]] for (uint s = 0; s < ROWS; ++s) {
-            uint i = u * ROWS + s;
-            float v = DOTQ(i) * float(dd[i]);
-            acc[s] += blk < kb1 ? v : 0.0;
-        }
-    }
-}
-
-#if defined(TYPE_Q8_0)
-#define QB_ARG(q) , q
-#else
-#define QB_ARG(q)
-#endif
-
-// main_subgroups with PIPE: a subgroup's steps over all its groups as one sequence, step t + 1's
-// loads issued before step t's dot products (register sets A and B in turn).
-void main_pipelined(uint mode, uint nblk, uint n_groups) {
-    const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
-    const uint ksplit = pc.ksplit, part_blk = (nblk + ksplit - 1u) / ksplit;
-    const uint wg = linear_workgroup(), part = wg % ksplit;
-    const uint kb0 = part * part_blk, kb1 = min(nblk, kb0 + part_blk);
-    const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y / ksplit * gl_NumSubgroups;
-    const uint first = wg / ksplit * gl_NumSubgroups + gl_SubgroupID;
-    const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
-    const uint span = sgs * WARP_UNROLL, steps = (kb1 - kb0 + span - 1u) / span;
-    const uint mine = first < n_groups ? (n_groups - first + n_sg - 1u) / n_sg : 0u;
-    const uint total = mine * steps;
-    uvec4 qA[STEP_LOADS], qB[STEP_LOADS];
-#if defined(TYPE_Q8_0)
-    uvec4 qA2[STEP_LOADS], qB2[STEP_LOADS];
-#endif
-    float16_t dA[STEP_LOADS], dB[STEP_LOADS];
-    uint srow[ROWS], sbase[ROWS];
-    bool sok[ROWS];
-    float acc[ROWS];
-    for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
-    if (total == 0u) return;
-    uint sm = group_rows(mode, first, srow, sbase, sok);
-    load_step(mode, sm, sbase, kb0, kb1, qA QB_ARG(qA2), dA);
-    for (uint t = 0; t < total; ++t) {
-        // Step t's group and block; step t + 1's loads go out first.
-        uint grp = first + t / steps * n_sg, base = kb0 + t % steps * span;
-        uint n_srow[ROWS], n_sbase[ROWS];
-        bool n_sok[ROWS];
-        if (t + 1u < total) {
-            uint g1 = first + (t + 1u) / steps * n_sg, b1 = kb0 + (t + 1u) % steps * span;
-            uint sm1 = group_rows(mode, g1, n_srow, n_sbase, n_sok);
-            if ((t & 1u) == 0u) load_step(mode, sm1, n_sbase, b1, kb1, qB QB_ARG(qB2), dB);
-            else load_step(mode, sm1, n_sbase, b1, kb1, qA QB_ARG(qA2), dA);
-        }
-        if ((t & 1u) == 0u) dot_step(base, kb0, kb1, qA QB_ARG(qA2), dA, acc);
-        else dot_step(base, kb0, kb1, qB QB_ARG(qB2), dB, acc);
-        if (t % steps == steps - 1u) {
-            sm = group_rows(mode, grp, srow, sbase, sok);
-            float tot[2] = {0.0, 0.0};
-            uint w0 = wanted_slot(mode, lane, 0u), w1 = wanted_slot(mode, lane, 1u);
-            [[unroll]] for (uint s = 0; s < ROWS; ++s) {
-                float v = subgroupAdd(acc[s]) * up;
-                if (s == w0) tot[0] = v;
-                if (s == w1) tot[1] = v;
-                acc[s] = 0.0;
-            }
-            if (lane < ROWS) write_rows(mode, lane, sm, sok[w0], srow[w0], tot);
-        }
-    }
-}
-
 void main() {
     const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
     const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
@@ -445,10 +336,6 @@ void main() {
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
     // are few (ops.cpp), so x crosses from L2 a few hundred times, not once per ROWS rows.
-    if (WARP_UNROLL > 0u && PIPE != 0u) {
-        main_pipelined(mode, nblk, n_groups);
-        return;
-    }
     if (WARP_UNROLL > 0u) {
         main_subgroups(mode, nblk, n_groups);
         return;

@@ -174,8 +174,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 weight_type_suffix(w0.type),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag,
-             std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_PIPE", 0), 1)});
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
