@@ -7,6 +7,7 @@
 #include "include/weights.glsl"
 
 layout(binding = 1) readonly buffer XBuf { float x[]; };
+layout(binding = 1) readonly buffer XBuf4 { vec4 x4[]; };
 layout(binding = 2) writeonly buffer YBuf { float y[]; };
 
 layout(push_constant) uniform PC {
@@ -27,7 +28,12 @@ void main() {
         dequant_chunk(row * pc.stride, c, pc.ncols, w);
         uint xb = pc.x_off + c * 32;
         uint n = min(32u, pc.ncols - c * 32);
-        for (uint i = 0; i < n; ++i) acc += w[i] * x[xb + i];
+        if (n == 32 && (xb & 3u) == 0) {  // whole chunks 16-byte aligned: vec4 loads
+            for (uint i = 0; i < 8; ++i)
+                acc += dot(vec4(w[4 * i], w[4 * i + 1], w[4 * i + 2], w[4 * i + 3]), x4[xb / 4 + i]);
+        } else {
+            for (uint i = 0; i < n; ++i) acc += w[i] * x[xb + i];
+        }
     }
     acc = wg_sum(acc);
     if (gl_LocalInvocationID.x == 0) y[pc.y_off + row] = acc;

@@ -94,56 +94,75 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
 }
 
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+// ggml's block: F16 d and dmin, 12 bytes of 6-bit scales and mins, (Q5_K: 32 bytes of high
+// bits,) 128 bytes of nibbles; 144 (176) bytes, so blocks stay 4-byte aligned and are read a
+// word at a time.
 #if defined(TYPE_Q4_K)
-struct BlockK { float16_t d; float16_t dmin; uint8_t scales[12]; uint8_t qs[128]; };
+#define K_WORDS 36u
+#define K_QS 4u  // word of the nibbles
 #else
-struct BlockK { float16_t d; float16_t dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; };
+#define K_WORDS 44u
+#define K_QS 12u
+#define K_QH 4u  // word of the high bits
 #endif
-layout(binding = W_BINDING) readonly buffer WBuf { BlockK wb[]; };
-// The 6-bit scale and min of sub-block j (0..7), packed as ggml's get_scale_min_k4.
-void scale_min_k4(uint ib, uint j, out uint sc, out uint mn) {
+layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
+// The 6-bit scale and min of sub-block j (0..7) from the 12 scale bytes s (ggml's
+// get_scale_min_k4).
+uint k_byte(uvec3 s, uint j) { return (s[j >> 2] >> (8u * (j & 3u))) & 255u; }
+void scale_min_k4(uvec3 s, uint j, out uint sc, out uint mn) {
     if (j < 4) {
-        sc = uint(wb[ib].scales[j]) & 63u;
-        mn = uint(wb[ib].scales[j + 4]) & 63u;
+        sc = k_byte(s, j) & 63u;
+        mn = k_byte(s, j + 4) & 63u;
     } else {
-        sc = (uint(wb[ib].scales[j + 4]) & 15u) | ((uint(wb[ib].scales[j - 4]) >> 6) << 4);
-        mn = (uint(wb[ib].scales[j + 4]) >> 4) | ((uint(wb[ib].scales[j]) >> 6) << 4);
+        sc = (k_byte(s, j + 4) & 15u) | ((k_byte(s, j - 4) >> 6) << 4);
+        mn = (k_byte(s, j + 4) >> 4) | ((k_byte(s, j) >> 6) << 4);
     }
 }
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk / 8;
+    uint b = (row_base + chunk / 8) * K_WORDS;
     uint c = chunk % 8;
+    vec2 dm = unpackHalf2x16(wk[b]);
     uint sc, mn;
-    scale_min_k4(ib, c, sc, mn);
-    float d = float(wb[ib].d) * float(sc);
-    float m = float(wb[ib].dmin) * float(mn);
-    uint qoff = 32 * (c / 2);
-    uint shift = 4 * (c % 2);
-    for (uint l = 0; l < 32; ++l) {
-        uint q = (uint(wb[ib].qs[qoff + l]) >> shift) & 15u;
+    scale_min_k4(uvec3(wk[b + 1], wk[b + 2], wk[b + 3]), c, sc, mn);
+    float d = dm.x * float(sc), m = dm.y * float(mn);
+    // Sub-blocks 2i and 2i + 1 share 32 bytes of nibbles (low, high).
+    uint q0 = b + K_QS + 8u * (c / 2), shift = 4 * (c % 2);
+    for (uint k = 0; k < 8; ++k) {
+        uint qw = wk[q0 + k] >> shift;
 #if defined(TYPE_Q5_K)
-        q |= ((uint(wb[ib].qh[l]) >> c) & 1u) << 4;
+        uint hw = wk[b + K_QH + k] >> c;
 #endif
-        v[l] = d * float(q) - m;
+        for (uint i = 0; i < 4; ++i) {
+            uint q = (qw >> (8 * i)) & 15u;
+#if defined(TYPE_Q5_K)
+            q |= ((hw >> (8 * i)) & 1u) << 4;
+#endif
+            v[4 * k + i] = d * float(q) - m;
+        }
     }
 }
 
 #elif defined(TYPE_Q6_K)
-struct BlockQ6_K { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; float16_t d; };
-layout(binding = W_BINDING) readonly buffer WBuf { BlockQ6_K wb[]; };
+// ggml's block: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales, F16 d; 210
+// bytes, so blocks are only 2-byte aligned and are read 16 bits at a time.
+layout(binding = W_BINDING) readonly buffer WBuf { uint16_t w6[]; };
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk / 8;
+    uint b = (row_base + chunk / 8) * 105u;
     uint c = chunk % 8;
     uint h = c / 4, k = c % 4;
-    float d = float(wb[ib].d);
-    uint ql0 = 64 * h + 32 * (k & 1u);
-    uint lshift = 4 * (k >> 1);
-    uint hshift = 2 * k;
-    for (uint l = 0; l < 32; ++l) {
-        uint q = ((uint(wb[ib].ql[ql0 + l]) >> lshift) & 15u) |
-                 (((uint(wb[ib].qh[32 * h + l]) >> hshift) & 3u) << 4);
-        float s = float(int(wb[ib].scales[8 * h + l / 16 + 2 * k]));
-        v[l] = d * s * (float(q) - 32.0);
+    float d = unpackHalf2x16(uint(w6[b + 104u])).x;
+    // The chunk's two scales (elements 0-15, 16-31) are bytes 8h + 2k and 8h + 2k + 1.
+    uint sw = uint(w6[b + 96u + 4u * h + k]);
+    float s0 = d * float(int(sw << 24) >> 24), s1 = d * float(int(sw << 16) >> 24);
+    uint ql0 = 32u * h + 16u * (k & 1u), qh0 = 64u + 16u * h;
+    uint lshift = 4 * (k >> 1), hshift = 2 * k;
+    for (uint j = 0; j < 16; ++j) {
+        uint lo = uint(w6[b + ql0 + j]) >> lshift, hi = uint(w6[b + qh0 + j]) >> hshift;
+        for (uint i = 0; i < 2; ++i) {
+            uint l = 2 * j + i;
+            uint q = ((lo >> (8 * i)) & 15u) | (((hi >> (8 * i)) & 3u) << 4);
+            v[l] = (l < 16 ? s0 : s1) * (float(q) - 32.0);
+        }
     }
 }
 #else
