@@ -43,7 +43,8 @@ private:
 FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter,
                          uint64_t weights, uint64_t fake_available) {
     FitEstimate f;
-    RunnerSizes rs = runner_sizes(model.hp, n_ctx);
+    RunnerSizes rs =
+        runner_sizes(model.hp, n_ctx, n_ctx > 1 ? weight_scratch_bytes(adapter, model) : 0);
     f.weights = weights;
     f.kv_cache = rs.kv_cache;
     f.scratch = rs.scratch;

@@ -18,6 +18,7 @@ enum class Output { None, Logits, Argmax };
 struct Buffers {
     BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
+    BufferRange wh;  // F16 copy of a prompt matmul's weights where the tensor cores need one
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
@@ -246,9 +247,9 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         BufferRange xh;
         EMBER_TRY(f16_input(rec, b, b.xb, n, {L.wq, L.wk, L.wv}, f16, xh));
         rec.tag("matmul q/k/v");
-        EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh));
-        EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh));
-        EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.wq, b.xb, 0, b.q, 0, n, xh, b.wh));
+        EMBER_TRY(op_matmul(rec, *L.wk, b.xb, 0, b.k, 0, n, xh, b.wh));
+        EMBER_TRY(op_matmul(rec, *L.wv, b.xb, 0, b.v, 0, n, xh, b.wh));
         rec.barrier();
         rec.tag("rope + kv store");
         EMBER_TRY(op_rope_kv_store(rec, b.q, b.k, b.v, b.k_cache[l], b.v_cache[l], b.step, ff, n,
@@ -267,7 +268,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         EMBER_TRY(f16_input(rec, b, b.att, n, {L.wo}, false, xh));
         rec.tag("matmul wo");
-        EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.wo, b.att, 0, b.tmp, 0, n, xh, b.wh));
         rec.barrier();
         rec.tag("add + rms_norm");
         f16 = all_read_f16(rec, b, n, {L.gate, L.up});
@@ -276,8 +277,8 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         EMBER_TRY(f16_input(rec, b, b.xb, n, {L.gate, L.up}, f16, xh));
         rec.tag("matmul gate/up");
-        EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh));
-        EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.gate, b.xb, 0, b.g, 0, n, xh, b.wh));
+        EMBER_TRY(op_matmul(rec, *L.up, b.xb, 0, b.u, 0, n, xh, b.wh));
         rec.barrier();
         rec.tag("silu_mul");
         f16 = all_read_f16(rec, b, n, {L.down});
@@ -285,7 +286,7 @@ Status record_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, int 
         rec.barrier();
         EMBER_TRY(f16_input(rec, b, b.g, n, {L.down}, f16, xh));
         rec.tag("matmul down");
-        EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh));
+        EMBER_TRY(op_matmul(rec, *L.down, b.g, 0, b.tmp, 0, n, xh, b.wh));
         rec.barrier();
         if (l + 1 < m.layers.size()) {
             const DeviceLayer& next = m.layers[l + 1];
@@ -373,6 +374,15 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
            sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
     const bool xh = ctx.adapter().coopmat_nv && B > 1;
     size_t sxh = xh ? r->m_arena.reserve(uint64_t(B) * std::max({d.E, d.Dq, d.F}) * 2) : 0;
+    uint64_t wh_bytes = 0;
+    if (B > 1)
+        for (const DeviceLayer& L : loaded->model.layers)
+            for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down})
+                wh_bytes = std::max(
+                    wh_bytes, dequant_scratch_bytes(ctx.adapter(), t->type, t->rows, t->cols));
+    // op_matmul copies as many whole rows as fit, a range at a time.
+    wh_bytes = std::min({wh_bytes, ctx.block_limit(), ctx.max_range()}) / 16 * 16;
+    const size_t swh = wh_bytes ? r->m_arena.reserve(wh_bytes) : 0;
     const AttentionShape dec = attention_shape(hp, 1);
     const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
@@ -401,6 +411,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.att = r->m_arena.get(satt);
     b.tmp = r->m_arena.get(stmp);
     if (xh) b.xh = r->m_arena.get(sxh);
+    if (wh_bytes) b.wh = r->m_arena.get(swh);
     b.g = r->m_arena.get(sg);
     b.u = r->m_arena.get(su);
     b.logits = r->m_arena.get(slog);
@@ -518,7 +529,15 @@ const DeviceTensor* need(const WeightStore& s, const Tensor& t, Status& st) {
 
 }  // namespace
 
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
+uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model) {
+    uint64_t most = 0;
+    for (const auto& L : model.layers)
+        for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
+            most = std::max(most, dequant_scratch_bytes(a, t->type, t->rows(), t->cols()));
+    return most;
+}
+
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch) {
     const Dims d = dims_of(hp);
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
@@ -527,7 +546,7 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx) {
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
                      hp.n_head) +
-                step_bytes(int(B));
+                step_bytes(int(B)) + weight_scratch;
     return s;
 }
 
@@ -587,6 +606,7 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     // A dry recorder binds no buffer; a non-null handle only says that the prompt matmuls' F16
     // input exists, so that the pipelines reading it are built here too.
     if (ctx.adapter().coopmat_nv) none.xh.buffer = VkBuffer(uintptr_t{1});
+    if (ctx.adapter().coopmat_nv) none.wh = {VkBuffer(uintptr_t{1}), 0, uint64_t(256) << 20};
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits, true));  // short contexts

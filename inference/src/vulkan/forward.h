@@ -19,7 +19,10 @@ struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
     uint64_t scratch = 0;   // activations, logits, step and readback buffers
 };
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx);
+// weight_scratch: weight_scratch_bytes() where the runner gets one.
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch = 0);
+// The F16 scratch for prompt matmuls whose weights the tensor cores cannot read (op_matmul).
+uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model);
 
 // The weights of one layer on the device.
 struct DeviceLayer {

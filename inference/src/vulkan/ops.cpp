@@ -222,12 +222,70 @@ Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t 
                                (n + kWgElem - 1) / kWgElem);
 }
 
+uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols) {
+    // Only where the tensor cores exist and do not read the type (K-quants, Q4_1, Q5_x, F32,
+    // BF16); at most 256 MiB (about 32k rows of 4096 columns), fewer rows a round beyond that.
+    if (!a.coopmat_nv || type == GgmlType::Q4_0 || type == GgmlType::Q8_0 ||
+        type == GgmlType::F16 || cols % 8 != 0 || rows <= 0)
+        return 0;
+    const uint64_t row = uint64_t(cols) * 2,
+                   cap = std::min<uint64_t>(uint64_t(256) << 20,
+                                            a.props.limits.maxStorageBufferRange);
+    if (row > cap) return 0;
+    return std::min(uint64_t(rows), cap / row) * row;
+}
+
+Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
+                      int64_t nrows, BufferRange out) {
+    const char* sfx = weight_type_suffix(w.type);
+    if (!sfx || piece >= w.pieces.size() || row0 < 0 || nrows < 0 ||
+        row0 + nrows > w.pieces[piece].nrows || w.cols % 2 != 0 ||
+        uint64_t(nrows) * uint64_t(w.cols) * 2 > out.size)
+        return make_error("vulkan.unsupported_shape",
+                          "F16 copy of " + std::to_string(nrows) + " rows of " +
+                              std::to_string(w.cols) + " columns from row " + std::to_string(row0) +
+                              " does not fit the piece or the " + std::to_string(out.size) +
+                              "-byte output");
+    struct {
+        uint32_t ncols, stride, row0, nrows;
+    } pc{uint32_t(w.cols), w.stride_units, uint32_t(row0), uint32_t(nrows)};
+    const uint64_t chunks = uint64_t(nrows) * uint64_t((w.cols + 31) / 32);
+    return rec.dispatch_linear(std::string("dequant_") + sfx + "_f16", {w.pieces[piece].range, out},
+                               &pc, push_size<decltype(pc)>(), kWgElem,
+                               (chunks + kWgElem - 1) / kWgElem);
+}
+
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
-                 uint32_t y_off, int n_tokens, BufferRange xh) {
+                 uint32_t y_off, int n_tokens, BufferRange xh, BufferRange wh) {
     const char* sfx = weight_type_suffix(w.type);
     if (!sfx)
         return make_error("vulkan.unsupported_type",
                           "no Vulkan shader for weight type " + std::string(type_name(w.type)));
+    // Types the tensor cores do not read: their rows as F16 in wh, a range of rows at a time,
+    // then the F16 tensor-core matmul (7B Q4_K pp512 on the H200: 38 tok/s through matmul.comp,
+    // 3,886 this way; docs/performance.md item 74). The barrier before a copy lets the matmul
+    // before it, which may read wh, finish.
+    const uint64_t wh_rows =
+        n_tokens > 1 && wh.buffer &&
+                dequant_scratch_bytes(rec.context().adapter(), w.type, w.rows, w.cols)
+            ? wh.size / (uint64_t(w.cols) * 2)
+            : 0;
+    if (wh_rows > 0) {
+        for (size_t i = 0; i < w.pieces.size(); ++i) {
+            const auto& p = w.pieces[i];
+            for (int64_t r0 = 0; r0 < p.nrows; r0 += int64_t(wh_rows)) {
+                const int64_t nr = std::min<int64_t>(int64_t(wh_rows), p.nrows - r0);
+                const BufferRange part = wh.sub(0, uint64_t(nr) * uint64_t(w.cols) * 2);
+                rec.barrier();
+                EMBER_TRY(op_dequant_f16(rec, w, i, r0, nr, part));
+                rec.barrier();
+                DeviceTensor half{
+                    GgmlType::F16, w.rows, w.cols, uint32_t(w.cols), {{part, p.row0 + r0, nr}}};
+                EMBER_TRY(op_matmul(rec, half, x, x_off, y, y_off, n_tokens));
+            }
+        }
+        return {};
+    }
     for (const auto& p : w.pieces) {
         if (n_tokens == 1) {
             struct {

@@ -83,9 +83,17 @@ private:
 };
 
 // Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens. xh: X as
-// F16 (op_convert_f16), read instead of x where matmul_reads_f16() says so.
+// F16 (op_convert_f16), read instead of x where matmul_reads_f16() says so. wh: scratch into
+// which batches of weight types that the tensor cores do not read are dequantized as F16 (in
+// row ranges that fit), to run there anyway (dequant_scratch_bytes() says how much it needs).
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
-                 uint32_t y_off, int n_tokens, BufferRange xh = {});
+                 uint32_t y_off, int n_tokens, BufferRange xh = {}, BufferRange wh = {});
+// The F16 weight scratch that op_matmul's batches of a [rows, cols] matrix of this type want on
+// this adapter: 0 where they run without one.
+uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols);
+// Rows [row0, row0 + nrows) of w's piece p as F16, nrows * w.cols halfs (shaders/dequant.comp).
+Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
+                      int64_t nrows, BufferRange out);
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
 // kernel's 128-column stages: Q4_0 and Q8_0 weights, unless EMBER_VULKAN_COOPMAT_XH=0).
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
