@@ -17,7 +17,7 @@ constexpr int kMaxBatch = 512;
 
 struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
-    uint64_t scratch = 0;   // activations, logits, step and readback buffers
+    uint64_t scratch = 0;   // activations, logits, step and readback buffers, weight scratch
 };
 // weight_scratch: weight_scratch_bytes() where the runner gets one.
 RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch = 0);

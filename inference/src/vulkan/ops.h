@@ -91,7 +91,8 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
 // The F16 weight scratch that op_matmul's batches of a [rows, cols] matrix of this type want on
 // this adapter: 0 where they run without one.
 uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols);
-// Rows [row0, row0 + nrows) of w's piece p as F16, nrows * w.cols halfs (shaders/dequant.comp).
+// Rows [row0, row0 + nrows) of w.pieces[piece] as F16, nrows * w.cols halfs
+// (shaders/dequant.comp).
 Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
                       int64_t nrows, BufferRange out);
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
