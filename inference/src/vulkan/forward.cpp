@@ -606,7 +606,7 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     // A dry recorder binds no buffer; a non-null handle only says that the prompt matmuls' F16
     // input exists, so that the pipelines reading it are built here too.
     if (ctx.adapter().coopmat_nv) none.xh.buffer = VkBuffer(uintptr_t{1});
-    if (ctx.adapter().coopmat_nv) none.wh = {VkBuffer(uintptr_t{1}), 0, uint64_t(256) << 20};
+    if (ctx.adapter().coopmat_nv) none.wh = {VkBuffer(uintptr_t{1}), 0, kDequantScratchMax};
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Argmax));
     EMBER_TRY(record_forward(dry, model, none, 1, Output::Logits, true));  // short contexts

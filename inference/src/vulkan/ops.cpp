@@ -25,9 +25,12 @@ constexpr int kCoopmatAttnQueries = 64;  // SG * BQ in attention_coopmat.comp
 
 // The tensor-core matmul: where the device has it, for the types it is built for (their
 // dequantized values and the activations are staged as F16).
-bool use_coopmat(const Recorder& rec, GgmlType t) {
-    if (!rec.context().adapter().coopmat_nv) return false;
+bool use_coopmat(const Adapter& a, GgmlType t) {
+    if (!a.coopmat_nv) return false;
     return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16;
+}
+bool use_coopmat(const Recorder& rec, GgmlType t) {
+    return use_coopmat(rec.context().adapter(), t);
 }
 
 }  // namespace
@@ -224,13 +227,11 @@ Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t 
 
 uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols) {
     // Only where the tensor cores exist and do not read the type (K-quants, Q4_1, Q5_x, F32,
-    // BF16); at most 256 MiB (about 32k rows of 4096 columns), fewer rows a round beyond that.
-    if (!a.coopmat_nv || type == GgmlType::Q4_0 || type == GgmlType::Q8_0 ||
-        type == GgmlType::F16 || cols % 8 != 0 || rows <= 0)
-        return 0;
+    // BF16); at most kDequantScratchMax, fewer rows a round beyond that.
+    if (!a.coopmat_nv || use_coopmat(a, type) || cols % 8 != 0 || rows <= 0) return 0;
     const uint64_t row = uint64_t(cols) * 2,
-                   cap = std::min<uint64_t>(uint64_t(256) << 20,
-                                            a.props.limits.maxStorageBufferRange);
+                   cap =
+                       std::min<uint64_t>(kDequantScratchMax, a.props.limits.maxStorageBufferRange);
     if (row > cap) return 0;
     return std::min(uint64_t(rows), cap / row) * row;
 }

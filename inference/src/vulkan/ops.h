@@ -89,7 +89,9 @@ private:
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens, BufferRange xh = {}, BufferRange wh = {});
 // The F16 weight scratch that op_matmul's batches of a [rows, cols] matrix of this type want on
-// this adapter: 0 where they run without one.
+// this adapter, at most kDequantScratchMax (about 32k rows of 4096 columns): 0 where they run
+// without one.
+constexpr uint64_t kDequantScratchMax = uint64_t(256) << 20;
 uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols);
 // Rows [row0, row0 + nrows) of w.pieces[piece] as F16, nrows * w.cols halfs
 // (shaders/dequant.comp).
