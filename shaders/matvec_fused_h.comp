@@ -46,8 +46,12 @@ const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
 #elif defined(TYPE_Q8_0)
 #define BLOCK_VEC4 2u
 #define GROUP_VEC4 17u
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+// Blocks are the 32-element sub-blocks of weights.cpp's layouts, 8 to a superblock; only the
+// subgroup mode reads them (ops_matvec.cpp).
+#define K_QUANT 1
 #else
-#error "matvec_fused_h is built for Q4_0 and Q8_0"
+#error "matvec_fused_h is built for Q4_0, Q8_0, Q4_K and Q6_K"
 #endif
 
 layout(binding = 0) readonly buffer W0 { uvec4 wq0[]; };
@@ -56,6 +60,14 @@ layout(binding = 1) readonly buffer W1 { uvec4 wq1[]; };
 layout(binding = 1) readonly buffer W1D { float16_t wd1[]; };
 layout(binding = 2) readonly buffer W2 { uvec4 wq2[]; };
 layout(binding = 2) readonly buffer W2D { float16_t wd2[]; };
+#if defined(TYPE_Q6_K)
+layout(binding = 0) readonly buffer W0H { uvec2 wh0[]; };
+layout(binding = 0) readonly buffer W0S { uint ws0[]; };
+layout(binding = 1) readonly buffer W1H { uvec2 wh1[]; };
+layout(binding = 1) readonly buffer W1S { uint ws1[]; };
+layout(binding = 2) readonly buffer W2H { uvec2 wh2[]; };
+layout(binding = 2) readonly buffer W2S { uint ws2[]; };
+#endif
 layout(binding = 3) readonly buffer XBuf4 { vec4 x4[]; };
 layout(binding = 4) readonly buffer NBuf4 { vec4 nw4[]; };
 layout(binding = 5) buffer YBuf { float y[]; };
@@ -80,6 +92,10 @@ layout(push_constant) uniform PC {
     uint has_ff;
     uint kv_dim;  // QKV: halfs between positions of the cache
     uint ksplit;  // column parts per group of rows (ATOMIC and ADD mode only; else 1)
+    // Rows [row_first, row_end) of this dispatch (QKV: of [Wq; Wk; Wv]; row_end 0: to the last),
+    // multiples of ROWS: matrices of different types take a dispatch each.
+    uint row_first;
+    uint row_end;
 } pc;
 
 // Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
@@ -92,10 +108,11 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
 
 #include "include/dot_f16.glsl"
 
+#if !defined(K_QUANT)
 // The slots' dot products: each thread takes whole blocks, the ROWS loads of a block
-// independent of each other (all in flight at once); slots [0, n) read (Q, D), the others
-// (Q2, D2).
-#define BLOCK_LOOP(Q, D, Q2, D2, n)                                                    \
+// independent of each other (all in flight at once); slots [0, n) read binding A, the others
+// binding B.
+#define BLOCK_LOOP(A, B, n)                                                            \
     for (uint blk = tid; blk < nblk; blk += WG_SIZE) {                                 \
         uvec4 xv[4];                                                                   \
         [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(blk, i)];          \
@@ -103,53 +120,88 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
             uint ib = sbase[s] + blk;                                                  \
             uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;                  \
             uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);       \
-            if (s < n) acc[s] += DOT(Q, g) * float(D[h]);                              \
-            else acc[s] += DOT(Q2, g) * float(D2[h]);                                  \
+            if (s < n) acc[s] += DOT(wq##A, g) * float(wd##A[h]);                      \
+            else acc[s] += DOT(wq##B, g) * float(wd##B[h]);                            \
         }                                                                              \
     }
+#else
+#define BLOCK_LOOP(A, B, n)
+#endif
+
+// Per type: the registers of a step's loads (STEP_LOADS slots), the loads of slot i from
+// binding N for block ib, and slot i's dot product with xv (j: the block's index in its
+// superblock; xsum: block_xsum(xv), Q4_K only). FOLDQ(i) stands for the dot product in the
+// timing-only DIAG 1 (the loads consumed, nothing computed).
+#define DIAG_SCALE(v) ((DIAG & 4u) != 0u ? float16_t(1.0) : (v))
+#if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
+#define Q_GROUP(ib) ((ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4)
+#define D_INDEX(ib) ((ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u))
+#endif
 #if defined(TYPE_Q4_0)
 #define DOT(Q, g) block_dot(Q[g], xv)
-#define LOADQ(Q, g, i) qa[i] = Q[g]
-#define DOTQ(i) block_dot(qa[i], xv)
-#define FOLDQ(i) (qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w)
-#else
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; float16_t dd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
+#define DOTQ(i, j) (block_dot(qa[i], xv) * float(dd[i]))
+#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w) & 0x007FFFFFu) + float(dd[i]))
+#elif defined(TYPE_Q8_0)
 #define DOT(Q, g) block_dot(Q[g], Q[g + 1u], xv)
-#define LOADQ(Q, g, i) qa[i] = Q[g]; qb[i] = Q[g + 1u]
-#define DOTQ(i) block_dot(qa[i], qb[i], xv)
-#define FOLDQ(i) (qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w)
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 qb[STEP_LOADS]; float16_t dd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; qb[i] = wq##N[Q_GROUP(ib) + 1u]; \
+    dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
+#define DOTQ(i, j) (block_dot(qa[i], qb[i], xv) * float(dd[i]))
+#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w) & 0x007FFFFFu) + float(dd[i]))
+#elif defined(TYPE_Q4_K)
+// Superblocks of 9 uvec4: 8 sub-blocks' nibbles, then d, dmin and the scale bytes.
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 km[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[(ib >> 3) * 9u + (ib & 7u)]; km[i] = wq##N[(ib >> 3) * 9u + 8u]
+#define DOTQ(i, j) k4_dot(qa[i], km[i], j, xv, xsum)
+#define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ km[i].x ^ km[i].w) & 0x007FFFFFu)
+#else
+// Groups of 8 superblocks of 13 uvec4 (8 sub-blocks' nibbles, 8 sub-blocks' high bits as
+// uvec2, 16 scales), then 8 F16 d's: 105 uvec4.
+#define K6_BASE(ib) ((ib >> 6) * 105u + ((ib >> 3) & 7u) * 13u)
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec2 kh[STEP_LOADS]; uint ksw[STEP_LOADS]; \
+    float16_t dd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
+    kh[i] = wh##N[(K6_BASE(ib) + 8u) * 2u + (ib & 7u)]; \
+    ksw[i] = ws##N[(K6_BASE(ib) + 12u) * 4u + ((ib & 7u) >> 1)]; \
+    dd[i] = wd##N[(ib >> 6) * 840u + 832u + ((ib >> 3) & 7u)]
+#define DOTQ(i, j) k6_dot(qa[i], kh[i], ksw[i] >> (16u * (j & 1u)), dd[i], xv)
+#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kh[i].x ^ ksw[i]) & 0x007FFFFFu) + float(dd[i]))
+#endif
+#if defined(TYPE_Q4_K)
+#define XSUM(xv) const float xsum = block_xsum(xv)
+#else
+#define XSUM(xv)
 #endif
 
 // The per-subgroup loop: in the step at `base`, lane takes blocks base + lane, base + lane +
 // sgs, ... (WARP_UNROLL of them) of every row, all loaded before the first dot product, so a
 // step is one memory round trip. (Issuing the next step's or group's loads before this one's
 // arithmetic held more registers and ran 3-12% slower on the H200: docs/performance.md.)
-#define WARP_LOOP(Q, D, Q2, D2, n)                                                     \
+#define WARP_LOOP(A, B, n)                                                             \
     for (uint base = kb0; base < kb1; base += sgs * WARP_UNROLL) {                     \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
             uint blk = min(base + lane + u * sgs, kb1 - 1u);                            \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
                 uint ib = sbase[s] + blk, i = u * ROWS + s;                             \
-                uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;               \
-                uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);    \
                 if (s < n) {                                                            \
-                    LOADQ(Q, g, i);                                                     \
-                    dd[i] = (DIAG & 4u) != 0u ? float16_t(1.0) : D[h];                  \
+                    LOADQ(A, ib, i);                                                    \
                 } else {                                                                \
-                    LOADQ(Q2, g, i);                                                    \
-                    dd[i] = (DIAG & 4u) != 0u ? float16_t(1.0) : D2[h];                 \
+                    LOADQ(B, ib, i);                                                    \
                 }                                                                       \
             }                                                                           \
         }                                                                               \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
-            uint blk = base + lane + u * sgs, bx = min(blk, kb1 - 1u) - kb0;            \
+            uint blk = base + lane + u * sgs, bc = min(blk, kb1 - 1u), bx = bc - kb0;   \
+            uint j = bc & 7u;                                                           \
             uvec4 xv[4];                                                                \
             if ((DIAG & 1u) == 0u)                                                      \
                 [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(bx, i)];    \
+            XSUM(xv);                                                                   \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
                 uint i = u * ROWS + s;                                                  \
-                float v = (DIAG & 1u) != 0u                                             \
-                              ? uintBitsToFloat(FOLDQ(i) & 0x007FFFFFu) + float(dd[i])  \
-                              : DOTQ(i) * float(dd[i]);                                 \
+                float v = (DIAG & 1u) != 0u ? FOLDQ(i) : DOTQ(i, j);                    \
                 acc[s] += blk < kb1 ? v : 0.0;                                          \
             }                                                                           \
         }                                                                               \
@@ -296,25 +348,21 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
     const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
-    for (uint grp = first; grp < n_groups; grp += n_sg) {
+    for (uint grp = pc.row_first / ROWS + first; grp < n_groups; grp += n_sg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
         uint sm = group_rows(mode, grp, srow, sbase, sok);
         float acc[ROWS];
         for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
-        uvec4 qa[STEP_LOADS];
-#if defined(TYPE_Q8_0)
-        uvec4 qb[STEP_LOADS];
-#endif
-        float16_t dd[STEP_LOADS];
+        SLOT_REGS
         if (mode == MODE_SILU) {
-            WARP_LOOP(wq0, wd0, wq1, wd1, half_rows)
+            WARP_LOOP(0, 1, half_rows)
         } else if (sm == 0u) {
-            WARP_LOOP(wq0, wd0, wq0, wd0, ROWS)
+            WARP_LOOP(0, 0, ROWS)
         } else if (sm == 1u) {
-            WARP_LOOP(wq1, wd1, wq1, wd1, ROWS)
+            WARP_LOOP(1, 1, ROWS)
         } else {
-            WARP_LOOP(wq2, wd2, wq2, wd2, ROWS)
+            WARP_LOOP(2, 2, ROWS)
         }
         float tot[2] = {0.0, 0.0};
         uint w0 = wanted_slot(mode, lane, 0u), w1 = wanted_slot(mode, lane, 1u);
@@ -331,7 +379,9 @@ void main() {
     const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
     const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
+    const uint n_rows = pc.row_end != 0u       ? pc.row_end
+                        : mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1
+                                           : pc.rows0;
     const uint n_groups = mode == MODE_SILU ? (pc.rows0 + half_rows - 1u) / half_rows
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
@@ -343,7 +393,7 @@ void main() {
     const int e = stage_x(0u, pc.ncols / 4u);
     const float up = exp2(float(e));
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
-    for (uint grp = linear_workgroup(); grp < n_groups; grp += n_wg) {
+    for (uint grp = pc.row_first / ROWS + linear_workgroup(); grp < n_groups; grp += n_wg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
         uint sm = group_rows(mode, grp, srow, sbase, sok);
@@ -351,13 +401,13 @@ void main() {
         float acc[ROWS];
         for (uint s = 0; s < ROWS; ++s) acc[s] = 0.0;
         if (mode == MODE_SILU) {
-            BLOCK_LOOP(wq0, wd0, wq1, wd1, half_rows)
+            BLOCK_LOOP(0, 1, half_rows)
         } else if (sm == 0u) {
-            BLOCK_LOOP(wq0, wd0, wq0, wd0, ROWS)
+            BLOCK_LOOP(0, 0, ROWS)
         } else if (sm == 1u) {
-            BLOCK_LOOP(wq1, wd1, wq1, wd1, ROWS)
+            BLOCK_LOOP(1, 1, ROWS)
         } else {
-            BLOCK_LOOP(wq2, wd2, wq2, wd2, ROWS)
+            BLOCK_LOOP(2, 2, ROWS)
         }
 
         uint sg = gl_SubgroupID;

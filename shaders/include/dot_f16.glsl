@@ -1,6 +1,6 @@
-// F16 dot products of one Q4_0 or Q8_0 block with 32 activations held as F16 pairs (4 uvec4,
-// in the order in which the quants unpack: pair_word says where each vec4 of activations
-// goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16 and one TYPE_*. The
+// F16 dot products of one Q4_0 or Q8_0 block (or K-quant sub-block) with 32 activations held
+// as F16 pairs (4 uvec4, in the order in which the quants unpack: pair_word says where each
+// vec4 of activations goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16 and one TYPE_*. The
 // activations must be scaled so that a block's 32 products stay well inside F16's range.
 
 const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in is exact
@@ -9,7 +9,8 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in i
 // Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
 // Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the includer stages x's
 // matching pairs in the same order (pair_word).
-#if defined(TYPE_Q4_0)
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+// (Q4_K and Q6_K sub-blocks keep this order on the device: weights.cpp.)
 float block_dot(uvec4 q, uvec4 xv[4]) {
     f16vec2 s = f16vec2(0.0);
     [[unroll]] for (uint k = 0; k < 4u; ++k) {
@@ -30,6 +31,56 @@ float block_dot(uvec4 q, uvec4 xv[4]) {
 // words later, in the same uvec4.
 uint pair_word(uint c) { return c < 4u ? 4u * c : 4u * (c - 4u) + 1u; }
 #define PAIR_STEP 2u
+#if defined(TYPE_Q6_K)
+// A Q6_K sub-block: nibbles q, high bit pairs h (weights.cpp's layout: for nibble word k, bits
+// 4-7 (k even) or 0-3 (k odd) of each byte of h[k / 2]), int8 scales of elements 0-15 and
+// 16-31 in the low 16 bits of sw, F16 d. Each pair of 6-bit values ORed into 1024 is exact.
+float k6_dot(uvec4 q, uvec2 h, uint sw, float16_t d, uvec4 xv[4]) {
+    f16vec2 lo = f16vec2(0.0), hi = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {
+        uint u = q[k], g = h[k >> 1u];
+        uint hl = (k & 1u) == 0u ? g : g << 4, hh = (k & 1u) == 0u ? g >> 2 : g << 2;
+        uint l6 = (u & 0x0F0F0F0Fu) | (hl & 0x30303030u);
+        uint h6 = ((u >> 4) & 0x0F0F0F0Fu) | (hh & 0x30303030u);
+        f16vec2 a = unpackFloat2x16((l6 & 0x003F003Fu) | MAGIC) - f16vec2(1056.0);
+        f16vec2 b = unpackFloat2x16((h6 & 0x003F003Fu) | MAGIC) - f16vec2(1056.0);
+        f16vec2 c = unpackFloat2x16(((l6 >> 8) & 0x003F003Fu) | MAGIC) - f16vec2(1056.0);
+        f16vec2 e = unpackFloat2x16(((h6 >> 8) & 0x003F003Fu) | MAGIC) - f16vec2(1056.0);
+        lo = fma(a, unpackFloat2x16(xv[k].x), lo);
+        hi = fma(b, unpackFloat2x16(xv[k].y), hi);
+        lo = fma(c, unpackFloat2x16(xv[k].z), lo);
+        hi = fma(e, unpackFloat2x16(xv[k].w), hi);
+    }
+    float s0 = float(int(sw << 24) >> 24), s1 = float(int(sw << 16) >> 24);
+    return float(d) * (s0 * (float(lo.x) + float(lo.y)) + s1 * (float(hi.x) + float(hi.y)));
+}
+#endif
+#if defined(TYPE_Q4_K)
+// Sum of a block's 32 activations (for Q4_K's mins).
+float block_xsum(uvec4 xv[4]) {
+    float t = 0.0;
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {
+        f16vec2 p = (unpackFloat2x16(xv[k].x) + unpackFloat2x16(xv[k].z)) +
+                    (unpackFloat2x16(xv[k].y) + unpackFloat2x16(xv[k].w));
+        t += float(p.x) + float(p.y);
+    }
+    return t;
+}
+// A Q4_K sub-block j of nibbles q against xv with xsum = block_xsum(xv); m: the superblock's
+// F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
+// The 6-bit scale and min (ggml's get_scale_min_k4) without indexing m by j, which would put
+// it in memory.
+float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
+    uint sh = 8u * (j & 3u);
+    uint by = (m.y >> sh) & 255u, bz = (m.z >> sh) & 255u, bw = (m.w >> sh) & 255u;
+    bool low = j < 4u;
+    uint sc = low ? by & 63u : (bw & 15u) | ((by >> 6) << 4);
+    uint mn = low ? bz & 63u : (bw >> 4) | ((bz >> 6) << 4);
+    vec2 dm = unpackHalf2x16(m.x);
+    float ds = dm.x * float(sc);
+    return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;
+}
+#endif
 #else
 // Q8_0 uint k holds elements 4k..4k+3; with the sign bit flipped a byte is the value + 128.
 float block_dot(uvec4 q0, uvec4 q1, uvec4 xv[4]) {

@@ -93,22 +93,13 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     }
 }
 
-#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
-// ggml's block: F16 d and dmin, 12 bytes of 6-bit scales and mins, (Q5_K: 32 bytes of high
-// bits,) 128 bytes of nibbles; 144 (176) bytes, so blocks stay 4-byte aligned and are read a
-// word at a time.
-#if defined(TYPE_Q4_K)
-#define K_WORDS 36u
-#define K_QS 4u  // word of the nibbles
-#else
-#define K_WORDS 44u
-#define K_QS 12u
-#define K_QH 4u  // word of the high bits
-#endif
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
+// Blocks of 256 elements are 4-byte aligned on the device and read a word at a time.
 layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
-// The 6-bit scale and min of sub-block j (0..7) from the 12 scale bytes s (ggml's
-// get_scale_min_k4).
+// The 6-bit scales and mins of Q4_K and Q5_K superblocks (ggml's get_scale_min_k4).
+// Byte j of the 12 scale bytes s.
 uint k_byte(uvec3 s, uint j) { return (s[j >> 2] >> (8u * (j & 3u))) & 255u; }
+// The scale and min of sub-block j (0..7).
 void scale_min_k4(uvec3 s, uint j, out uint sc, out uint mn) {
     if (j < 4) {
         sc = k_byte(s, j) & 63u;
@@ -118,53 +109,64 @@ void scale_min_k4(uvec3 s, uint j, out uint sc, out uint mn) {
         mn = (k_byte(s, j + 4) >> 4) | ((k_byte(s, j) >> 6) << 4);
     }
 }
+#if defined(TYPE_Q4_K)
+// Rearranged at upload (weights.cpp): 8 sub-blocks of 16 nibble bytes in Q4_0's order (byte b:
+// element b low, b + 16 high), then d, dmin and the 12 scale bytes; 36 words.
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint b = (row_base + chunk / 8) * K_WORDS;
-    uint c = chunk % 8;
+    uint b = (row_base + chunk / 8) * 36u, c = chunk % 8;
+    vec2 dm = unpackHalf2x16(wk[b + 32u]);
+    uint sc, mn;
+    scale_min_k4(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
+    float d = dm.x * float(sc), m = dm.y * float(mn);
+    for (uint k = 0; k < 4; ++k) {
+        uint qw = wk[b + 4u * c + k];
+        for (uint i = 0; i < 4; ++i) {
+            uint q = qw >> (8 * i);
+            v[4 * k + i] = d * float(q & 15u) - m;
+            v[16 + 4 * k + i] = d * float((q >> 4) & 15u) - m;
+        }
+    }
+}
+#elif defined(TYPE_Q5_K)
+// ggml's block as it is: F16 d and dmin, 12 scale bytes, 32 bytes of high bits, 128 bytes of
+// nibbles (sub-blocks 2i and 2i + 1 share 32 of them, low and high); 44 words.
+void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
+    uint b = (row_base + chunk / 8) * 44u, c = chunk % 8;
     vec2 dm = unpackHalf2x16(wk[b]);
     uint sc, mn;
     scale_min_k4(uvec3(wk[b + 1], wk[b + 2], wk[b + 3]), c, sc, mn);
     float d = dm.x * float(sc), m = dm.y * float(mn);
-    // Sub-blocks 2i and 2i + 1 share 32 bytes of nibbles (low, high).
-    uint q0 = b + K_QS + 8u * (c / 2), shift = 4 * (c % 2);
+    uint q0 = b + 12u + 8u * (c / 2), shift = 4 * (c % 2);
     for (uint k = 0; k < 8; ++k) {
-        uint qw = wk[q0 + k] >> shift;
-#if defined(TYPE_Q5_K)
-        uint hw = wk[b + K_QH + k] >> c;
-#endif
+        uint qw = wk[q0 + k] >> shift, hw = wk[b + 4u + k] >> c;
         for (uint i = 0; i < 4; ++i) {
-            uint q = (qw >> (8 * i)) & 15u;
-#if defined(TYPE_Q5_K)
-            q |= ((hw >> (8 * i)) & 1u) << 4;
-#endif
+            uint q = ((qw >> (8 * i)) & 15u) | (((hw >> (8 * i)) & 1u) << 4);
             v[4 * k + i] = d * float(q) - m;
         }
     }
 }
-
-#elif defined(TYPE_Q6_K)
-// ggml's block: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales, F16 d; 210
-// bytes, so blocks are only 2-byte aligned and are read 16 bits at a time.
-layout(binding = W_BINDING) readonly buffer WBuf { uint16_t w6[]; };
+#else
+// Rearranged at upload (weights.cpp): groups of 8 superblocks of 52 words (8 sub-blocks of 16
+// nibble bytes in Q4_0's order, 8 sub-blocks of 8 bytes of high bit pairs, 16 int8 scales),
+// then the 8 F16 d's; 420 words a group.
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint b = (row_base + chunk / 8) * 105u;
-    uint c = chunk % 8;
-    uint h = c / 4, k = c % 4;
-    float d = unpackHalf2x16(uint(w6[b + 104u])).x;
-    // The chunk's two scales (elements 0-15, 16-31) are bytes 8h + 2k and 8h + 2k + 1.
-    uint sw = uint(w6[b + 96u + 4u * h + k]);
+    uint sb = row_base + chunk / 8, c = chunk % 8, grp = sb >> 3, sj = sb & 7u;
+    uint b = grp * 420u + sj * 52u;
+    float d = unpackHalf2x16(wk[grp * 420u + 416u + sj / 2])[sj & 1u];
+    uint sw = wk[b + 48u + c / 2] >> (16u * (c & 1u));
     float s0 = d * float(int(sw << 24) >> 24), s1 = d * float(int(sw << 16) >> 24);
-    uint ql0 = 32u * h + 16u * (k & 1u), qh0 = 64u + 16u * h;
-    uint lshift = 4 * (k >> 1), hshift = 2 * k;
-    for (uint j = 0; j < 16; ++j) {
-        uint lo = uint(w6[b + ql0 + j]) >> lshift, hi = uint(w6[b + qh0 + j]) >> hshift;
-        for (uint i = 0; i < 2; ++i) {
-            uint l = 2 * j + i;
-            uint q = ((lo >> (8 * i)) & 15u) | (((hi >> (8 * i)) & 3u) << 4);
-            v[l] = (l < 16 ? s0 : s1) * (float(q) - 32.0);
+    for (uint k = 0; k < 4; ++k) {
+        uint qw = wk[b + 4u * c + k], hw = wk[b + 32u + 2u * c + k / 2];
+        uint f = (k & 1u) == 0u ? 4u : 0u;
+        for (uint i = 0; i < 4; ++i) {
+            uint lo = ((qw >> (8 * i)) & 15u) | (((hw >> (8 * i + f)) & 3u) << 4);
+            uint hi = ((qw >> (8 * i + 4)) & 15u) | (((hw >> (8 * i + f + 2)) & 3u) << 4);
+            v[4 * k + i] = s0 * (float(lo) - 32.0);
+            v[16 + 4 * k + i] = s1 * (float(hi) - 32.0);
         }
     }
 }
+#endif
 #else
 #error "no weight type defined"
 #endif

@@ -163,4 +163,27 @@ TEST(Cli, MkmodelWritesALoadableModelOfEveryType) {
     std::filesystem::remove_all(dir);
 }
 
+// The Q4_K_M mix as llama.cpp makes it: Q6_K for the output and, in 8 layers, for attn_v and
+// ffn_down of layers 0, 3, 6 and 7; Q4_K for the rest.
+TEST(Cli, MkmodelWritesTheQ4KMMix) {
+    const auto cli = ember::test::cli_path();
+    auto dir = ember::test::temp_dir();
+    const auto path = (dir / "q4_k_m.gguf").string();
+    auto r =
+        run_cli(cli, {"mkmodel", "-o", path, "--embd", "256", "--layers", "8", "--heads", "4",
+                      "--kv-heads", "2", "--ffn", "512", "--vocab", "300", "--type", "q4_k_m"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json info = parse_json(run_cli(cli, {"info", "-m", path, "--json"}));
+    EXPECT_TRUE(info["supported"].get<bool>());
+    // Q6_K: 210 bytes a 256-element superblock. Output 300 rows of 256; attn_v 128 rows of 256
+    // and ffn_down 256 rows of 512 in 4 layers.
+    const int64_t q6 = 300 * 210 + 4 * (128 * 210 + 256 * 2 * 210);
+    EXPECT_EQ(info["bytes_per_type"]["Q6_K"].get<int64_t>(), q6);
+    EXPECT_EQ(info["metadata"]["general.file_type"].get<int64_t>(), 15);
+    json gen = parse_json(run_cli(cli, {"generate", "-m", path, "-p", "hello", "-n", "4", "--temp",
+                                        "0", "--json", "--backend", "cpu"}));
+    EXPECT_TRUE(gen["tokens"].is_array());
+    std::filesystem::remove_all(dir);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <list>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -43,7 +44,10 @@ struct SynthModel {
     }
 };
 
-std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool rope_freqs = false) {
+// more_bits: the type of attn_v, ffn_down and the output in layer 1 and the output (as
+// llama.cpp's Q4_K_M gives some layers Q6_K there); else type.
+std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool rope_freqs = false,
+                                        std::optional<GgmlType> more_bits = std::nullopt) {
     auto s = std::make_unique<SynthModel>();
     LlamaHParams& hp = s->m.hp;
     hp.n_vocab = 300;
@@ -64,7 +68,8 @@ std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool r
         s->m.output = s->m.tok_embd;
         s->m.tied_output = true;
     } else {
-        s->m.output = s->make("output.weight", type, hp.n_embd, hp.n_vocab, -a_e, a_e, seed++);
+        s->m.output = s->make("output.weight", more_bits.value_or(type), hp.n_embd, hp.n_vocab,
+                              -a_e, a_e, seed++);
     }
     if (rope_freqs)
         s->m.rope_freqs =
@@ -76,13 +81,14 @@ std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool r
             s->make(p + "attn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
         L.wq = s->make(p + "attn_q.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
         L.wk = s->make(p + "attn_k.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
-        L.wv = s->make(p + "attn_v.weight", type, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
+        const GgmlType mb = l == 1 ? more_bits.value_or(type) : type;
+        L.wv = s->make(p + "attn_v.weight", mb, hp.n_embd, hp.n_kv_dim(), -a_e, a_e, seed++);
         L.wo = s->make(p + "attn_output.weight", type, hp.n_embd, hp.n_embd, -a_e, a_e, seed++);
         L.ffn_norm =
             s->make(p + "ffn_norm.weight", GgmlType::F32, hp.n_embd, 1, 0.5f, 1.5f, seed++);
         L.ffn_gate = s->make(p + "ffn_gate.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
         L.ffn_up = s->make(p + "ffn_up.weight", type, hp.n_embd, hp.n_ff, -a_e, a_e, seed++);
-        L.ffn_down = s->make(p + "ffn_down.weight", type, hp.n_ff, hp.n_embd, -a_f, a_f, seed++);
+        L.ffn_down = s->make(p + "ffn_down.weight", mb, hp.n_ff, hp.n_embd, -a_f, a_f, seed++);
         s->m.layers.push_back(L);
     }
     return s;
@@ -176,12 +182,15 @@ protected:
 
 // The tight tolerance against the dequantized twin; prompts on the tensor cores stage weights
 // and activations as F16, which costs about three decimal digits; decode mat-vecs of Q4_0 and
-// Q8_0 take F16 dot products where the device has F16 arithmetic (~5e-7 NMSE a mat-vec).
+// Q8_0 (and Q4_K and Q6_K) take F16 dot products where the device has F16 arithmetic (~5e-7
+// NMSE a mat-vec).
 double exact_tol(GgmlType type) {
     auto a = Context::pick_adapter(test_device());
     bool coopmat = a.ok() && a->coopmat_nv &&
                    (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::F16);
-    bool f16_dot = a.ok() && a->float16 && (type == GgmlType::Q4_0 || type == GgmlType::Q8_0);
+    bool f16_dot = a.ok() && a->float16 &&
+                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K ||
+                    type == GgmlType::Q6_K);
     return coopmat ? 1e-4 : f16_dot ? 1e-5 : 1e-6;
 }
 
@@ -217,41 +226,56 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
 
 // The fused decode kernels compute what the one-op-per-dispatch path computes, for every type
 // they handle (with RoPE frequency factors and a tied output too); other types do not use them.
-// Q4_0 and Q8_0 run twice: F16 dot products (where the device has them) and F32.
+// Q4_0 and Q8_0 run twice: F16 dot products (where the device has them) and F32. Q4_K and Q6_K
+// are fused only with F16 dot products, also where a layer's V is of another type than its Q
+// and K (a dispatch per type).
 TEST_F(Forward, FusedDecodeMatchesUnfused) {
     struct Case {
         GgmlType type;
         bool tied, rope_freqs, fused;
         const char* matvec_h;
         const char* warp = nullptr;  // EMBER_VULKAN_MATVEC_WARP ("0": one group per workgroup)
+        std::optional<GgmlType> more_bits = std::nullopt;
     };
     auto adapter = Context::pick_adapter(test_device());
     const bool f16 = adapter.ok() && adapter->float16;
-    for (Case c : {Case{GgmlType::Q4_0, false, true, true, "1"},
-                   Case{GgmlType::Q4_0, false, true, true, "1", "0"},
-                   Case{GgmlType::Q4_0, false, true, true, "0"},
-                   Case{GgmlType::Q8_0, true, false, true, "1"},
-                   Case{GgmlType::Q8_0, true, false, true, "1", "0"},
-                   Case{GgmlType::Q8_0, true, false, true, "0"},
-                   Case{GgmlType::F16, false, false, true, "1"},
-                   Case{GgmlType::F32, true, true, true, "1"},
-                   Case{GgmlType::Q4_K, false, false, false, "1"}}) {
+    auto h_type = [](GgmlType t) {
+        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K ||
+               t == GgmlType::Q6_K;
+    };
+    for (Case c :
+         {Case{GgmlType::Q4_0, false, true, true, "1"},
+          Case{GgmlType::Q4_0, false, true, true, "1", "0"},
+          Case{GgmlType::Q4_0, false, true, true, "0"},
+          Case{GgmlType::Q8_0, true, false, true, "1"},
+          Case{GgmlType::Q8_0, true, false, true, "1", "0"},
+          Case{GgmlType::Q8_0, true, false, true, "0"},
+          Case{GgmlType::F16, false, false, true, "1"}, Case{GgmlType::F32, true, true, true, "1"},
+          Case{GgmlType::Q4_K, false, true, true, "1"},
+          Case{GgmlType::Q4_K, false, false, false, "0"},
+          Case{GgmlType::Q6_K, true, false, true, "1", "1"},
+          Case{GgmlType::Q4_K, false, false, true, "1", nullptr, GgmlType::Q6_K},
+          Case{GgmlType::Q4_0, false, false, true, "1", nullptr, GgmlType::Q8_0},
+          Case{GgmlType::Q5_K, false, false, false, "1"}}) {
         SCOPED_TRACE(std::string(type_name(c.type)) + " MATVEC_H=" + c.matvec_h +
-                     " MATVEC_WARP=" + (c.warp ? c.warp : "default"));
-        const bool h = f16 && std::string(c.matvec_h) == "1" &&
-                       (c.type == GgmlType::Q4_0 || c.type == GgmlType::Q8_0);
+                     " MATVEC_WARP=" + (c.warp ? c.warp : "default") + " more bits " +
+                     (c.more_bits ? std::string(type_name(*c.more_bits)) : "-"));
+        const bool h = f16 && std::string(c.matvec_h) == "1" && h_type(c.type);
+        // Mixed types and K-quants need the F16 kernel.
+        const bool k_quant = c.type == GgmlType::Q4_K || c.type == GgmlType::Q6_K;
+        const bool fused = c.fused && (h || (!k_quant && !c.more_bits));
         setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);
         if (c.warp) setenv("EMBER_VULKAN_MATVEC_WARP", c.warp, 1);
-        auto s = synth_model(c.type, c.tied, c.rope_freqs);
-        auto fused = create_backend_model(s->m, test_options(32));
-        ASSERT_TRUE(fused.ok()) << fused.error().message;
-        EXPECT_EQ((*fused)->info().fused_kernels, c.fused);
+        auto s = synth_model(c.type, c.tied, c.rope_freqs, c.more_bits);
+        auto fused_model = create_backend_model(s->m, test_options(32));
+        ASSERT_TRUE(fused_model.ok()) << fused_model.error().message;
+        EXPECT_EQ((*fused_model)->info().fused_kernels, fused);
         setenv("EMBER_VULKAN_FUSED", "0", 1);
         auto plain = create_backend_model(s->m, test_options(32));
         unsetenv("EMBER_VULKAN_FUSED");
         ASSERT_TRUE(plain.ok()) << plain.error().message;
         EXPECT_FALSE((*plain)->info().fused_kernels);
-        auto a = run_steps(**fused), b = run_steps(**plain);
+        auto a = run_steps(**fused_model), b = run_steps(**plain);
         unsetenv("EMBER_VULKAN_MATVEC_H");
         unsetenv("EMBER_VULKAN_MATVEC_WARP");
         ASSERT_EQ(a.size(), b.size());

@@ -1,9 +1,10 @@
 // mkmodel: a Llama-architecture GGUF with random weights, for tests and benchmarks.
 #include <cctype>
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <optional>
 
 #include "args.h"
 #include "common.h"
@@ -98,6 +99,15 @@ int cmd_mkmodel(int argc, char** argv) {
     bool found = false;
     std::string upper = *type_s;
     for (auto& c : upper) c = char(std::toupper((unsigned char)c));
+    // llama.cpp's Q4_K_M and Q5_K_M mixes: Q6_K for the output, and for attn_v and ffn_down in
+    // the layers its use_more_bits picks; general.file_type 15 and 17 as llama.cpp writes.
+    std::optional<GgmlType> more_bits;
+    uint32_t file_type = 0;
+    if (upper == "Q4_K_M" || upper == "Q5_K_M") {
+        more_bits = GgmlType::Q6_K;
+        file_type = upper == "Q4_K_M" ? 15 : 17;
+        upper = upper.substr(0, 4);
+    }
     for (uint32_t id = 0; id < 64 && !found; id++) {
         auto tt = type_traits(id);
         if (tt && tt->supported && tt->name == upper) {
@@ -105,7 +115,10 @@ int cmd_mkmodel(int argc, char** argv) {
             found = true;
         }
     }
-    if (!found) return fail("--type '" + *type_s + "' is not a supported weight type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)");
+    if (!found)
+        return fail("--type '" + *type_s +
+                    "' is not a supported weight type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, "
+                    "Q5_1, Q4_K, Q5_K, Q6_K, or the mixes Q4_K_M, Q5_K_M)");
 
     Shape s{};
     if (auto preset = a.get("--preset")) {
@@ -160,7 +173,7 @@ int cmd_mkmodel(int argc, char** argv) {
     const uint32_t head_dim = s.embd / s.heads;
     w.set_string("general.architecture", "llama");
     w.set_string("general.name", a.get_or("--preset", "synthetic") + " (random weights)");
-    w.set_u32("general.file_type", uint32_t(type));
+    w.set_u32("general.file_type", more_bits ? file_type : uint32_t(type));
     w.set_u32("llama.context_length", s.ctx);
     w.set_u32("llama.embedding_length", s.embd);
     w.set_u32("llama.block_count", s.layers);
@@ -199,7 +212,9 @@ int cmd_mkmodel(int argc, char** argv) {
     const uint32_t qd = s.heads * head_dim, kvd = s.kv_heads * head_dim;
     matrix("token_embd.weight", s.embd, s.vocab, type, 1.0f);
     vector("output_norm.weight", s.embd, 1.0f, 0.1f);
-    if (!s.tied) matrix("output.weight", s.embd, s.vocab, type, 1.0f / std::sqrt(float(s.embd)));
+    if (!s.tied)
+        matrix("output.weight", s.embd, s.vocab, more_bits.value_or(type),
+               1.0f / std::sqrt(float(s.embd)));
     if (s.llama3_rope) {
         auto f = llama3_rope_freqs(int(head_dim), s.rope_base);
         std::vector<uint8_t> bytes(f.size() * 4);
@@ -208,22 +223,27 @@ int cmd_mkmodel(int argc, char** argv) {
     }
     for (uint32_t l = 0; l < s.layers; l++) {
         const std::string p = "blk." + std::to_string(l) + ".";
+        const uint32_t n = s.layers;
+        const bool use_more_bits =
+            l < n / 8 || l >= 7 * n / 8 || (l >= n / 8 && (l - n / 8) % 3 == 2);
+        const GgmlType vd_type = use_more_bits ? more_bits.value_or(type) : type;
         const float in_scale = 1.0f / std::sqrt(float(s.embd)), ff_scale = 1.0f / std::sqrt(float(s.ffn));
         vector(p + "attn_norm.weight", s.embd, 1.0f, 0.1f);
         matrix(p + "attn_q.weight", s.embd, qd, type, in_scale);
         matrix(p + "attn_k.weight", s.embd, kvd, type, in_scale);
-        matrix(p + "attn_v.weight", s.embd, kvd, type, in_scale);
+        matrix(p + "attn_v.weight", s.embd, kvd, vd_type, in_scale);
         matrix(p + "attn_output.weight", qd, s.embd, type, 1.0f / std::sqrt(float(qd)));
         vector(p + "ffn_norm.weight", s.embd, 1.0f, 0.1f);
         matrix(p + "ffn_gate.weight", s.embd, s.ffn, type, in_scale);
         matrix(p + "ffn_up.weight", s.embd, s.ffn, type, in_scale);
-        matrix(p + "ffn_down.weight", s.ffn, s.embd, type, ff_scale);
+        matrix(p + "ffn_down.weight", s.ffn, s.embd, vd_type, ff_scale);
     }
     const auto t0 = std::chrono::steady_clock::now();
     if (auto st = w.write(*out); !st) return fail(st.error());
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "ember-cli: wrote %s (%s, %u layers, vocab %u) in %.1f s\n", out->c_str(),
-                 std::string(tt.name).c_str(), s.layers, s.vocab, secs);
+                 more_bits ? type_s->c_str() : std::string(tt.name).c_str(), s.layers, s.vocab,
+                 secs);
     return 0;
 }
 

@@ -95,7 +95,8 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
     EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model),
                                                               opt.progress, opt.cancel));
-    EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(model, *loaded->store));
+    EMBER_ASSIGN_OR_RETURN(loaded->model,
+                           bind_device_model(model, *loaded->store, loaded->ctx->adapter()));
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
     if (!warm.ok()) {
         // A cache that cannot be written is not fatal; a pipeline that cannot be built is.

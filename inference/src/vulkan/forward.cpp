@@ -560,7 +560,7 @@ std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
     return t;
 }
 
-Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s) {
+Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s, const Adapter& a) {
     Status st;
     DeviceModel dm;
     dm.hp = m.hp;
@@ -585,11 +585,11 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s)
                       dm.hp.n_rot <= dm.hp.head_dim && (dm.hp.n_head * dm.hp.head_dim) % 4 == 0 &&
                       dm.hp.n_kv_dim() % 4 == 0;
     for (const DeviceLayer& L : dm.layers)
-        dm.fused_layers = dm.fused_layers && fused_matvec_supports({L.wq, L.wk, L.wv}) &&
-                          fused_matvec_supports({L.gate, L.up}) && fused_matvec_supports({L.wo}) &&
-                          fused_matvec_supports({L.down});
+        dm.fused_layers = dm.fused_layers && fused_matvec_supports(a, {L.wq, L.wk, L.wv}) &&
+                          fused_matvec_supports(a, {L.gate, L.up}) && L.gate->type == L.up->type &&
+                          fused_matvec_supports(a, {L.wo}) && fused_matvec_supports(a, {L.down});
     dm.fused_output =
-        allow && dm.output_norm->type == GgmlType::F32 && fused_matvec_supports({dm.output});
+        allow && dm.output_norm->type == GgmlType::F32 && fused_matvec_supports(a, {dm.output});
     return dm;
 }
 

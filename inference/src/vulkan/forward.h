@@ -40,7 +40,8 @@ struct DeviceModel {
 };
 
 // Binds a model's tensors to their device copies; fails if any is missing.
-Result<DeviceModel> bind_device_model(const LlamaModel& model, const WeightStore& store);
+Result<DeviceModel> bind_device_model(const LlamaModel& model, const WeightStore& store,
+                                      const Adapter& adapter);
 std::vector<const Tensor*> model_tensors(const LlamaModel& model);
 
 // What a loaded model owns; runners keep it alive.

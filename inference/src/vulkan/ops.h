@@ -113,8 +113,10 @@ struct FusedMatvec {
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
     float freq_base = 10000;
 };
-// Whether op_matvec_fused handles these weights: one piece each, one shared supported type.
-bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w);
+// Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
+// type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
+// still share theirs: only Q, K and V take a dispatch per type).
+bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,

@@ -20,22 +20,48 @@ struct FusedH {
     uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
 
+bool is_k_quant(GgmlType t) {
+    return t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+}
+// Types matvec_fused_h.comp reads; K-quants only in its subgroup mode.
+bool fused_h_type(GgmlType t) {
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || is_k_quant(t);
+}
+
+// Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
+// share pipelines), the partial sums and common.glsl's reduction arrays.
+uint32_t fused_h_xs_blocks(int64_t cols, uint32_t ksplit) {
+    return uint32_t((cols / 32 + ksplit - 1) / ksplit + 7) / 8 * 8;
+}
+bool fused_h_fits(const Adapter& a, uint32_t xs_blocks, uint32_t rows) {
+    return uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4 <=
+           a.props.limits.maxComputeSharedMemorySize;
+}
+// Whether matvec_fused_h.comp can run type t here at all (EMBER_VULKAN_MATVEC_H=0 turns it off).
+bool fused_h_available(const Adapter& a, GgmlType t, int64_t cols) {
+    const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
+    return a.float16 && fused_h_type(t) && (!force || std::strcmp(force, "1") == 0) &&
+           fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2);
+}
+
 // ksplit: column parts per group of rows (each part's blocks set the steps).
 FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
                     uint32_t ksplit = 1) {
     const Adapter& a = rec.context().adapter();
-    if (!a.float16 || (w.type != GgmlType::Q4_0 && w.type != GgmlType::Q8_0)) return {};
-    // EMBER_VULKAN_MATVEC_H=0 turns the kernel off (matvec_fused.comp); EMBER_VULKAN_MATVEC_WARP
-    // caps the blocks per lane a step, 0 selecting the per-workgroup mode of item 31 (used there
-    // only for Q4_0 rows of 4096 columns unless EMBER_VULKAN_MATVEC_H=1).
-    const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
-    if (force && std::strcmp(force, "1") != 0) return {};
+    if (!fused_h_available(a, w.type, w.cols)) return {};
+    // EMBER_VULKAN_MATVEC_WARP caps the blocks per lane a step, 0 selecting the per-workgroup
+    // mode of item 31 (used there only for Q4_0 rows of 4096 columns unless
+    // EMBER_VULKAN_MATVEC_H=1; K-quants keep the subgroup mode).
+    const bool force = std::getenv("EMBER_VULKAN_MATVEC_H") != nullptr;
+    const bool k_quant = is_k_quant(w.type);
     // Subgroups owning their rows (docs/performance.md, item 35): each lane loads at most 3
-    // Q4_0 or 2 Q8_0 blocks of each of 2 rows a step (96-128 bytes in flight; the best of 1-6
-    // measured on the H200), and the steps of a row are balanced (a 176-block row takes 2 steps
-    // of 3 blocks a lane, not 3 steps of 2).
-    const uint32_t max_unroll = std::min<uint32_t>(
-        env_u32("EMBER_VULKAN_MATVEC_WARP", w.type == GgmlType::Q4_0 ? 3 : 2), 8);
+    // Q4_0 or Q4_K, or 2 Q8_0 or Q6_K blocks of each of 2 rows a step (96-128 bytes in flight;
+    // the best of 1-6 measured on the H200), and the steps of a row are balanced (a 176-block
+    // row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
+    const uint32_t unroll_default = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_K ? 3 : 2;
+    uint32_t max_unroll =
+        std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WARP", unroll_default), 8);
+    if (k_quant && !max_unroll) max_unroll = unroll_default;
     uint32_t warp_unroll = 0;
     if (max_unroll) {
         const uint64_t nblk = (uint64_t(w.cols) / 32 + ksplit - 1) / ksplit;
@@ -50,86 +76,65 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     uint32_t rows = warp_unroll ? 2 : w.type == GgmlType::Q4_0 ? 8 : 4;
     rows = env_u32("EMBER_VULKAN_MATVEC_ROWS", rows);
     if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 8;
+    // In the subgroup mode lane r writes row r of a group.
+    while (warp_unroll && rows > 2 && rows > a.subgroup_size) rows /= 2;
     // QKV: a workgroup's rows must lie in one matrix.
     auto splits = [&] { return kv_rows == 0 || (w.rows % rows == 0 && kv_rows % rows == 0); };
     while (rows > 2 && !splits()) rows /= 2;
     if (!splits()) return {};
-    // x as F16 (2 bytes per column, in steps of 8 blocks to share pipelines), the partial sums
-    // and common.glsl's reduction arrays.
     // (Column parts only in the subgroup mode: the workgroup mode stages all of x.)
     if (!warp_unroll) ksplit = 1;
-    const uint32_t xs_blocks = uint32_t((w.cols / 32 + ksplit - 1) / ksplit + 7) / 8 * 8;
-    const uint64_t shared = uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4;
-    if (shared > a.props.limits.maxComputeSharedMemorySize) return {};
+    const uint32_t xs_blocks = fused_h_xs_blocks(w.cols, ksplit);
+    if (!fused_h_fits(a, xs_blocks, rows)) return {};
     return {rows, xs_blocks, warp_unroll,
             std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 7)};
 }
 
 }  // namespace
 
-bool fused_matvec_supports(std::initializer_list<const DeviceTensor*> w) {
+bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w) {
     const DeviceTensor* first = *w.begin();
+    bool one_type = true, all_h = true;
     for (const DeviceTensor* t : w) {
-        if (!t || t->pieces.size() != 1 || t->type != first->type || t->cols != first->cols)
-            return false;
-        switch (t->type) {
-            case GgmlType::F32:
-            case GgmlType::F16:
-            case GgmlType::Q8_0:
-            case GgmlType::Q4_0:
-                break;
-            default:
-                return false;
-        }
+        if (!t || t->pieces.size() != 1 || t->cols != first->cols) return false;
+        one_type = one_type && t->type == first->type;
+        all_h = all_h && fused_h_available(a, t->type, t->cols);
     }
-    return true;
+    // matvec_fused.comp reads these, matvec_fused_h.comp its types (a dispatch per type).
+    const GgmlType t = first->type;
+    return all_h || (one_type && (t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 ||
+                                  t == GgmlType::Q4_0));
 }
 
-Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
-    const DeviceTensor& w0 = *f.w[0];
-    const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
-    const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
-    if (!fused_matvec_supports({&w0, &w1, &w2}))
-        return make_error("vulkan.unsupported_type",
-                          "fused mat-vec needs single-piece F32, F16, Q8_0 or Q4_0 weights of one "
-                          "type");
-    if (f.mode == FusedMode::Qkv && (w0.rows % kFusedRows != 0 || w1.rows % kFusedRows != 0))
-        return make_error(
-            "vulkan.unsupported_shape",
-            "fused QKV needs Q and K/V widths that are multiples of " + std::to_string(kFusedRows));
-    if (w0.type != GgmlType::F32 && w0.type != GgmlType::F16 && f.x_off % 4 != 0)
-        return make_error("vulkan.unsupported_shape",
-                          "fused mat-vec reads x in 16-byte pieces; offset " +
-                              std::to_string(f.x_off) + " is not a multiple of 4 floats");
+namespace {
+
+// One dispatch of op_matvec_fused: rows [row_first, row_end) of its matrices (row_end 0: all),
+// all of w0's type; w0-w2 are the bindings.
+Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
+                    const DeviceTensor& w1, const DeviceTensor& w2, uint32_t row_first,
+                    uint32_t row_end) {
+    // The rows of the matrices (a dispatch of some of them binds others in their places).
+    const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
     struct {
         uint32_t ncols, stride, mode, rows0, rows1, x_off, y_off, has_norm;
         float eps;
         uint32_t head_dim, n_rot;
         float freq_base;
-        uint32_t has_ff, kv_dim, ksplit;
+        uint32_t has_ff, kv_dim, ksplit, row_first, row_end;
     } pc{uint32_t(w0.cols),
-         w0.stride_units,
-         uint32_t(f.mode),
-         uint32_t(w0.rows),
-         uint32_t(w1.rows),
-         f.x_off,
-         f.y_off,
-         f.norm.buffer ? 1u : 0u,
-         f.eps,
-         f.head_dim,
-         f.n_rot,
-         f.freq_base,
-         f.ff.buffer ? 1u : 0u,
-         uint32_t(w1.rows),
-         1u};
+         // matvec_fused_h.comp counts K-quant rows in 32-element sub-blocks.
+         w0.stride_units * (is_k_quant(w0.type) ? 8u : 1u), uint32_t(f.mode), uint32_t(rows0),
+         uint32_t(rows1), f.x_off, f.y_off, f.norm.buffer ? 1u : 0u, f.eps, f.head_dim, f.n_rot,
+         f.freq_base, f.ff.buffer ? 1u : 0u, uint32_t(rows1), 1u, row_first, row_end};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
+        if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
             case FusedMode::Qkv:
-                return (w0.rows + 2 * w1.rows + rows - 1) / rows;
+                return (rows0 + 2 * rows1 + rows - 1) / rows;
             case FusedMode::Silu:
-                return (w0.rows + rows / 2 - 1) / (rows / 2);
+                return (rows0 + rows / 2 - 1) / (rows / 2);
             default:
-                return (w0.rows + rows - 1) / rows;
+                return (rows0 + rows - 1) / rows;
         }
     };
     // Unused bindings still need a valid buffer.
@@ -156,18 +161,29 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     // workgroup staging only its part of x and adding its sums with float atomics
     // (docs/performance.md, item 64).
     if (f.mode == FusedMode::Add && !f.norm.buffer && a.atomic_float_add) {
-        const uint64_t nblk = w0.cols / 32, part = sgs * (w0.type == GgmlType::Q4_0 ? 3 : 4);
+        const bool q4 = w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q4_K;
+        const uint64_t nblk = w0.cols / 32, part = sgs * (q4 ? 3 : 4);
         uint64_t ks = env_u32("EMBER_VULKAN_MATVEC_KSPLIT", 0);
         if (ks == 0) ks = groups_of(2) < n_wg * per_wg ? (nblk + part - 1) / part : 1;
         pc.ksplit = uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
     }
-    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? w1.rows : 0, pc.ksplit);
+    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? rows1 : 0, pc.ksplit);
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
     if (!subgroups) pc.ksplit = 1;
+    if (!subgroups && (is_k_quant(w0.type) || row_end))
+        return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
+                                                         std::string(type_name(w0.type)) +
+                                                         " rows here");
     if (subgroups) {
         // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
         // With column parts, workgroup w takes part w % ksplit (the shader's split).
+        // A dispatch of some of the rows (matrices of another type take the rest) gets its
+        // share of the workgroups.
+        if (row_end) {
+            const uint64_t all = uint64_t(f.mode == FusedMode::Qkv ? rows0 + 2 * rows1 : rows0);
+            n_wg = std::max<uint64_t>(1, (n_wg * (row_end - row_first) + all - 1) / all);
+        }
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
         return rec.dispatch_linear(
@@ -199,6 +215,48 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const uint32_t wg = slots <= 32 ? 32 : slots <= 64 ? 64 : 128;
     return rec.dispatch_linear(std::string("matvec_fused_") + weight_type_suffix(w0.type), bindings,
                                &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows));
+}
+
+}  // namespace
+
+Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
+    const DeviceTensor& w0 = *f.w[0];
+    const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
+    const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
+    const Adapter& a = rec.context().adapter();
+    if (!fused_matvec_supports(a, {&w0, &w1, &w2}))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec needs single-piece weights of one width, all of types "
+                          "this device's fused kernels read (F32, F16, Q8_0, Q4_0 of one type; "
+                          "with F16 arithmetic, Q4_K and Q6_K too)");
+    if (f.mode == FusedMode::Qkv && (w0.rows % kFusedRows != 0 || w1.rows % kFusedRows != 0))
+        return make_error(
+            "vulkan.unsupported_shape",
+            "fused QKV needs Q and K/V widths that are multiples of " + std::to_string(kFusedRows));
+    if (w0.type != GgmlType::F32 && w0.type != GgmlType::F16 && f.x_off % 4 != 0)
+        return make_error("vulkan.unsupported_shape",
+                          "fused mat-vec reads x in 16-byte pieces; offset " +
+                              std::to_string(f.x_off) + " is not a multiple of 4 floats");
+    if (w0.type == w1.type && w1.type == w2.type) return record_fused(rec, f, w0, w1, w2, 0, 0);
+    if (f.mode != FusedMode::Qkv)
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: gate and up of different types");
+    // Q, K and V of different types (Q4_K_M files give some layers a Q6_K V): a dispatch per
+    // run of one type, each over its rows of [Wq; Wk; Wv]. They write different rows, so no
+    // barrier comes between them.
+    const DeviceTensor* ws[3] = {&w0, &w1, &w2};
+    const uint32_t ends[3] = {uint32_t(w0.rows), uint32_t(w0.rows + w1.rows),
+                              uint32_t(w0.rows + 2 * w1.rows)};
+    for (int i = 0; i < 3;) {
+        int j = i;
+        while (j + 1 < 3 && ws[j + 1]->type == ws[i]->type) ++j;
+        auto pick = [&](int k) -> const DeviceTensor& {
+            return k >= i && k <= j ? *ws[k] : *ws[i];
+        };
+        EMBER_TRY(record_fused(rec, f, pick(0), pick(1), pick(2), i ? ends[i - 1] : 0, ends[j]));
+        i = j + 1;
+    }
+    return {};
 }
 
 }  // namespace ember::vulkan

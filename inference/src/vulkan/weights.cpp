@@ -12,34 +12,96 @@ struct PiecePlan {
     uint64_t bytes;
 };
 
-// Q4_0 and Q8_0 are stored regrouped on the device: groups of 8 consecutive blocks (in row-major
-// block order) hold the 8 blocks' quants first, 16-byte aligned, then their 8 F16 scales, so
-// that a shader loads a block's quants with 16-byte loads (GGUF's 18- and 34-byte blocks are
-// only 2-byte aligned). shaders/include/weights.glsl reads this layout.
+// Device layouts that differ from GGUF's, so that shaders load quants with 16-byte loads (GGUF's
+// Q4_0, Q8_0 and Q6_K blocks are only 2-byte aligned) and unpack them the same way for every
+// type. shaders/include/weights.glsl reads them.
+//  - Q4_0, Q8_0: groups of 8 consecutive blocks (in row-major block order) hold the 8 blocks'
+//    quants first, then their 8 F16 scales.
+//  - Q6_K: groups of 8 superblocks hold each superblock's 208 bytes without d (below), then the
+//    8 F16 d's.
+//  - Q4_K: each superblock in place: its 8 sub-blocks' nibbles (below), then d, dmin and the
+//    12 scale bytes (144 bytes, as in GGUF).
+// A K-quant sub-block of 32 elements keeps Q4_0's order: byte b holds element b in its low
+// nibble and element b + 16 in its high one. Q6_K's high bit pairs follow as 8 bytes a sub-block:
+// for nibble byte b (word k = b / 4, byte i = b % 4), byte i of uint k / 2 holds them at bits
+// 4-7 (k even) or 0-3 (k odd), element b's pair below element b + 16's; then the 16 int8 scales.
 constexpr uint64_t kGroupBlocks = 8;
 
-uint64_t repacked_quant_bytes(GgmlType t) {
-    return t == GgmlType::Q4_0 ? 16 : t == GgmlType::Q8_0 ? 32 : 0;
+// Bytes of a regrouped block without its F16 scale (0: not regrouped), and where that scale is.
+uint64_t grouped_block_bytes(GgmlType t) {
+    return t == GgmlType::Q4_0 ? 16 : t == GgmlType::Q8_0 ? 32 : t == GgmlType::Q6_K ? 208 : 0;
+}
+uint64_t scale_offset(GgmlType t) {
+    return t == GgmlType::Q6_K ? 208 : 0;
 }
 
 uint64_t piece_bytes(GgmlType t, uint64_t nrows, uint64_t stride) {
-    const uint64_t qb = repacked_quant_bytes(t);
+    const uint64_t qb = grouped_block_bytes(t);
     if (!qb) return nrows * stride;
     const uint64_t blocks = nrows * (stride / (qb + 2));
     return (blocks + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks * (qb + 2);
 }
 
-// GGUF blocks (F16 scale, then qb bytes of quants) -> the grouped layout; padding is zeroed.
+// One K-quant sub-block's element e (0-31) -> its nibble byte and shift in Q4_0's order.
+uint64_t nibble_byte(int e) {
+    return uint64_t(e % 16);
+}
+int nibble_shift(int e) {
+    return 4 * (e / 16);
+}
+
+void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
+    const BlockQ4_K& b = *reinterpret_cast<const BlockQ4_K*>(src);
+    std::memset(dst, 0, QK_K / 2);
+    for (int n = 0; n < QK_K; ++n) {
+        const int j = n / 32, e = n % 32;
+        const int q = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15;
+        dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
+    }
+    std::memcpy(dst + QK_K / 2, src, 4 + K_SCALE_SIZE);
+}
+
+void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
+    const BlockQ6_K& b = *reinterpret_cast<const BlockQ6_K*>(src);
+    std::memset(dst, 0, 192);
+    for (int n = 0; n < QK_K; ++n) {
+        const int h = n / 128, l = n % 32, part = (n % 128) / 32;
+        const int lo = (b.ql[64 * h + l + 32 * (part & 1)] >> (4 * (part >> 1))) & 15;
+        const int hi = (b.qh[32 * h + l] >> (2 * part)) & 3;
+        const int j = n / 32, e = n % 32;
+        const uint64_t byte = nibble_byte(e);
+        dst[16 * j + byte] |= uint8_t(lo << nibble_shift(e));
+        const uint64_t k = byte / 4, i = byte % 4;
+        const int bit = (k % 2 == 0 ? 4 : 0) + 2 * (e / 16);
+        dst[128 + 8 * j + 4 * (k / 2) + i] |= uint8_t(hi << bit);
+    }
+    std::memcpy(dst + 192, b.scales, 16);
+}
+
+// GGUF blocks -> the device layout; padding is zeroed.
 void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vector<uint8_t>& out) {
-    const uint64_t qb = repacked_quant_bytes(t), bb = qb + 2, gb = kGroupBlocks * bb;
+    if (t == GgmlType::Q4_K) {
+        out.resize(n_blocks * sizeof(BlockQ4_K));
+        for (uint64_t i = 0; i < n_blocks; ++i)
+            rearrange_q4_k(src + i * sizeof(BlockQ4_K), out.data() + i * sizeof(BlockQ4_K));
+        return;
+    }
+    const uint64_t qb = grouped_block_bytes(t), bb = qb + 2, gb = kGroupBlocks * bb;
+    const uint64_t so = scale_offset(t), qo = so == 0 ? 2 : 0;
     out.assign((n_blocks + kGroupBlocks - 1) / kGroupBlocks * gb, 0);
     for (uint64_t i = 0; i < n_blocks; ++i) {
         const uint8_t* b = src + i * bb;
         uint8_t* g = out.data() + (i / kGroupBlocks) * gb;
         const uint64_t j = i % kGroupBlocks;
-        std::memcpy(g + j * qb, b + 2, qb);
-        std::memcpy(g + kGroupBlocks * qb + j * 2, b, 2);
+        if (t == GgmlType::Q6_K)
+            rearrange_q6_k(b, g + j * qb);
+        else
+            std::memcpy(g + j * qb, b + qo, qb);
+        std::memcpy(g + kGroupBlocks * qb + j * 2, b + so, 2);
     }
+}
+bool device_layout_differs(GgmlType t) {
+    return grouped_block_bytes(t) || t == GgmlType::Q4_K;
 }
 
 uint64_t row_stride_of(const Tensor& t) {
@@ -58,7 +120,7 @@ Result<std::vector<PiecePlan>> plan_tensor(const Tensor& t, const PlacementLimit
                           "tensor '" + t.name + "': row stride " + std::to_string(stride) +
                               " is not a whole number of " + std::string(tt->name) + " blocks");
     // Grouping pads a piece by less than one group (8 blocks).
-    const uint64_t pad = repacked_quant_bytes(t.type) ? kGroupBlocks * tt->block_bytes : 0;
+    const uint64_t pad = grouped_block_bytes(t.type) ? kGroupBlocks * tt->block_bytes : 0;
     if (stride + pad > lim.max_range)
         return make_error("vulkan.tensor_too_large",
                           "tensor '" + t.name + "': one row (" + std::to_string(stride) +
@@ -148,7 +210,7 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
             const PiecePlan& p = j.pieces[i];
             BufferRange r = ws->m_arena.get(j.slots[i]);
             const uint8_t* src = t.data + uint64_t(p.row0) * stride;
-            if (repacked_quant_bytes(t.type)) {
+            if (device_layout_differs(t.type)) {
                 repack_blocks(t.type, src, uint64_t(p.nrows) * dt.stride_units, repacked);
                 src = repacked.data();
             }
