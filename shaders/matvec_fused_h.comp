@@ -1,5 +1,6 @@
 #version 450
-// Decode mat-vec of Q4_0/Q8_0 weights with F16 dot products, for devices with shaderFloat16:
+// Decode mat-vec of Q4_0/Q8_0 (and, in the subgroup mode, Q4_K/Q6_K) weights with F16 dot
+// products, for devices with shaderFloat16:
 // the modes, bindings and push constants of matvec_fused.comp. That shader reads all of x (and
 // the norm weight) in every workgroup of 4 rows, which for a 7B gate/up moves 3.5x the weight
 // bytes through L2. Here a few workgroups (ops.cpp: enough to fill each SM once) each prepare x
@@ -33,8 +34,8 @@ layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: ha
 // loaded before any is used; sums need no barrier.
 layout(constant_id = 3) const uint WARP_UNROLL = 0;
 // Timing only (EMBER_VULKAN_MATVEC_DIAG), bits: 1 = weight loads without dot products or reads
-// of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode). Results are wrong
-// by design.
+// of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode, Q4_0 and Q8_0).
+// Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
