@@ -374,14 +374,11 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
            sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
     const bool xh = ctx.adapter().coopmat_nv && B > 1;
     size_t sxh = xh ? r->m_arena.reserve(uint64_t(B) * std::max({d.E, d.Dq, d.F}) * 2) : 0;
-    uint64_t wh_bytes = 0;
-    if (B > 1)
-        for (const DeviceLayer& L : loaded->model.layers)
-            for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.wo, L.gate, L.up, L.down})
-                wh_bytes = std::max(
-                    wh_bytes, dequant_scratch_bytes(ctx.adapter(), t->type, t->rows, t->cols));
     // op_matmul copies as many whole rows as fit, a range at a time.
-    wh_bytes = std::min({wh_bytes, ctx.block_limit(), ctx.max_range()}) / 16 * 16;
+    const uint64_t wh_bytes =
+        B > 1
+            ? std::min({loaded->model.weight_scratch, ctx.block_limit(), ctx.max_range()}) / 16 * 16
+            : 0;
     const size_t swh = wh_bytes ? r->m_arena.reserve(wh_bytes) : 0;
     const AttentionShape dec = attention_shape(hp, 1);
     const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
@@ -590,6 +587,7 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m, const WeightStore& s,
                           fused_matvec_supports(a, {L.wo}) && fused_matvec_supports(a, {L.down});
     dm.fused_output =
         allow && dm.output_norm->type == GgmlType::F32 && fused_matvec_supports(a, {dm.output});
+    dm.weight_scratch = weight_scratch_bytes(a, m);
     return dm;
 }
 

@@ -37,6 +37,9 @@ struct DeviceModel {
     // Decode runs the fused kernels (matvec_fused.comp) when the weights allow it;
     // EMBER_VULKAN_FUSED=0 turns them off (for comparisons).
     bool fused_layers = false, fused_output = false;
+    // weight_scratch_bytes() of the model on this adapter: what a runner of prompt batches
+    // reserves.
+    uint64_t weight_scratch = 0;
 };
 
 // Binds a model's tensors to their device copies; fails if any is missing.
