@@ -56,6 +56,7 @@ float k6_dot(uvec4 q, uvec2 h, uint sw, float16_t d, uvec4 xv[4]) {
 }
 #endif
 #if defined(TYPE_Q4_K)
+#include "k_scales.glsl"
 // Sum of a block's 32 activations (for Q4_K's mins).
 float block_xsum(uvec4 xv[4]) {
     float t = 0.0;
@@ -68,14 +69,9 @@ float block_xsum(uvec4 xv[4]) {
 }
 // A Q4_K sub-block j of nibbles q against xv with xsum = block_xsum(xv); m: the superblock's
 // F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
-// The 6-bit scale and min (ggml's get_scale_min_k4) without indexing m by j, which would put
-// it in memory.
 float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
-    uint sh = 8u * (j & 3u);
-    uint by = (m.y >> sh) & 255u, bz = (m.z >> sh) & 255u, bw = (m.w >> sh) & 255u;
-    bool low = j < 4u;
-    uint sc = low ? by & 63u : (bw & 15u) | ((by >> 6) << 4);
-    uint mn = low ? bz & 63u : (bw >> 4) | ((bz >> 6) << 4);
+    uint sc, mn;
+    scale_min_k4(m.yzw, j, sc, mn);
     vec2 dm = unpackHalf2x16(m.x);
     float ds = dm.x * float(sc);
     return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;

@@ -96,19 +96,7 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
 // Blocks of 256 elements are 4-byte aligned on the device and read a word at a time.
 layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
-// The 6-bit scales and mins of Q4_K and Q5_K superblocks (ggml's get_scale_min_k4).
-// Byte j of the 12 scale bytes s.
-uint k_byte(uvec3 s, uint j) { return (s[j >> 2] >> (8u * (j & 3u))) & 255u; }
-// The scale and min of sub-block j (0..7).
-void scale_min_k4(uvec3 s, uint j, out uint sc, out uint mn) {
-    if (j < 4) {
-        sc = k_byte(s, j) & 63u;
-        mn = k_byte(s, j + 4) & 63u;
-    } else {
-        sc = (k_byte(s, j + 4) & 15u) | ((k_byte(s, j - 4) >> 6) << 4);
-        mn = (k_byte(s, j + 4) >> 4) | ((k_byte(s, j) >> 6) << 4);
-    }
-}
+#include "k_scales.glsl"
 #if defined(TYPE_Q4_K)
 // Rearranged at upload (weights.cpp): 8 sub-blocks of 16 nibble bytes in Q4_0's order (byte b:
 // element b low, b + 16 high), then d, dmin and the 12 scale bytes; 36 words.
