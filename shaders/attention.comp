@@ -32,13 +32,12 @@ layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
 layout(binding = 2) readonly buffer VBuf { uvec4 vc4[]; };
 #if defined(WO)
-// The output projection fused in (Q4_0 or Q8_0 Wo; short contexts, docs/performance.md item
-// 59): workgroup (h, sp) takes the whole context of head h (one run; the sp workgroups of a head
-// repeat its attention), then rows [sp slice_rows, +slice_rows) of Wo's columns of head h, and
-// adds its share of each row's product to the residual x with a float atomic.
+// The output projection fused in (Wo of a type fused_weights.glsl reads; short contexts,
+// docs/performance.md item 59): workgroup (h, sp) takes the whole context of head h (one run;
+// the sp workgroups of a head repeat its attention), then rows [sp slice_rows, +slice_rows) of
+// Wo's columns of head h, and adds its share of each row's product to the residual x with a
+// float atomic.
 layout(binding = 3) buffer XBuf { float xr[]; };
-#define W_BINDING 7
-#include "include/weights.glsl"
 #else
 layout(binding = 3) writeonly buffer OBuf { float o[]; };
 #endif
@@ -69,7 +68,7 @@ shared uint last_s;
 
 #if defined(WO)
 shared float oh[256];  // head h's output (head_dim <= 256, ops.cpp checks)
-layout(constant_id = 2) const uint NCH = 4;  // Wo (Q4_0, Q8_0): the head's blocks in a row
+layout(constant_id = 2) const uint NCH = 4;  // Wo: the head's blocks in a row
 #include "include/dot_f16.glsl"
 shared uvec4 ohs[NCH * 4u];  // oh * 2^-e as F16 pairs, in block_dot's order
 
@@ -83,27 +82,22 @@ layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at on
 // the atomic adds, 2 = the attention left out, 4 = the projection left out (with all but one of
 // each thread's Wo loads, which the compiler then drops).
 layout(constant_id = 4) const uint ADIAG = 0;
-uvec4 qa[WO_LOADS];
-#if defined(TYPE_Q8_0)
-uvec4 qb[WO_LOADS];
-#endif
-float16_t dd[WO_LOADS];
+#define STEP_LOADS WO_LOADS
+#include "include/fused_weights.glsl"
+FUSED_WEIGHTS(7)
+SLOT_REGS
 
-// The loads of rows rb, rb + rows_per_pass, ... (this lane's block of each) into qa, qb, dd.
+// The loads of rows rb, rb + rows_per_pass, ... (this lane's block of each) into the slots.
 void load_wo(uint h, uint rb) {
     const uint c = gl_LocalInvocationID.x % NCH, rows_per_pass = WG_SIZE / NCH;
     const uint r1 = min(gl_WorkGroupID.y * pc.slice_rows + pc.slice_rows, pc.wo_rows);
     [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
         uint r = min(rb + k * rows_per_pass, r1 - 1u);  // clamped: loads unconditional
-        uint ib = r * pc.wo_stride + h * NCH + c, qi = block_quants(ib);
-        qa[k] = wq[qi];
-#if defined(TYPE_Q8_0)
-        qb[k] = wq[qi + 1u];
-#endif
-        dd[k] = wd[block_scale(ib)];
+        uint ib = r * pc.wo_stride + h * NCH + c;
+        LOADQ(7, ib, k);
     }
 }
-float wo_keep() { return float(qa[WO_LOADS - 1u].x & 1u) + float(dd[WO_LOADS - 1u]); }
+float wo_keep() { return FOLDQ(WO_LOADS - 1u); }
 void project_out(uint h) {
     const uint tid = gl_LocalInvocationID.x;
     float mx = 0.0;
@@ -120,16 +114,14 @@ void project_out(uint h) {
     barrier();
     const uint c = tid % NCH;  // this lane's block of every row it takes (NCH divides WG_SIZE)
     const uvec4 xv[4] = {ohs[4u * c], ohs[4u * c + 1u], ohs[4u * c + 2u], ohs[4u * c + 3u]};
+    XSUM(xv);
+    const uint j = (h * NCH + c) & 7u;  // the block's index in its superblock (K-quants)
     const uint r0 = gl_WorkGroupID.y * pc.slice_rows, r1 = min(r0 + pc.slice_rows, pc.wo_rows);
     const uint rows_per_pass = WG_SIZE / NCH;
     for (uint rb = r0 + tid / NCH; rb < r1; rb += WO_LOADS * rows_per_pass) {
         if (rb != r0 + tid / NCH) load_wo(h, rb);  // the first batch was loaded by main()
         [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
-#if defined(TYPE_Q8_0)
-            float v = float(dd[k]) * block_dot(qa[k], qb[k], xv);
-#else
-            float v = float(dd[k]) * block_dot(qa[k], xv);
-#endif
+            float v = DOTQ(k, j);
             for (uint o = 1u; o < NCH; o <<= 1) v += subgroupShuffleXor(v, o);  // the row's sum
             uint r = rb + k * rows_per_pass;
             if (c == 0u && r < r1) {

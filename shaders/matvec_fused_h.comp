@@ -1,5 +1,5 @@
 #version 450
-// Decode mat-vec of Q4_0/Q8_0 (and, in the subgroup mode, Q4_K/Q6_K) weights with F16 dot
+// Decode mat-vec of Q4_0/Q8_0 (and, in the subgroup mode, Q4_K/Q5_K/Q6_K) weights with F16 dot
 // products, for devices with shaderFloat16:
 // the modes, bindings and push constants of matvec_fused.comp. That shader reads all of x (and
 // the norm weight) in every workgroup of 4 rows, which for a 7B gate/up moves 3.5x the weight
@@ -41,34 +41,14 @@ layout(constant_id = 4) const uint DIAG = 0;
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
 const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
 
-#if defined(TYPE_Q4_0)
-#define BLOCK_VEC4 1u   // quants of a block, in uvec4
-#define GROUP_VEC4 9u   // 8 blocks' quants + 8 scales (weights.cpp)
-#elif defined(TYPE_Q8_0)
-#define BLOCK_VEC4 2u
-#define GROUP_VEC4 17u
-#elif defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
 // Blocks are the 32-element sub-blocks of weights.cpp's layouts, 8 to a superblock; only the
 // subgroup mode reads them (ops_matvec.cpp).
 #define K_QUANT 1
-#else
-#error "matvec_fused_h is built for Q4_0, Q8_0, Q4_K and Q6_K"
+#elif !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
+#error "matvec_fused_h is built for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K"
 #endif
 
-layout(binding = 0) readonly buffer W0 { uvec4 wq0[]; };
-layout(binding = 0) readonly buffer W0D { float16_t wd0[]; };
-layout(binding = 1) readonly buffer W1 { uvec4 wq1[]; };
-layout(binding = 1) readonly buffer W1D { float16_t wd1[]; };
-layout(binding = 2) readonly buffer W2 { uvec4 wq2[]; };
-layout(binding = 2) readonly buffer W2D { float16_t wd2[]; };
-#if defined(TYPE_Q6_K)
-layout(binding = 0) readonly buffer W0H { uvec2 wh0[]; };
-layout(binding = 0) readonly buffer W0S { uint ws0[]; };
-layout(binding = 1) readonly buffer W1H { uvec2 wh1[]; };
-layout(binding = 1) readonly buffer W1S { uint ws1[]; };
-layout(binding = 2) readonly buffer W2H { uvec2 wh2[]; };
-layout(binding = 2) readonly buffer W2S { uint ws2[]; };
-#endif
 layout(binding = 3) readonly buffer XBuf4 { vec4 x4[]; };
 layout(binding = 4) readonly buffer NBuf4 { vec4 nw4[]; };
 layout(binding = 5) buffer YBuf { float y[]; };
@@ -108,6 +88,16 @@ shared float partial[ROWS * 32];
 uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
 
 #include "include/dot_f16.glsl"
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+// Each staged block's sum of x' (for the mins), from its F16 values.
+shared float xsum_s[XS_BLOCKS];
+#define XSUM(xv) const float xsum = xsum_s[bx]
+#endif
+#define DIAG_SCALE(v) ((DIAG & 4u) != 0u ? float16_t(1.0) : (v))
+#include "include/fused_weights.glsl"
+FUSED_WEIGHTS(0)
+FUSED_WEIGHTS(1)
+FUSED_WEIGHTS(2)
 
 #if !defined(K_QUANT)
 // The slots' dot products: each thread takes whole blocks, the ROWS loads of a block
@@ -119,8 +109,7 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
         [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(blk, i)];          \
         [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                   \
             uint ib = sbase[s] + blk;                                                  \
-            uint g = (ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4;                  \
-            uint h = (ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u);       \
+            uint g = Q_GROUP(ib), h = D_INDEX(ib);                                     \
             if (s < n) acc[s] += DOT(wq##A, g) * float(wd##A[h]);                      \
             else acc[s] += DOT(wq##B, g) * float(wd##B[h]);                            \
         }                                                                              \
@@ -129,51 +118,10 @@ uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
 #define BLOCK_LOOP(A, B, n)
 #endif
 
-// Per type: the registers of a step's loads (STEP_LOADS slots), the loads of slot i from
-// binding N for block ib, and slot i's dot product with xv (j: the block's index in its
-// superblock; xsum: block_xsum(xv), Q4_K only). FOLDQ(i) stands for the dot product in the
-// timing-only DIAG 1 (the loads consumed, nothing computed).
-#define DIAG_SCALE(v) ((DIAG & 4u) != 0u ? float16_t(1.0) : (v))
-#if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
-#define Q_GROUP(ib) ((ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4)
-#define D_INDEX(ib) ((ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u))
-#endif
 #if defined(TYPE_Q4_0)
 #define DOT(Q, g) block_dot(Q[g], xv)
-#define SLOT_REGS uvec4 qa[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
-#define DOTQ(i, j) (block_dot(qa[i], xv) * float(dd[i]))
-#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w) & 0x007FFFFFu) + float(dd[i]))
 #elif defined(TYPE_Q8_0)
 #define DOT(Q, g) block_dot(Q[g], Q[g + 1u], xv)
-#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 qb[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; qb[i] = wq##N[Q_GROUP(ib) + 1u]; \
-    dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
-#define DOTQ(i, j) (block_dot(qa[i], qb[i], xv) * float(dd[i]))
-#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w) & 0x007FFFFFu) + float(dd[i]))
-#elif defined(TYPE_Q4_K)
-// Superblocks of 9 uvec4: 8 sub-blocks' nibbles, then d, dmin and the scale bytes.
-#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 km[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[(ib >> 3) * 9u + (ib & 7u)]; km[i] = wq##N[(ib >> 3) * 9u + 8u]
-#define DOTQ(i, j) k4_dot(qa[i], km[i], j, xv, xsum)
-#define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ km[i].x ^ km[i].w) & 0x007FFFFFu)
-#else
-// Groups of 8 superblocks of 13 uvec4 (8 sub-blocks' nibbles, 8 sub-blocks' high bits as
-// uvec2, 16 scales), then 8 F16 d's: 105 uvec4.
-#define K6_BASE(ib) ((ib >> 6) * 105u + ((ib >> 3) & 7u) * 13u)
-#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec2 kh[STEP_LOADS]; uint ksw[STEP_LOADS]; \
-    float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
-    kh[i] = wh##N[(K6_BASE(ib) + 8u) * 2u + (ib & 7u)]; \
-    ksw[i] = ws##N[(K6_BASE(ib) + 12u) * 4u + ((ib & 7u) >> 1)]; \
-    dd[i] = wd##N[(ib >> 6) * 840u + 832u + ((ib >> 3) & 7u)]
-#define DOTQ(i, j) k6_dot(qa[i], kh[i], ksw[i] >> (16u * (j & 1u)), dd[i], xv)
-#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kh[i].x ^ ksw[i]) & 0x007FFFFFu) + float(dd[i]))
-#endif
-#if defined(TYPE_Q4_K)
-#define XSUM(xv) const float xsum = block_xsum(xv)
-#else
-#define XSUM(xv)
 #endif
 
 // The per-subgroup loop: in the step at `base`, lane takes blocks base + lane, base + lane +
@@ -252,6 +200,14 @@ int stage_x(uint c0, uint c1) {
         xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
     }
     barrier();
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+    for (uint b = tid; b < (c1 - c0) / 8u; b += WG_SIZE) {
+        uvec4 xv[4];
+        [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(b, i)];
+        xsum_s[b] = block_xsum(xv);
+    }
+    barrier();
+#endif
     return e;
 }
 

@@ -9,8 +9,8 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in i
 // Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
 // Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the includer stages x's
 // matching pairs in the same order (pair_word).
-#if defined(TYPE_Q4_0) || defined(TYPE_Q4_K) || defined(TYPE_Q6_K)
-// (Q4_K and Q6_K sub-blocks keep this order on the device: weights.cpp.)
+#if defined(TYPE_Q4_0) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
+// (K-quant sub-blocks keep this order on the device: weights.cpp.)
 float block_dot(uvec4 q, uvec4 xv[4]) {
     f16vec2 s = f16vec2(0.0);
     [[unroll]] for (uint k = 0; k < 4u; ++k) {
@@ -55,9 +55,9 @@ float k6_dot(uvec4 q, uvec2 h, uint sw, float16_t d, uvec4 xv[4]) {
     return float(d) * (s0 * (float(lo.x) + float(lo.y)) + s1 * (float(hi.x) + float(hi.y)));
 }
 #endif
-#if defined(TYPE_Q4_K)
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 #include "k_scales.glsl"
-// Sum of a block's 32 activations (for Q4_K's mins).
+// Sum of a block's 32 activations (for the mins).
 float block_xsum(uvec4 xv[4]) {
     float t = 0.0;
     [[unroll]] for (uint k = 0; k < 4u; ++k) {
@@ -71,10 +71,36 @@ float block_xsum(uvec4 xv[4]) {
 // F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
 float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
     uint sc, mn;
-    scale_min_k4(m.yzw, j, sc, mn);
+    scale_min_q4k(m.yzw, j, sc, mn);
     vec2 dm = unpackHalf2x16(m.x);
     float ds = dm.x * float(sc);
     return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;
+}
+// The same for Q5_K, whose sub-block adds a word of high bits qh (weights.cpp's q5_high_bit):
+// shifted for nibble word k, its bits land above the nibbles that each mask picks. Counts
+// q - 16; the 16 returns with xsum.
+float k5_dot(uvec4 q, uint qh, uvec4 m, uint j, uvec4 xv[4], float xsum) {
+    f16vec2 s = f16vec2(0.0);
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {
+        uint u = q[k], h = k == 0u ? qh << 4 : k == 1u ? qh << 2 : k == 2u ? qh >> 4 : qh >> 6;
+        f16vec2 a = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0);
+        f16vec2 b = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),
+                        f16vec2(0.0625), f16vec2(-80.0));
+        u >>= 8;
+        h >>= 1;
+        f16vec2 c = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0);
+        f16vec2 d = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),
+                        f16vec2(0.0625), f16vec2(-80.0));
+        s = fma(a, unpackFloat2x16(xv[k].x), s);
+        s = fma(b, unpackFloat2x16(xv[k].y), s);
+        s = fma(c, unpackFloat2x16(xv[k].z), s);
+        s = fma(d, unpackFloat2x16(xv[k].w), s);
+    }
+    uint sc, mn;
+    scale_min_q4k(m.yzw, j, sc, mn);
+    vec2 dm = unpackHalf2x16(m.x);
+    float ds = dm.x * float(sc);
+    return ds * (float(s.x) + float(s.y)) + (16.0 * ds - dm.y * float(mn)) * xsum;
 }
 #endif
 #else

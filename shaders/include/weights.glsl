@@ -99,12 +99,12 @@ layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
 #include "k_scales.glsl"
 #if defined(TYPE_Q4_K)
 // Rearranged at upload (weights.cpp): 8 sub-blocks of 16 nibble bytes in Q4_0's order (byte b:
-// element b low, b + 16 high), then d, dmin and the 12 scale bytes; 36 words.
+// element b low, b + 16 high), then d, dmin and the 12 repacked scale bytes; 36 words.
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     uint b = (row_base + chunk / 8) * 36u, c = chunk % 8;
     vec2 dm = unpackHalf2x16(wk[b + 32u]);
     uint sc, mn;
-    scale_min_k4(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
+    scale_min_q4k(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
     float d = dm.x * float(sc), m = dm.y * float(mn);
     for (uint k = 0; k < 4; ++k) {
         uint qw = wk[b + 4u * c + k];
@@ -116,20 +116,28 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     }
 }
 #elif defined(TYPE_Q5_K)
-// ggml's block as it is: F16 d and dmin, 12 scale bytes, 32 bytes of high bits, 128 bytes of
-// nibbles (sub-blocks 2i and 2i + 1 share 32 of them, low and high); 44 words.
+// Rearranged at upload (weights.cpp): Q4_K's 36 words, then a word of high bits per sub-block
+// (element e's at q5_high_bit(e)); 44 words.
+uint q5_high_bit(uint e) {
+    uint k = (e % 16u) / 4u, i = e % 4u;
+    uint at = 4u + (i & 1u) + 16u * (i >> 1) + 4u * (e / 16u);
+    return k < 2u ? at - 4u + 2u * k : at + 2u * k;
+}
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     uint b = (row_base + chunk / 8) * 44u, c = chunk % 8;
-    vec2 dm = unpackHalf2x16(wk[b]);
+    vec2 dm = unpackHalf2x16(wk[b + 32u]);
     uint sc, mn;
-    scale_min_k4(uvec3(wk[b + 1], wk[b + 2], wk[b + 3]), c, sc, mn);
+    scale_min_q4k(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
     float d = dm.x * float(sc), m = dm.y * float(mn);
-    uint q0 = b + 12u + 8u * (c / 2), shift = 4 * (c % 2);
-    for (uint k = 0; k < 8; ++k) {
-        uint qw = wk[q0 + k] >> shift, hw = wk[b + 4u + k] >> c;
+    uint qh = wk[b + 36u + c];
+    for (uint k = 0; k < 4; ++k) {
+        uint qw = wk[b + 4u * c + k];
         for (uint i = 0; i < 4; ++i) {
-            uint q = ((qw >> (8 * i)) & 15u) | (((hw >> (8 * i)) & 1u) << 4);
-            v[4 * k + i] = d * float(q) - m;
+            uint e = 4 * k + i, q = qw >> (8 * i);
+            uint lo = (q & 15u) | (((qh >> q5_high_bit(e)) & 1u) << 4);
+            uint hi = ((q >> 4) & 15u) | (((qh >> q5_high_bit(e + 16u)) & 1u) << 4);
+            v[e] = d * float(lo) - m;
+            v[16 + e] = d * float(hi) - m;
         }
     }
 }

@@ -293,12 +293,15 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
     for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q8_0, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q4_K, int64_t(9004), int64_t(256)},
+                                    std::tuple{GgmlType::Q5_K, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q6_K, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q4_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q8_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q4_K, int64_t(300), int64_t(5120)},
+                                    std::tuple{GgmlType::Q5_K, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q6_K, int64_t(300), int64_t(5120)}}) {
-        const bool k_quant = type == GgmlType::Q4_K || type == GgmlType::Q6_K;
+        const bool k_quant =
+            type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
         if (k_quant && !ctx.adapter().float16) continue;
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
         Tensor ta = wa.tensor(), tb = wb.tensor();

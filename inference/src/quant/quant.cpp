@@ -19,17 +19,6 @@ float bits_float(uint32_t u) {
     return f;
 }
 
-// The 6-bit scale and min of sub-block j of a Q4_K/Q5_K block (ggml's packing).
-void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
-    if (j < 4) {
-        sc = q[j] & 63;
-        m = q[j + 4] & 63;
-    } else {
-        sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-        m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-    }
-}
-
 void dequant_q4_0(const BlockQ4_0* b, float* y, int64_t nb) {
     for (int64_t i = 0; i < nb; ++i, y += 32) {
         float d = fp16_to_fp32(b[i].d);
@@ -134,6 +123,16 @@ void dequant_q6_k(const BlockQ6_K* b, float* y, int64_t nb) {
 }
 
 }  // namespace
+
+void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
+    if (j < 4) {
+        sc = q[j] & 63;
+        m = q[j + 4] & 63;
+    } else {
+        sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
 
 float fp16_to_fp32(uint16_t h) {
     uint32_t sign = uint32_t(h & 0x8000) << 16;

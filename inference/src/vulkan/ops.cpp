@@ -536,13 +536,22 @@ bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
     return wanted_runs(s, n_kv) <= 1;
 }
 
+namespace {
+// The types of attention.comp's fused output projection (include/fused_weights.glsl). Q5_K
+// and Q6_K read too, but with their loads held across the attention a 7B decode was no faster
+// on the H200 than with the separate dispatch (docs/performance.md item 76).
+bool fused_wo_type(GgmlType t) {
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K;
+}
+}  // namespace
+
 bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo) {
     // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too.
     const Adapter& a = rec.context().adapter();
     const uint32_t nch = uint32_t(s.head_dim / 32);
     return a.atomic_float_add && a.float16 && !env_is("EMBER_VULKAN_ATTN_WO", "0") &&
            !env_is("EMBER_VULKAN_MATVEC_H", "0") && decode_attention_supported(s) &&
-           (wo.type == GgmlType::Q4_0 || wo.type == GgmlType::Q8_0) && wo.pieces.size() == 1 &&
+           fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
            wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
            std::has_single_bit(nch) && nch <= a.subgroup_size && decode_plan().wg % nch == 0;
 }
@@ -554,7 +563,8 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
     if (!attention_wo_supported(rec, s, wo))
         return make_error("vulkan.unsupported_shape",
                           "attention with the output projection fused needs float atomics, F16 "
-                          "arithmetic, Q4_0 or Q8_0 Wo of n_head * head_dim columns and head_dim "
+                          "arithmetic, Q4_0, Q8_0 or Q4_K Wo of n_head * head_dim columns "
+                          "and head_dim "
                           "32, 64, 128 or 256");
     // 8 workgroups per head (the best of 2-16 on the H200, item 59), each repeating the head's
     // attention and taking an eighth of Wo's rows (EMBER_VULKAN_ATTN_WO sets how many).
@@ -568,16 +578,10 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
         uint32_t n_split, min_passes, wo_rows, wo_stride, slice_rows;
-    } pc{uint32_t(s.n_head),
-         uint32_t(s.n_head_kv),
-         uint32_t(s.head_dim),
-         uint32_t(s.n_head_kv * s.head_dim),
-         s.scale,
-         1,
-         p.min_passes,
-         uint32_t(wo.rows),
-         wo.stride_units,
-         slice_rows};
+    } pc{uint32_t(s.n_head), uint32_t(s.n_head_kv), uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim), s.scale, 1, p.min_passes, uint32_t(wo.rows),
+         // Blocks of 32 (K-quant superblocks hold 8).
+         wo.stride_units * (wo.type == GgmlType::Q4_K ? 8u : 1u), slice_rows};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
     // held across the attention (t4 tg128 1,210 vs 1,191). EMBER_VULKAN_ATTN_DIAG leaves parts
     // out, for timing only (docs/performance.md, item 66).

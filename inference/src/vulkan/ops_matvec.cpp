@@ -21,7 +21,7 @@ struct FusedH {
 };
 
 bool is_k_quant(GgmlType t) {
-    return t == GgmlType::Q4_K || t == GgmlType::Q6_K;
+    return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 // Types matvec_fused_h.comp reads; K-quants only in its subgroup mode.
 bool fused_h_type(GgmlType t) {
@@ -29,12 +29,13 @@ bool fused_h_type(GgmlType t) {
 }
 
 // Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
-// share pipelines), the partial sums and common.glsl's reduction arrays.
+// share pipelines), the blocks' sums of x (Q4_K, Q5_K), the partial sums and common.glsl's
+// reduction arrays.
 uint32_t fused_h_xs_blocks(int64_t cols, uint32_t ksplit) {
     return uint32_t((cols / 32 + ksplit - 1) / ksplit + 7) / 8 * 8;
 }
 bool fused_h_fits(const Adapter& a, uint32_t xs_blocks, uint32_t rows) {
-    return uint64_t(xs_blocks) * 64 + rows * 32 * 4 + 2 * 128 * 4 <=
+    return uint64_t(xs_blocks) * (64 + 4) + rows * 32 * 4 + 2 * 128 * 4 <=
            a.props.limits.maxComputeSharedMemorySize;
 }
 // Whether matvec_fused_h.comp can run type t here at all (EMBER_VULKAN_MATVEC_H=0 turns it off).
@@ -228,7 +229,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec needs single-piece weights of one width, all of types "
                           "this device's fused kernels read (F32, F16, Q8_0, Q4_0 of one type; "
-                          "with F16 arithmetic, Q4_K and Q6_K too)");
+                          "with F16 arithmetic, Q4_K, Q5_K and Q6_K too)");
     if (f.mode == FusedMode::Qkv && (w0.rows % kFusedRows != 0 || w1.rows % kFusedRows != 0))
         return make_error(
             "vulkan.unsupported_shape",

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <set>
 
+#include "quant/quant.h"
+
 namespace ember::vulkan {
 namespace {
 
@@ -19,8 +21,13 @@ struct PiecePlan {
 //    quants first, then their 8 F16 scales.
 //  - Q6_K: groups of 8 superblocks hold each superblock's 208 bytes without d (below), then the
 //    8 F16 d's.
-//  - Q4_K: each superblock in place: its 8 sub-blocks' nibbles (below), then d, dmin and the
-//    12 scale bytes (144 bytes, as in GGUF).
+//  - Q4_K: each superblock in place: its 8 sub-blocks' nibbles (below), then d, dmin and 12
+//    bytes of the same 6-bit scales and mins, repacked so that sub-block j's are two shifts and
+//    masks away: byte j of the first 8 holds scale j in bits 0-5 and min j's high 2 bits in 6-7,
+//    and nibble j of the last 4 (little-endian) min j's low 4 bits (144 bytes, as in GGUF).
+//  - Q5_K: Q4_K's 144 bytes, then a uint of high bits per sub-block (176 bytes, as in GGUF),
+//    placed so that the F16 dot product puts them above the nibbles with a shift and a mask
+//    (q5_high_bit).
 // A K-quant sub-block of 32 elements keeps Q4_0's order: byte b holds element b in its low
 // nibble and element b + 16 in its high one. Q6_K's high bit pairs follow as 8 bytes a sub-block:
 // for nibble byte b (word k = b / 4, byte i = b % 4), byte i of uint k / 2 holds them at bits
@@ -50,6 +57,19 @@ int nibble_shift(int e) {
     return 4 * (e / 16);
 }
 
+// Q4_K's and Q5_K's superblock head: d, dmin and the repacked scales (above).
+void repack_k4_head(const uint8_t* d_dmin, const uint8_t* scales, uint8_t* dst) {
+    std::memcpy(dst, d_dmin, 4);
+    uint8_t* s = dst + 4;
+    std::memset(s, 0, K_SCALE_SIZE);
+    for (int j = 0; j < 8; ++j) {
+        uint8_t sc, mn;
+        scale_min_k4(j, scales, sc, mn);
+        s[j] = uint8_t(sc | (mn >> 4) << 6);
+        s[8 + j / 2] |= uint8_t((mn & 15) << (4 * (j % 2)));
+    }
+}
+
 void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ4_K& b = *reinterpret_cast<const BlockQ4_K*>(src);
     std::memset(dst, 0, QK_K / 2);
@@ -58,7 +78,31 @@ void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
         const int q = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15;
         dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
     }
-    std::memcpy(dst + QK_K / 2, src, 4 + K_SCALE_SIZE);
+    repack_k4_head(src, b.scales, dst + QK_K / 2);
+}
+
+// Sub-block element e's bit in its uint of high bits (Q5_K). Nibble word k = (e % 16) / 4 is
+// unpacked in four masks of two elements each; the shader shifts that uint left by 4 or 2 (k =
+// 0, 1) or right by 4 or 6 (k = 2, 3), after which the high bits of elements (4k, 4k + 2) sit at
+// bits 4 and 20, of (4k + 16, 4k + 18) at 8 and 24, and of the odd ones one bit above.
+int q5_high_bit(int e) {
+    const int k = (e % 16) / 4, i = e % 4;
+    const int at = 4 + (i & 1) + 16 * (i >> 1) + 4 * (e / 16);
+    const int shift[4] = {-4, -2, 4, 6};
+    return at + shift[k];
+}
+
+void rearrange_q5_k(const uint8_t* src, uint8_t* dst) {
+    const BlockQ5_K& b = *reinterpret_cast<const BlockQ5_K*>(src);
+    std::memset(dst, 0, sizeof(BlockQ5_K));
+    for (int n = 0; n < QK_K; ++n) {
+        const int j = n / 32, e = n % 32;
+        const int q = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15, h = (b.qh[e] >> j) & 1;
+        dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
+        const int bit = q5_high_bit(e);
+        dst[144 + 4 * j + bit / 8] |= uint8_t(h << (bit % 8));
+    }
+    repack_k4_head(src, b.scales, dst + QK_K / 2);
 }
 
 void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
@@ -80,10 +124,15 @@ void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
 
 // GGUF blocks -> the device layout; padding is zeroed.
 void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vector<uint8_t>& out) {
-    if (t == GgmlType::Q4_K) {
-        out.resize(n_blocks * sizeof(BlockQ4_K));
-        for (uint64_t i = 0; i < n_blocks; ++i)
-            rearrange_q4_k(src + i * sizeof(BlockQ4_K), out.data() + i * sizeof(BlockQ4_K));
+    if (t == GgmlType::Q4_K || t == GgmlType::Q5_K) {
+        const uint64_t bb = t == GgmlType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ5_K);
+        out.resize(n_blocks * bb);
+        for (uint64_t i = 0; i < n_blocks; ++i) {
+            if (t == GgmlType::Q4_K)
+                rearrange_q4_k(src + i * bb, out.data() + i * bb);
+            else
+                rearrange_q5_k(src + i * bb, out.data() + i * bb);
+        }
         return;
     }
     const uint64_t qb = grouped_block_bytes(t), bb = qb + 2, gb = kGroupBlocks * bb;
@@ -101,7 +150,7 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vecto
     }
 }
 bool device_layout_differs(GgmlType t) {
-    return grouped_block_bytes(t) || t == GgmlType::Q4_K;
+    return grouped_block_bytes(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
 }
 
 uint64_t row_stride_of(const Tensor& t) {
