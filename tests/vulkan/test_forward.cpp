@@ -294,7 +294,7 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
 TEST_F(Forward, AttentionWithOutputProjectionMatchesSeparate) {
     auto adapter = Context::pick_adapter(test_device());
     ASSERT_TRUE(adapter.ok());
-    const bool fusable = adapter->atomic_float_add && adapter->float16;
+    const bool fusable = adapter->atomic_float_add && adapter->float16 && adapter->subgroup_shuffle;
     // head_dim 64: one run per head up to 512 positions (2 passes of 256).
     const int n_prompt = 509, n_steps = 6;
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K}) {

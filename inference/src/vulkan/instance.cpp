@@ -191,6 +191,8 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     }
     a.float16 = f12.shaderFloat16;
     a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
+    a.subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 
     if (has_cm && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
         a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {

@@ -53,6 +53,8 @@ struct Adapter {
     // VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: the decode attention can add
     // its output projection into x itself (attention.comp, WO).
     bool atomic_float_add = false;
+    // Subgroup shuffles in compute shaders (the fused output projection sums a row's lanes).
+    bool subgroup_shuffle = false;
     uint32_t sm_count = 0;  // multiprocessors (VK_NV_shader_sm_builtins), 0 if unknown
     bool vulkan_memory_model = false;
 };

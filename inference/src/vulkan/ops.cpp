@@ -549,9 +549,9 @@ bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const 
     // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too.
     const Adapter& a = rec.context().adapter();
     const uint32_t nch = uint32_t(s.head_dim / 32);
-    return a.atomic_float_add && a.float16 && !env_is("EMBER_VULKAN_ATTN_WO", "0") &&
-           !env_is("EMBER_VULKAN_MATVEC_H", "0") && decode_attention_supported(s) &&
-           fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
+    return a.atomic_float_add && a.float16 && a.subgroup_shuffle &&
+           !env_is("EMBER_VULKAN_ATTN_WO", "0") && !env_is("EMBER_VULKAN_MATVEC_H", "0") &&
+           decode_attention_supported(s) && fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
            wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
            std::has_single_bit(nch) && nch <= a.subgroup_size && decode_plan().wg % nch == 0;
 }
@@ -561,11 +561,12 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
                        const DeviceTensor& wo) {
     const DecodePlan& p = decode_plan();
     if (!attention_wo_supported(rec, s, wo))
-        return make_error("vulkan.unsupported_shape",
-                          "attention with the output projection fused needs float atomics, F16 "
-                          "arithmetic, Q4_0, Q8_0 or Q4_K Wo of n_head * head_dim columns "
-                          "and head_dim "
-                          "32, 64, 128 or 256");
+        return make_error(
+            "vulkan.unsupported_shape",
+            "attention with the output projection fused needs float atomics, F16 "
+            "arithmetic, subgroup shuffles, Q4_0, Q8_0 or Q4_K Wo of n_head * head_dim columns "
+            "and head_dim "
+            "32, 64, 128 or 256");
     // 8 workgroups per head (the best of 2-16 on the H200, item 59), each repeating the head's
     // attention and taking an eighth of Wo's rows (EMBER_VULKAN_ATTN_WO sets how many).
     const uint32_t slices =
