@@ -1,7 +1,8 @@
 // F16 dot products of one Q4_0 or Q8_0 block (or K-quant sub-block) with 32 activations held
 // as F16 pairs (4 uvec4, in the order in which the quants unpack: pair_word says where each
-// vec4 of activations goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16 and one TYPE_*. The
-// activations must be scaled so that a block's 32 products stay well inside F16's range.
+// vec4 of activations goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16
+// and one TYPE_*. The activations must be scaled so that a block's 32 products stay well inside
+// F16's range.
 
 const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in is exact
 
@@ -67,18 +68,22 @@ float block_xsum(uvec4 xv[4]) {
     }
     return t;
 }
-// A Q4_K sub-block j of nibbles q against xv with xsum = block_xsum(xv); m: the superblock's
-// F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
-float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
+// Sub-block j's scale and min applied to its dot product dot, which counted q - off, with
+// xsum = block_xsum(xv); m: the superblock's F16 d and dmin, then its 12 scale bytes.
+float k_scaled(float dot, float off, uvec4 m, uint j, float xsum) {
     uint sc, mn;
     scale_min_q4k(m.yzw, j, sc, mn);
     vec2 dm = unpackHalf2x16(m.x);
     float ds = dm.x * float(sc);
-    return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;
+    return ds * dot + (off * ds - dm.y * float(mn)) * xsum;
+}
+// A Q4_K sub-block j of nibbles q against xv (block_dot counts q - 8).
+float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
+    return k_scaled(block_dot(q, xv), 8.0, m, j, xsum);
 }
 // The same for Q5_K, whose sub-block adds a word of high bits qh (weights.cpp's q5_high_bit):
 // shifted for nibble word k, its bits land above the nibbles that each mask picks. Counts
-// q - 16; the 16 returns with xsum.
+// q - 16.
 float k5_dot(uvec4 q, uint qh, uvec4 m, uint j, uvec4 xv[4], float xsum) {
     f16vec2 s = f16vec2(0.0);
     [[unroll]] for (uint k = 0; k < 4u; ++k) {
@@ -96,11 +101,7 @@ float k5_dot(uvec4 q, uint qh, uvec4 m, uint j, uvec4 xv[4], float xsum) {
         s = fma(c, unpackFloat2x16(xv[k].z), s);
         s = fma(d, unpackFloat2x16(xv[k].w), s);
     }
-    uint sc, mn;
-    scale_min_q4k(m.yzw, j, sc, mn);
-    vec2 dm = unpackHalf2x16(m.x);
-    float ds = dm.x * float(sc);
-    return ds * (float(s.x) + float(s.y)) + (16.0 * ds - dm.y * float(mn)) * xsum;
+    return k_scaled(float(s.x) + float(s.y), 16.0, m, j, xsum);
 }
 #endif
 #else

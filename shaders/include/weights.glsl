@@ -97,45 +97,38 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
 // Blocks of 256 elements are 4-byte aligned on the device and read a word at a time.
 layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
 #include "k_scales.glsl"
-#if defined(TYPE_Q4_K)
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // Rearranged at upload (weights.cpp): 8 sub-blocks of 16 nibble bytes in Q4_0's order (byte b:
-// element b low, b + 16 high), then d, dmin and the 12 repacked scale bytes; 36 words.
-void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint b = (row_base + chunk / 8) * 36u, c = chunk % 8;
-    vec2 dm = unpackHalf2x16(wk[b + 32u]);
-    uint sc, mn;
-    scale_min_q4k(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
-    float d = dm.x * float(sc), m = dm.y * float(mn);
-    for (uint k = 0; k < 4; ++k) {
-        uint qw = wk[b + 4u * c + k];
-        for (uint i = 0; i < 4; ++i) {
-            uint q = qw >> (8 * i);
-            v[4 * k + i] = d * float(q & 15u) - m;
-            v[16 + 4 * k + i] = d * float((q >> 4) & 15u) - m;
-        }
-    }
-}
-#elif defined(TYPE_Q5_K)
-// Rearranged at upload (weights.cpp): Q4_K's 36 words, then a word of high bits per sub-block
-// (element e's at q5_high_bit(e)); 44 words.
+// element b low, b + 16 high), then d, dmin and the 12 repacked scale bytes (36 words); Q5_K
+// then a word of high bits per sub-block (element e's at q5_high_bit(e); 44 words).
+#if defined(TYPE_Q4_K)
+#define K_WORDS 36u
+#else
+#define K_WORDS 44u
 uint q5_high_bit(uint e) {
     uint k = (e % 16u) / 4u, i = e % 4u;
     uint at = 4u + (i & 1u) + 16u * (i >> 1) + 4u * (e / 16u);
     return k < 2u ? at - 4u + 2u * k : at + 2u * k;
 }
+#endif
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint b = (row_base + chunk / 8) * 44u, c = chunk % 8;
+    uint b = (row_base + chunk / 8) * K_WORDS, c = chunk % 8;
     vec2 dm = unpackHalf2x16(wk[b + 32u]);
     uint sc, mn;
     scale_min_q4k(uvec3(wk[b + 33u], wk[b + 34u], wk[b + 35u]), c, sc, mn);
     float d = dm.x * float(sc), m = dm.y * float(mn);
+#if defined(TYPE_Q5_K)
     uint qh = wk[b + 36u + c];
+#endif
     for (uint k = 0; k < 4; ++k) {
         uint qw = wk[b + 4u * c + k];
         for (uint i = 0; i < 4; ++i) {
             uint e = 4 * k + i, q = qw >> (8 * i);
-            uint lo = (q & 15u) | (((qh >> q5_high_bit(e)) & 1u) << 4);
-            uint hi = ((q >> 4) & 15u) | (((qh >> q5_high_bit(e + 16u)) & 1u) << 4);
+            uint lo = q & 15u, hi = (q >> 4) & 15u;
+#if defined(TYPE_Q5_K)
+            lo |= ((qh >> q5_high_bit(e)) & 1u) << 4;
+            hi |= ((qh >> q5_high_bit(e + 16u)) & 1u) << 4;
+#endif
             v[e] = d * float(lo) - m;
             v[16 + e] = d * float(hi) - m;
         }

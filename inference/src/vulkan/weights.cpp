@@ -70,14 +70,20 @@ void repack_k4_head(const uint8_t* d_dmin, const uint8_t* scales, uint8_t* dst) 
     }
 }
 
-void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
-    const BlockQ4_K& b = *reinterpret_cast<const BlockQ4_K*>(src);
+// A Q4_K or Q5_K superblock's nibbles (qs: sub-blocks 2i and 2i + 1 share 32 bytes, low and
+// high) as 8 sub-blocks of 16 bytes in Q4_0's order.
+void repack_k4_nibbles(const uint8_t* qs, uint8_t* dst) {
     std::memset(dst, 0, QK_K / 2);
     for (int n = 0; n < QK_K; ++n) {
         const int j = n / 32, e = n % 32;
-        const int q = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15;
+        const int q = (qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15;
         dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
     }
+}
+
+void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
+    const BlockQ4_K& b = *reinterpret_cast<const BlockQ4_K*>(src);
+    repack_k4_nibbles(b.qs, dst);
     repack_k4_head(src, b.scales, dst + QK_K / 2);
 }
 
@@ -94,15 +100,14 @@ int q5_high_bit(int e) {
 
 void rearrange_q5_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ5_K& b = *reinterpret_cast<const BlockQ5_K*>(src);
-    std::memset(dst, 0, sizeof(BlockQ5_K));
-    for (int n = 0; n < QK_K; ++n) {
-        const int j = n / 32, e = n % 32;
-        const int q = (b.qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15, h = (b.qh[e] >> j) & 1;
-        dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
-        const int bit = q5_high_bit(e);
-        dst[144 + 4 * j + bit / 8] |= uint8_t(h << (bit % 8));
-    }
+    repack_k4_nibbles(b.qs, dst);
     repack_k4_head(src, b.scales, dst + QK_K / 2);
+    uint8_t* high = dst + sizeof(BlockQ4_K);
+    std::memset(high, 0, QK_K / 8);
+    for (int n = 0; n < QK_K; ++n) {
+        const int j = n / 32, e = n % 32, bit = q5_high_bit(e);
+        high[4 * j + bit / 8] |= uint8_t(((b.qh[e] >> j) & 1) << (bit % 8));
+    }
 }
 
 void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
