@@ -561,12 +561,10 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
                        const DeviceTensor& wo) {
     const DecodePlan& p = decode_plan();
     if (!attention_wo_supported(rec, s, wo))
-        return make_error(
-            "vulkan.unsupported_shape",
-            "attention with the output projection fused needs float atomics, F16 "
-            "arithmetic, subgroup shuffles, Q4_0, Q8_0 or Q4_K Wo of n_head * head_dim columns "
-            "and head_dim "
-            "32, 64, 128 or 256");
+        return make_error("vulkan.unsupported_shape",
+                          "attention with the output projection fused needs float atomics, F16 "
+                          "arithmetic, subgroup shuffles, Q4_0, Q8_0 or Q4_K Wo of n_head * "
+                          "head_dim columns and head_dim 32, 64, 128 or 256");
     // 8 workgroups per head (the best of 2-16 on the H200, item 59), each repeating the head's
     // attention and taking an eighth of Wo's rows (EMBER_VULKAN_ATTN_WO sets how many).
     const uint32_t slices =
@@ -579,10 +577,16 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
         uint32_t n_split, min_passes, wo_rows, wo_stride, slice_rows;
-    } pc{uint32_t(s.n_head), uint32_t(s.n_head_kv), uint32_t(s.head_dim),
-         uint32_t(s.n_head_kv * s.head_dim), s.scale, 1, p.min_passes, uint32_t(wo.rows),
-         // Blocks of 32 (K-quant superblocks hold 8).
-         wo.stride_units * (wo.type == GgmlType::Q4_K ? 8u : 1u), slice_rows};
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim),
+         s.scale,
+         1,
+         p.min_passes,
+         uint32_t(wo.rows),
+         fused_row_stride(wo),
+         slice_rows};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
     // held across the attention (t4 tg128 1,210 vs 1,191). EMBER_VULKAN_ATTN_DIAG leaves parts
     // out, for timing only (docs/performance.md, item 66).

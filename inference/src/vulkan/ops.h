@@ -117,6 +117,9 @@ struct FusedMatvec {
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
 // still share theirs: only Q, K and V take a dispatch per type).
 bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w);
+// w's row stride as the fused decode kernels count it (include/fused_weights.glsl): elements for
+// the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
+uint32_t fused_row_stride(const DeviceTensor& w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,

@@ -123,10 +123,22 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         float freq_base;
         uint32_t has_ff, kv_dim, ksplit, row_first, row_end;
     } pc{uint32_t(w0.cols),
-         // matvec_fused_h.comp counts K-quant rows in 32-element sub-blocks.
-         w0.stride_units * (is_k_quant(w0.type) ? 8u : 1u), uint32_t(f.mode), uint32_t(rows0),
-         uint32_t(rows1), f.x_off, f.y_off, f.norm.buffer ? 1u : 0u, f.eps, f.head_dim, f.n_rot,
-         f.freq_base, f.ff.buffer ? 1u : 0u, uint32_t(rows1), 1u, row_first, row_end};
+         fused_row_stride(w0),
+         uint32_t(f.mode),
+         uint32_t(rows0),
+         uint32_t(rows1),
+         f.x_off,
+         f.y_off,
+         f.norm.buffer ? 1u : 0u,
+         f.eps,
+         f.head_dim,
+         f.n_rot,
+         f.freq_base,
+         f.ff.buffer ? 1u : 0u,
+         uint32_t(rows1),
+         1u,
+         row_first,
+         row_end};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
@@ -219,6 +231,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
 }
 
 }  // namespace
+
+uint32_t fused_row_stride(const DeviceTensor& w) {
+    return w.stride_units * (is_k_quant(w.type) ? 8u : 1u);
+}
 
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const DeviceTensor& w0 = *f.w[0];
