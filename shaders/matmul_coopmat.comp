@@ -6,7 +6,10 @@
 // issued before the previous stage's products, into registers, so that their latency overlaps
 // the tensor-core work, or only when the stage is stored, which frees those registers for more
 // workgroups per SM; staged data is written 8 or 4 halfs at a time.
-// X_F16 (Q4_0, Q8_0): the activations arrive as F16 (the producing dispatch writes them) and a
+// Q4_0, Q8_0 and the K-quants load their quants into registers and turn them into F16 when a
+// stage is stored; Q4_1, Q5_0 and Q5_1 dequantize each 32-column chunk through weights.glsl
+// when it is loaded (GENERIC below).
+// X_F16 (quantized types): the activations arrive as F16 (the producing dispatch writes them) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
 // WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage (item 45). BIG (with
@@ -76,9 +79,16 @@ layout(constant_id = 2) const uint DIAG = 0;
 // before the previous stage's products; 1 = after those products; 2 = when stored, with no
 // registers held across the products; 3 = its weights too.
 layout(constant_id = 3) const uint XLOAD = 0;
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
+#define K_QUANT 1
+// weights.glsl's layouts, read 16 bytes at a time where they allow it.
+layout(binding = 0) readonly buffer WBufK4 { uvec4 wk4[]; };
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+#define GENERIC 1
+#endif
 #if defined(X_F16)
-#if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
-#error "X_F16 is built for Q4_0 and Q8_0"
+#if defined(TYPE_F16)
+#error "X_F16 is built for the quantized types"
 #endif
 #if defined(WIDE) || defined(BIG)
 #define BK 64u
@@ -105,8 +115,17 @@ shared float sc[(NT / 32u) * 16u * 8u];  // one 16 x 8 accumulator per subgroup,
 uvec4 rq[WB];
 #elif defined(TYPE_Q8_0)
 uvec4 rq[WB], rq1[WB];
+#elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+uvec4 rq[WB], rk[WB];  // the sub-block's nibbles; the superblock's d, dmin and scales
+#if defined(TYPE_Q5_K)
+uint rqh[WB];  // the sub-block's high bits
+#endif
+#elif defined(TYPE_Q6_K)
+uvec4 rq[WB];   // the sub-block's nibbles
+uvec2 rqh[WB];  // its high bit pairs
+uint rsc[WB];   // its two int8 scales (in the low or high half)
 #else
-uint rh[16];  // F16: the 32 halfs themselves
+uint rh[16u * WB];  // F16 pairs: the 32 halfs themselves (F16) or the dequantized values
 #endif
 float16_t rd[WB];
 #if defined(X_F16)
@@ -135,6 +154,43 @@ void load_stage(uint row0, uint s) {
         } else {
             rd[i] = float16_t(0.0);
         }
+    }
+#elif defined(K_QUANT)
+    [[unroll]] for (uint i = 0; i < WB; ++i) {
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i, j = c & 7u;
+        uint sb = r * pc.stride + c / 8u;  // superblock
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+        rk[i] = uvec4(0u);  // d = dmin = 0 past the matrix: zeros
+        if (r < pc.nrows && c * 32u < pc.ncols) {
+            rq[i] = wk4[sb * (K_WORDS / 4u) + j];
+            rk[i] = wk4[sb * (K_WORDS / 4u) + 8u];
+#if defined(TYPE_Q5_K)
+            rqh[i] = wk[sb * K_WORDS + 36u + j];
+#endif
+        }
+#else
+        rd[i] = float16_t(0.0);
+        if (r < pc.nrows && c * 32u < pc.ncols) {
+            uint b4 = (sb >> 3) * 105u + (sb & 7u) * 13u;
+            rq[i] = wk4[b4 + j];
+            rqh[i] = uvec2(wk[(b4 + 8u) * 4u + 2u * j], wk[(b4 + 8u) * 4u + 2u * j + 1u]);
+            rsc[i] = wk[(b4 + 12u) * 4u + j / 2u] >> (16u * (j & 1u));
+            vec2 d2 = unpackHalf2x16(wk[(sb >> 3) * 420u + 416u + (sb & 7u) / 2u]);
+            rd[i] = float16_t(d2[sb & 1u]);
+        }
+#endif
+    }
+#elif defined(GENERIC)
+    [[unroll]] for (uint i = 0; i < WB; ++i) {
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;
+        float v[32];
+        if (r < pc.nrows && c * 32u < pc.ncols) {
+            dequant_chunk(r * pc.stride, c, pc.ncols, v);
+        } else {
+            [[unroll]] for (uint k = 0; k < 32u; ++k) v[k] = 0.0;
+        }
+        [[unroll]] for (uint k = 0; k < 16u; ++k)
+            rh[16u * i + k] = packHalf2x16(vec2(v[2u * k], v[2u * k + 1u]));
     }
 #else
     uint c = 2u * s + (tid & 1u);
@@ -203,6 +259,29 @@ uint q8_pair(uint u, uint lo, uint hi, float16_t d) {
     uint p = ((u >> lo) & 255u) | (((u >> hi) & 255u) << 16);
     return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1152.0)) * d);
 }
+#elif defined(K_QUANT)
+// Quant e (0..31) of slot b: its nibble (byte e % 16, the high nibble from e = 16), with
+// Q5_K's high bit or Q6_K's two high bits above it (weights.glsl's layouts).
+uint k_quant(uint b, uint e) {
+    uint k = (e & 15u) >> 2, at = 8u * (e & 3u);
+    uint q = (rq[b][k] >> (at + (e >= 16u ? 4u : 0u))) & 15u;
+#if defined(TYPE_Q5_K)
+    q |= ((rqh[b] >> q5_high_bit(e)) & 1u) << 4;
+#elif defined(TYPE_Q6_K)
+    q |= ((rqh[b][k >> 1] >> (at + ((k & 1u) == 0u ? 4u : 0u) + (e >= 16u ? 2u : 0u))) & 3u) << 4;
+#endif
+    return q;
+}
+// Elements e and e + 1 of slot b as an F16 pair: q * d - m (Q4_K, Q5_K; dm = (d, m) of the
+// sub-block) or (q - 32) * d (Q6_K; dm.x the scale of the half).
+uint k_pair(uint b, uint e, f16vec2 dm) {
+    f16vec2 q = unpackFloat2x16(k_quant(b, e) | (k_quant(b, e + 1u) << 16) | MAGIC);
+#if defined(TYPE_Q6_K)
+    return packFloat2x16((q - f16vec2(1056.0)) * dm.x);
+#else
+    return packFloat2x16(fma(q - f16vec2(1024.0), f16vec2(dm.x), f16vec2(-dm.y)));
+#endif
+}
 #endif
 
 void store_stage(uint row0, uint t0, uint s, bool vec_x) {
@@ -233,10 +312,34 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
                               q8_pair(u1, 16, 24, d));
         }
     }
+#elif defined(K_QUANT)
+    [[unroll]] for (uint b = 0; b < WB; ++b) {
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
+        uint j = ((BK / 32u) * s + (tid & 1u) * WB + b) & 7u;  // sub-block in its superblock
+#if defined(TYPE_Q6_K)
+        float d = float(rd[b]);
+        f16vec2 s0 = f16vec2(d * float(int(rsc[b] << 24) >> 24), 0.0),
+                s1 = f16vec2(d * float(int(rsc[b] << 16) >> 24), 0.0);
 #else
-    uint a = (tid >> 1) * LD4 + (tid & 1u) * 4u;
-    [[unroll]] for (uint i = 0; i < 4u; ++i)
-        sa[a + i] = uvec4(rh[4u * i], rh[4u * i + 1u], rh[4u * i + 2u], rh[4u * i + 3u]);
+        uint sc, mn;
+        scale_min_q4k(rk[b].yzw, j, sc, mn);
+        vec2 d = unpackHalf2x16(rk[b].x);
+        f16vec2 s0 = f16vec2(d.x * float(sc), d.y * float(mn)), s1 = s0;
+#endif
+        [[unroll]] for (uint i = 0; i < 4u; ++i) {
+            f16vec2 dm = i < 2u ? s0 : s1;  // elements 8i .. 8i + 7
+            sa[a + i] = uvec4(k_pair(b, 8u * i, dm), k_pair(b, 8u * i + 2u, dm),
+                              k_pair(b, 8u * i + 4u, dm), k_pair(b, 8u * i + 6u, dm));
+        }
+    }
+#else
+    // F16 and GENERIC: the halfs in column order.
+    [[unroll]] for (uint b = 0; b < WB; ++b) {
+        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u, h = 16u * b;
+        [[unroll]] for (uint i = 0; i < 4u; ++i)
+            sa[a + i] = uvec4(rh[h + 4u * i], rh[h + 4u * i + 1u], rh[h + 4u * i + 2u],
+                              rh[h + 4u * i + 3u]);
+    }
 #endif
     if (XLOAD >= 2u) load_x_stage(t0, s, vec_x);
 #if defined(X_F16)

@@ -186,8 +186,7 @@ protected:
 // NMSE a mat-vec).
 double exact_tol(GgmlType type) {
     auto a = Context::pick_adapter(test_device());
-    bool coopmat = a.ok() && a->coopmat_nv &&
-                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::F16);
+    bool coopmat = a.ok() && matmul_on_tensor_cores(*a, type);
     bool f16_dot = a.ok() && a->float16 &&
                    (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K ||
                     type == GgmlType::Q5_K || type == GgmlType::Q6_K);

@@ -99,9 +99,7 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
 
     const char* name = type_traits(w.type)->name.data();
     // Batches on the tensor cores stage weights and activations as F16.
-    const bool coopmat =
-        n_tokens > 1 && ctx.adapter().coopmat_nv &&
-        (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0 || w.type == GgmlType::F16);
+    const bool coopmat = n_tokens > 1 && matmul_on_tensor_cores(ctx.adapter(), w.type);
     // Other types go there through an F16 copy of their rows, given scratch for it.
     const bool via_f16 =
         n_tokens > 1 && dequant_scratch_bytes(ctx.adapter(), w.type, w.rows, w.cols) > 0;
@@ -182,9 +180,9 @@ TEST_P(Matmul, DequantizesRowsToF16) {
 // partial ones, with rows of an odd number of quant blocks (the last 64- or 128-column stage
 // partly empty), and F16 rows of 70 columns (activations not in 16-byte pieces). From 1,024
 // rows Q4_0 and Q8_0 take 128-row tiles, and from 4 MiB the token order (ops.cpp). The last
-// two cases have enough 128 x 128 tiles to fill a GPU of up to 132 SMs, which then takes those
-// (whole, then partial in rows, tokens and the last stage); EMBER_VULKAN_COOPMAT_BIG=1 forces
-// them for every 128-row case.
+// two Q4_0/Q8_0 cases have enough 128 x 128 tiles to fill a GPU of up to 132 SMs, which then
+// takes those (whole, then partial in rows, tokens and the last stage), as do the other types'
+// cases of 4,096 and 4,100 rows; EMBER_VULKAN_COOPMAT_BIG=1 forces them for every 128-row case.
 TEST(MatmulTiles, WholeAndPartialTilesMatch) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
@@ -198,7 +196,19 @@ TEST(MatmulTiles, WholeAndPartialTilesMatch) {
                    Case{GgmlType::F16, 64, 70, 64}, Case{GgmlType::F16, 70, 70, 5},
                    Case{GgmlType::Q4_0, 1024, 288, 64}, Case{GgmlType::Q8_0, 1100, 544, 70},
                    Case{GgmlType::Q8_0, 1024, 4096, 64}, Case{GgmlType::Q4_0, 2048, 4096, 16},
-                   Case{GgmlType::Q4_0, 4096, 256, 512}, Case{GgmlType::Q8_0, 4100, 288, 500}}) {
+                   Case{GgmlType::Q4_0, 4096, 256, 512}, Case{GgmlType::Q8_0, 4100, 288, 500},
+                   // Types dequantized through weights.glsl in the kernel: 64 x 64, 128 x 64
+                   // and 128 x 128 tiles, whole and partial, rows of 9 blocks (Q4_1, Q5_x)
+                   // and of 1 to 16 K-quant superblocks.
+                   Case{GgmlType::Q4_K, 128, 256, 64}, Case{GgmlType::Q5_K, 100, 768, 70},
+                   Case{GgmlType::Q6_K, 1024, 512, 64}, Case{GgmlType::Q4_K, 1100, 4096, 70},
+                   Case{GgmlType::Q5_0, 1024, 288, 64}, Case{GgmlType::Q4_1, 4100, 288, 500},
+                   Case{GgmlType::Q5_1, 64, 288, 20}, Case{GgmlType::Q6_K, 4096, 256, 512},
+                   Case{GgmlType::Q5_K, 4100, 256, 500}}) {
+        // (Elsewhere Types/Matmul covers the other types' batches; these sizes are slow there.)
+        const bool generic =
+            c.type != GgmlType::Q4_0 && c.type != GgmlType::Q8_0 && c.type != GgmlType::F16;
+        if (generic && !matmul_on_tensor_cores(ctx.adapter(), c.type)) continue;
         auto w = make_weight(c.type, c.rows, c.cols, 80 + uint64_t(c.rows));
         check_matmul(ctx, w, c.n_tokens, 1e-4);
     }

@@ -23,17 +23,21 @@ constexpr uint32_t kCoopmatWg = 128;     // 4 subgroups of 32 (twice that for WI
 constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp without WIDE or BIG
 constexpr int kCoopmatAttnQueries = 64;  // SG * BQ in attention_coopmat.comp
 
-// The tensor-core matmul: where the device has it, for the types it is built for (their
-// dequantized values and the activations are staged as F16).
-bool use_coopmat(const Adapter& a, GgmlType t) {
-    if (!a.coopmat_nv) return false;
-    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16;
-}
 bool use_coopmat(const Recorder& rec, GgmlType t) {
-    return use_coopmat(rec.context().adapter(), t);
+    return matmul_on_tensor_cores(rec.context().adapter(), t);
 }
 
 }  // namespace
+
+bool matmul_on_tensor_cores(const Adapter& a, GgmlType t) {
+    if (!a.coopmat_nv) return false;
+    if (t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16) return true;
+    // The other quantized types dequantize their chunks in the kernel (docs/performance.md,
+    // item 77); EMBER_VULKAN_COOPMAT_GENERIC=0 sends them through an F16 copy instead.
+    static const bool generic = !env_is("EMBER_VULKAN_COOPMAT_GENERIC", "0");
+    return generic && (t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+                       t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K);
+}
 
 const char* weight_type_suffix(GgmlType t) {
     switch (t) {
@@ -212,7 +216,7 @@ bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens) 
     // EMBER_VULKAN_COOPMAT_XH=0 turns them off (F32 activations).
     static const bool want = !env_is("EMBER_VULKAN_COOPMAT_XH", "0");
     return want && n_tokens > 1 && use_coopmat(rec, w.type) && w.cols % 8 == 0 &&
-           (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0);
+           w.type != GgmlType::F16;
 }
 
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n) {
@@ -226,9 +230,9 @@ Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t 
 }
 
 uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, int64_t cols) {
-    // Only where the tensor cores exist and do not read the type (K-quants, Q4_1, Q5_x, F32,
-    // BF16); at most kDequantScratchMax, fewer rows a round beyond that.
-    if (!a.coopmat_nv || use_coopmat(a, type) || cols % 8 != 0 || rows <= 0) return 0;
+    // Only where the tensor cores exist and do not read the type (F32, BF16); at most
+    // kDequantScratchMax, fewer rows a round beyond that.
+    if (!a.coopmat_nv || matmul_on_tensor_cores(a, type) || cols % 8 != 0 || rows <= 0) return 0;
     const uint64_t row = uint64_t(cols) * 2,
                    cap =
                        std::min<uint64_t>(kDequantScratchMax, a.props.limits.maxStorageBufferRange);
@@ -262,10 +266,10 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
     if (!sfx)
         return make_error("vulkan.unsupported_type",
                           "no Vulkan shader for weight type " + std::string(type_name(w.type)));
-    // Types the tensor cores do not read: their rows as F16 in wh, a range of rows at a time,
-    // then the F16 tensor-core matmul (7B Q4_K pp512 on the H200: 38 tok/s through matmul.comp,
-    // 3,886 this way; docs/performance.md item 74). The barrier before a copy lets the matmul
-    // before it, which may read wh, finish.
+    // Types the tensor cores do not read (F32, BF16): their rows as F16 in wh, a range of rows
+    // at a time, then the F16 tensor-core matmul (7B Q4_K pp512 on the H200, before item 77: 38
+    // tok/s through matmul.comp, 3,886 this way; docs/performance.md item 74). The barrier before a
+    // copy lets the matmul before it, which may read wh, finish.
     const uint64_t wh_rows =
         n_tokens > 1 && wh.buffer &&
                 dequant_scratch_bytes(rec.context().adapter(), w.type, w.rows, w.cols)

@@ -97,8 +97,12 @@ uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, in
 // (shaders/dequant.comp).
 Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
                       int64_t nrows, BufferRange out);
+// Whether op_matmul's batches of this weight type run on the tensor cores
+// (matmul_coopmat.comp: F16 and the quantized types, where the device has
+// VK_NV_cooperative_matrix); F32 and BF16 get there through an F16 copy.
+bool matmul_on_tensor_cores(const Adapter& a, GgmlType type);
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
-// kernel's 128-column stages: Q4_0 and Q8_0 weights, unless EMBER_VULKAN_COOPMAT_XH=0).
+// kernel's 128-column stages: quantized weights, unless EMBER_VULKAN_COOPMAT_XH=0).
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
 // dst (F16)[i] = src[i], i < n
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
