@@ -6,9 +6,8 @@
 // issued before the previous stage's products, into registers, so that their latency overlaps
 // the tensor-core work, or only when the stage is stored, which frees those registers for more
 // workgroups per SM; staged data is written 8 or 4 halfs at a time.
-// Q4_0, Q8_0 and the K-quants load their quants into registers and turn them into F16 when a
-// stage is stored; Q4_1, Q5_0 and Q5_1 dequantize each 32-column chunk through weights.glsl
-// when it is loaded (GENERIC below).
+// Every quantized type loads its quants into registers and turns them into F16 when a stage is
+// stored (Q4_1, Q5_x and the K-quants: NIBBLES below).
 // X_F16 (quantized types): the activations arrive as F16 (the producing dispatch writes them) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
@@ -79,12 +78,13 @@ layout(constant_id = 2) const uint DIAG = 0;
 // before the previous stage's products; 1 = after those products; 2 = when stored, with no
 // registers held across the products; 3 = its weights too.
 layout(constant_id = 3) const uint XLOAD = 0;
+// Types whose 32-element blocks (K-quant sub-blocks) keep 16 bytes of nibbles in Q4_0's order
+// (weights.glsl's layouts).
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
-#define K_QUANT 1
-// weights.glsl's layouts, read 16 bytes at a time where they allow it.
-layout(binding = 0) readonly buffer WBufK4 { uvec4 wk4[]; };
+#define NIBBLES 1
+layout(binding = 0) readonly buffer WBufK4 { uvec4 wk4[]; };  // 16 bytes at a time
 #elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
-#define GENERIC 1
+#define NIBBLES 1
 #endif
 #if defined(X_F16)
 #if defined(TYPE_F16)
@@ -120,12 +120,16 @@ uvec4 rq[WB], rk[WB];  // the sub-block's nibbles; the superblock's d, dmin and 
 #if defined(TYPE_Q5_K)
 uint rqh[WB];  // the sub-block's high bits
 #endif
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+uvec4 rq[WB];  // the block's nibbles
+uint rqh[WB];  // Q5_x: its high bits
+uint rdm[WB];  // its F16 (d, m), or Q5_0's d in the low half
 #elif defined(TYPE_Q6_K)
 uvec4 rq[WB];   // the sub-block's nibbles
 uvec2 rqh[WB];  // its high bit pairs
 uint rsc[WB];   // its two int8 scales (in the low or high half)
 #else
-uint rh[16u * WB];  // F16 pairs: the 32 halfs themselves (F16) or the dequantized values
+uint rh[16u * WB];  // F16: the 32 halfs themselves
 #endif
 float16_t rd[WB];
 #if defined(X_F16)
@@ -155,7 +159,24 @@ void load_stage(uint row0, uint s) {
             rd[i] = float16_t(0.0);
         }
     }
-#elif defined(K_QUANT)
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+    [[unroll]] for (uint i = 0; i < WB; ++i) {
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i, ib = r * pc.stride + c;
+        uint g = (ib >> 3) * GROUP_WORDS, j = ib & 7u;
+        rdm[i] = 0u;  // d = m = 0 past the matrix: zeros
+        if (r < pc.nrows && c * 32u < pc.ncols) {
+            rq[i] = wq[g / 4u + j];
+#if defined(TYPE_Q5_0)
+            rdm[i] = ww[g + 40u + j / 2u] >> (16u * (j & 1u));
+#else
+            rdm[i] = ww[g + GROUP_WORDS - 8u + j];
+#endif
+#if !defined(TYPE_Q4_1)
+            rqh[i] = ww[g + 32u + j];
+#endif
+        }
+    }
+#elif defined(NIBBLES)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
         uint c = (BK / 32u) * s + (tid & 1u) * WB + i, j = c & 7u;
         uint sb = r * pc.stride + c / 8u;  // superblock
@@ -179,18 +200,6 @@ void load_stage(uint row0, uint s) {
             rd[i] = float16_t(d2[sb & 1u]);
         }
 #endif
-    }
-#elif defined(GENERIC)
-    [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;
-        float v[32];
-        if (r < pc.nrows && c * 32u < pc.ncols) {
-            dequant_chunk(r * pc.stride, c, pc.ncols, v);
-        } else {
-            [[unroll]] for (uint k = 0; k < 32u; ++k) v[k] = 0.0;
-        }
-        [[unroll]] for (uint k = 0; k < 16u; ++k)
-            rh[16u * i + k] = packHalf2x16(vec2(v[2u * k], v[2u * k + 1u]));
     }
 #else
     uint c = 2u * s + (tid & 1u);
@@ -259,21 +268,22 @@ uint q8_pair(uint u, uint lo, uint hi, float16_t d) {
     uint p = ((u >> lo) & 255u) | (((u >> hi) & 255u) << 16);
     return packFloat2x16((unpackFloat2x16(p | MAGIC) - f16vec2(1152.0)) * d);
 }
-#elif defined(K_QUANT)
+#elif defined(NIBBLES)
 // Quant e (0..31) of slot b: its nibble (byte e % 16, the high nibble from e = 16), with
-// Q5_K's high bit or Q6_K's two high bits above it (weights.glsl's layouts).
+// Q5_x's high bit or Q6_K's two high bits above it (weights.glsl's layouts).
 uint k_quant(uint b, uint e) {
     uint k = (e & 15u) >> 2, at = 8u * (e & 3u);
     uint q = (rq[b][k] >> (at + (e >= 16u ? 4u : 0u))) & 15u;
-#if defined(TYPE_Q5_K)
+#if defined(TYPE_Q5_K) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
     q |= ((rqh[b] >> q5_high_bit(e)) & 1u) << 4;
 #elif defined(TYPE_Q6_K)
     q |= ((rqh[b][k >> 1] >> (at + ((k & 1u) == 0u ? 4u : 0u) + (e >= 16u ? 2u : 0u))) & 3u) << 4;
 #endif
     return q;
 }
-// Elements e and e + 1 of slot b as an F16 pair: q * d - m (Q4_K, Q5_K; dm = (d, m) of the
-// sub-block) or (q - 32) * d (Q6_K; dm.x the scale of the half).
+// Elements e and e + 1 of slot b as an F16 pair: q * d - m (dm = (d, m): Q4_K's and Q5_K's
+// sub-block scale and min, Q4_1's and Q5_1's (d, -m), Q5_0's (d, 16 d)) or (q - 32) * d (Q6_K;
+// dm.x the scale of the half).
 uint k_pair(uint b, uint e, f16vec2 dm) {
     f16vec2 q = unpackFloat2x16(k_quant(b, e) | (k_quant(b, e + 1u) << 16) | MAGIC);
 #if defined(TYPE_Q6_K)
@@ -312,11 +322,17 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
                               q8_pair(u1, 16, 24, d));
         }
     }
-#elif defined(K_QUANT)
+#elif defined(NIBBLES)
     [[unroll]] for (uint b = 0; b < WB; ++b) {
         uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
         uint j = ((BK / 32u) * s + (tid & 1u) * WB + b) & 7u;  // sub-block in its superblock
-#if defined(TYPE_Q6_K)
+#if defined(TYPE_Q5_0)
+        float d = unpackHalf2x16(rdm[b]).x;
+        f16vec2 s0 = f16vec2(d, 16.0 * d), s1 = s0;
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
+        vec2 d = unpackHalf2x16(rdm[b]);
+        f16vec2 s0 = f16vec2(d.x, -d.y), s1 = s0;
+#elif defined(TYPE_Q6_K)
         float d = float(rd[b]);
         f16vec2 s0 = f16vec2(d * float(int(rsc[b] << 24) >> 24), 0.0),
                 s1 = f16vec2(d * float(int(rsc[b] << 16) >> 24), 0.0);
@@ -333,7 +349,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
         }
     }
 #else
-    // F16 and GENERIC: the halfs in column order.
+    // F16: the halfs in column order.
     [[unroll]] for (uint b = 0; b < WB; ++b) {
         uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u, h = 16u * b;
         [[unroll]] for (uint i = 0; i < 4u; ++i)

@@ -1,6 +1,6 @@
 #version 450
-// Decode mat-vec of Q4_0/Q8_0 (and, in the subgroup mode, Q4_K/Q5_K/Q6_K) weights with F16 dot
-// products, for devices with shaderFloat16:
+// Decode mat-vec of Q4_0/Q8_0 (and, in the subgroup mode, Q4_1/Q5_0/Q5_1/Q4_K/Q5_K/Q6_K)
+// weights with F16 dot products, for devices with shaderFloat16:
 // the modes, bindings and push constants of matvec_fused.comp. That shader reads all of x (and
 // the norm weight) in every workgroup of 4 rows, which for a 7B gate/up moves 3.5x the weight
 // bytes through L2. Here a few workgroups (ops.cpp: enough to fill each SM once) each prepare x
@@ -41,12 +41,10 @@ layout(constant_id = 4) const uint DIAG = 0;
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
 const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
 
-#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
-// Blocks are the 32-element sub-blocks of weights.cpp's layouts, 8 to a superblock; only the
-// subgroup mode reads them (ops_matvec.cpp).
-#define K_QUANT 1
-#elif !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
-#error "matvec_fused_h is built for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K"
+#if !defined(TYPE_Q4_0) && !defined(TYPE_Q8_0)
+// Only the subgroup mode reads the other types (ops_matvec.cpp); K-quant blocks are the
+// 32-element sub-blocks of weights.cpp's layouts, 8 to a superblock.
+#define SUBGROUP_ONLY 1
 #endif
 
 layout(binding = 3) readonly buffer XBuf4 { vec4 x4[]; };
@@ -88,7 +86,7 @@ shared float partial[ROWS * 32];
 uint xs_slot(uint b, uint i) { return b * 4u + (i ^ ((b >> 1) & 3u)); }
 
 #include "include/dot_f16.glsl"
-#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#if defined(HAS_XSUM)
 // Each staged block's sum of x' (for the mins), from its F16 values.
 shared float xsum_s[XS_BLOCKS];
 #define XSUM(xv) const float xsum = xsum_s[bx]
@@ -99,7 +97,7 @@ FUSED_WEIGHTS(0)
 FUSED_WEIGHTS(1)
 FUSED_WEIGHTS(2)
 
-#if !defined(K_QUANT)
+#if !defined(SUBGROUP_ONLY)
 // The slots' dot products: each thread takes whole blocks, the ROWS loads of a block
 // independent of each other (all in flight at once); slots [0, n) read binding A, the others
 // binding B.
@@ -200,7 +198,7 @@ int stage_x(uint c0, uint c1) {
         xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
     }
     barrier();
-#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#if defined(HAS_XSUM)
     for (uint b = tid; b < (c1 - c0) / 8u; b += WG_SIZE) {
         uvec4 xv[4];
         [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(b, i)];

@@ -31,7 +31,7 @@ foreach(t f32 f16 q8_0 q4_0)
     ember_shader(matvec_fused_${t} matvec_fused.comp TYPE_${T})
 endforeach()
 # The same with F16 dot products over x staged in shared memory (devices with shaderFloat16).
-foreach(t q8_0 q4_0 q4_k q5_k q6_k)
+foreach(t q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
     string(TOUPPER ${t} T)
     ember_shader(matvec_fused_h_${t} matvec_fused_h.comp TYPE_${T})
     ember_shader(matvec_fused_h_atomic_${t} matvec_fused_h.comp TYPE_${T} ATOMIC)

@@ -1,5 +1,5 @@
-// F16 dot products of one Q4_0 or Q8_0 block (or K-quant sub-block) with 32 activations held
-// as F16 pairs (4 uvec4, in the order in which the quants unpack: pair_word says where each
+// F16 dot products of one block of a quantized type (or K-quant sub-block) with 32 activations
+// held as F16 pairs (4 uvec4, in the order in which the quants unpack: pair_word says where each
 // vec4 of activations goes), for shaders with GL_EXT_shader_explicit_arithmetic_types_float16
 // and one TYPE_*. The activations must be scaled so that a block's 32 products stay well inside
 // F16's range.
@@ -10,8 +10,8 @@ const uint MAGIC = 0x64006400u;  // two F16 1024.0: a value below 1024 ORed in i
 // Q4_0 uint k holds bytes 4k..4k+3: elements 4k..4k+3 (low nibbles), 16+4k.. (high nibbles).
 // Masking 0x000F000F picks bytes 0 and 2 of it: elements (4k, 4k+2); the includer stages x's
 // matching pairs in the same order (pair_word).
-#if defined(TYPE_Q4_0) || defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q6_K)
-// (K-quant sub-blocks keep this order on the device: weights.cpp.)
+#if !defined(TYPE_Q8_0)
+// (Q4_1's, Q5_x's and the K-quants' nibbles keep this order on the device: weights.cpp.)
 float block_dot(uvec4 q, uvec4 xv[4]) {
     f16vec2 s = f16vec2(0.0);
     [[unroll]] for (uint k = 0; k < 4u; ++k) {
@@ -58,6 +58,10 @@ float k6_dot(uvec4 q, uvec2 h, uint sw, float16_t d, uvec4 xv[4]) {
 #endif
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 #include "k_scales.glsl"
+#endif
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
+// Types with a min term: their dot products also take the block's sum of x.
+#define HAS_XSUM 1
 // Sum of a block's 32 activations (for the mins).
 float block_xsum(uvec4 xv[4]) {
     float t = 0.0;
@@ -68,6 +72,53 @@ float block_xsum(uvec4 xv[4]) {
     }
     return t;
 }
+#endif
+#if defined(TYPE_Q4_1)
+// A Q4_1 block: nibbles q, F16 d and m in dm; block_dot counts q - 8, the 8 returns with xsum.
+float q41_dot(uvec4 q, uint dm, uvec4 xv[4], float xsum) {
+    vec2 f = unpackHalf2x16(dm);
+    return f.x * block_dot(q, xv) + (8.0 * f.x + f.y) * xsum;
+}
+#endif
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
+// s += the products of 32 5-bit quants (nibbles q, a word of high bits qh as weights.cpp's
+// q5_high_bit places them) with xv, counting q - 16: shifted for nibble word k, qh's bits land
+// above the nibbles that each mask picks. (A macro: as a function, 7B Q5_K decoded about 1%
+// slower on the H200.)
+#define Q5_SUM(s, q, qh, xv)                                                                      \
+    [[unroll]] for (uint k = 0; k < 4u; ++k) {                                                   \
+        uint u = q[k], h = k == 0u ? qh << 4 : k == 1u ? qh << 2 : k == 2u ? qh >> 4 : qh >> 6; \
+        f16vec2 a = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0); \
+        f16vec2 b = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),     \
+                        f16vec2(0.0625), f16vec2(-80.0));                                        \
+        u >>= 8;                                                                                 \
+        h >>= 1;                                                                                 \
+        f16vec2 c = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0); \
+        f16vec2 d = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),     \
+                        f16vec2(0.0625), f16vec2(-80.0));                                        \
+        s = fma(a, unpackFloat2x16(xv[k].x), s);                                                 \
+        s = fma(b, unpackFloat2x16(xv[k].y), s);                                                 \
+        s = fma(c, unpackFloat2x16(xv[k].z), s);                                                 \
+        s = fma(d, unpackFloat2x16(xv[k].w), s);                                                 \
+    }
+#endif
+#if defined(TYPE_Q5_0)
+// A Q5_0 block: (q - 16) * d.
+float q50_dot(uvec4 q, uint qh, float16_t d, uvec4 xv[4]) {
+    f16vec2 s = f16vec2(0.0);
+    Q5_SUM(s, q, qh, xv)
+    return float(d) * (float(s.x) + float(s.y));
+}
+#elif defined(TYPE_Q5_1)
+// A Q5_1 block: q * d + m, F16 d and m in dm; Q5_SUM counts q - 16, the 16 returns with xsum.
+float q51_dot(uvec4 q, uint qh, uint dm, uvec4 xv[4], float xsum) {
+    f16vec2 s = f16vec2(0.0);
+    Q5_SUM(s, q, qh, xv)
+    vec2 f = unpackHalf2x16(dm);
+    return f.x * (float(s.x) + float(s.y)) + (16.0 * f.x + f.y) * xsum;
+}
+#endif
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // A Q4_K sub-block j of nibbles q against xv with xsum = block_xsum(xv); m: the superblock's
 // F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
 float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
@@ -77,33 +128,20 @@ float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
     float ds = dm.x * float(sc);
     return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;
 }
-// The same for Q5_K, whose sub-block adds a word of high bits qh (weights.cpp's q5_high_bit):
-// shifted for nibble word k, its bits land above the nibbles that each mask picks. Counts
-// q - 16; the 16 returns with xsum. (A helper for the scale-and-min step that both share made
-// 7B Q4_K decode about 1% slower on the H200, so each keeps its own.)
+#if defined(TYPE_Q5_K)
+// The same for Q5_K, whose sub-block adds a word of high bits qh (Q5_SUM). (A helper for
+// the scale-and-min step that both share made 7B Q4_K decode about 1% slower on the H200, so
+// each keeps its own.)
 float k5_dot(uvec4 q, uint qh, uvec4 m, uint j, uvec4 xv[4], float xsum) {
     f16vec2 s = f16vec2(0.0);
-    [[unroll]] for (uint k = 0; k < 4u; ++k) {
-        uint u = q[k], h = k == 0u ? qh << 4 : k == 1u ? qh << 2 : k == 2u ? qh >> 4 : qh >> 6;
-        f16vec2 a = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0);
-        f16vec2 b = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),
-                        f16vec2(0.0625), f16vec2(-80.0));
-        u >>= 8;
-        h >>= 1;
-        f16vec2 c = unpackFloat2x16((u & 0x000F000Fu) | (h & 0x00100010u) | MAGIC) - f16vec2(1040.0);
-        f16vec2 d = fma(unpackFloat2x16((u & 0x00F000F0u) | (h & 0x01000100u) | MAGIC),
-                        f16vec2(0.0625), f16vec2(-80.0));
-        s = fma(a, unpackFloat2x16(xv[k].x), s);
-        s = fma(b, unpackFloat2x16(xv[k].y), s);
-        s = fma(c, unpackFloat2x16(xv[k].z), s);
-        s = fma(d, unpackFloat2x16(xv[k].w), s);
-    }
+    Q5_SUM(s, q, qh, xv)
     uint sc, mn;
     scale_min_q4k(m.yzw, j, sc, mn);
     vec2 dm = unpackHalf2x16(m.x);
     float ds = dm.x * float(sc);
     return ds * (float(s.x) + float(s.y)) + (16.0 * ds - dm.y * float(mn)) * xsum;
 }
+#endif
 #endif
 #else
 // Q8_0 uint k holds elements 4k..4k+3; with the sign bit flipped a byte is the value + 128.

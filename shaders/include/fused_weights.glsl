@@ -1,14 +1,14 @@
 // Weight loads and F16 dot products of the fused decode kernels (matvec_fused_h.comp and the
 // output projection in attention.comp), over the layouts of weights.cpp. The includer defines
-// one TYPE_* of Q4_0, Q8_0, Q4_K, Q5_K or Q6_K and STEP_LOADS (load slots a thread holds), and
-// includes dot_f16.glsl first. Blocks are numbered in 32 elements (K-quant sub-blocks, 8 to a
-// superblock).
+// one TYPE_* of Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K or Q6_K and STEP_LOADS (load slots a
+// thread holds), and includes dot_f16.glsl first. Blocks are numbered in 32 elements (K-quant
+// sub-blocks, 8 to a superblock).
 //
 // FUSED_WEIGHTS(N) declares the matrix at binding N; SLOT_REGS the registers of STEP_LOADS
 // slots; LOADQ(N, ib, i) loads block ib of binding N into slot i; DOTQ(i, j) is slot i's dot
 // product with the block's x pairs xv (j: the block's index in its superblock, K-quants only;
-// Q4_K and Q5_K also read xsum, set by XSUM(xv)); FOLDQ(i) consumes slot i without arithmetic, for
-// timing-only variants whose loads must stay.
+// the types with a min term, HAS_XSUM, also read xsum, set by XSUM(xv)); FOLDQ(i) consumes
+// slot i without arithmetic, for timing-only variants whose loads must stay.
 #ifndef DIAG_SCALE
 #define DIAG_SCALE(v) (v)  // matvec_fused_h.comp's timing-only DIAG replaces the scales
 #endif
@@ -37,6 +37,32 @@
     dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
 #define DOTQ(i, j) (block_dot(qa[i], qb[i], xv) * float(dd[i]))
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w) & 0x007FFFFFu) + float(dd[i]))
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+// Groups of 8 blocks (group_words.glsl).
+#include "group_words.glsl"
+#define FUSED_WEIGHTS(N)                                            \
+    layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };     \
+    layout(binding = N) readonly buffer W##N##W { uint ww##N[]; };   \
+    layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; };
+#define G_WORD(ib) ((ib >> 3) * GROUP_WORDS)
+#if defined(TYPE_Q4_1)
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; kd[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]
+#define DOTQ(i, j) q41_dot(qa[i], kd[i], xv, xsum)
+#define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kd[i]) & 0x007FFFFFu)
+#elif defined(TYPE_Q5_0)
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; float16_t dd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; \
+    kq[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]; dd[i] = DIAG_SCALE(wd##N[(G_WORD(ib) + 40u) * 2u + (ib & 7u)])
+#define DOTQ(i, j) q50_dot(qa[i], kq[i], dd[i], xv)
+#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i]) & 0x007FFFFFu) + float(dd[i]))
+#else
+#define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; uint kd[STEP_LOADS];
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; \
+    kq[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]; kd[i] = ww##N[G_WORD(ib) + 40u + (ib & 7u)]
+#define DOTQ(i, j) q51_dot(qa[i], kq[i], kd[i], xv, xsum)
+#define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i] ^ kd[i]) & 0x007FFFFFu)
+#endif
 #elif defined(TYPE_Q4_K)
 // Superblocks of 9 uvec4: 8 sub-blocks' nibbles, then d, dmin and the scale bytes.
 #define FUSED_WEIGHTS(N) layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };
@@ -72,10 +98,10 @@
 #define DOTQ(i, j) k6_dot(qa[i], kh[i], ksw[i] >> (16u * (j & 1u)), dd[i], xv)
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kh[i].x ^ ksw[i]) & 0x007FFFFFu) + float(dd[i]))
 #else
-#error "fused_weights.glsl is for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K"
+#error "fused_weights.glsl is for Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"
 #endif
 #if !defined(XSUM)  // (matvec_fused_h.comp reads the sums it staged)
-#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+#if defined(HAS_XSUM)
 #define XSUM(xv) const float xsum = block_xsum(xv)
 #else
 #define XSUM(xv)

@@ -5,6 +5,16 @@
 // float types, a block for the quantized ones. Columns past ncols (only possible for the float
 // types, whose rows need not be a multiple of 32) read as zero.
 
+#if defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
+// Where a 32-element block's (or Q5_K sub-block's) word of high bits keeps element e's
+// (weights.cpp's q5_high_bit).
+uint q5_high_bit(uint e) {
+    uint k = (e % 16u) / 4u, i = e % 4u;
+    uint at = 4u + (i & 1u) + 16u * (i >> 1) + 4u * (e / 16u);
+    return k < 2u ? at - 4u + 2u * k : at + 2u * k;
+}
+#endif
+
 #if defined(TYPE_F32) || defined(TYPE_F16) || defined(TYPE_BF16)
 #if defined(TYPE_F32)
 layout(binding = W_BINDING) readonly buffer WBuf { float wdata[]; };
@@ -54,42 +64,35 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
 #endif
 }
 
-#elif defined(TYPE_Q4_1)
-struct BlockQ4_1 { float16_t d; float16_t m; uint8_t qs[16]; };
-layout(binding = W_BINDING) readonly buffer WBuf { BlockQ4_1 wb[]; };
+#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+// Regrouped at upload in groups of 8 blocks (weights.cpp, group_words.glsl); the nibbles in
+// Q4_0's order, Q5_x's high bits of element e at q5_high_bit(e).
+layout(binding = W_BINDING) readonly buffer WBuf { uvec4 wq[]; };
+layout(binding = W_BINDING) readonly buffer WBufW { uint ww[]; };
+#include "group_words.glsl"
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk;
-    float d = float(wb[ib].d), m = float(wb[ib].m);
-    for (uint j = 0; j < 16; ++j) {
-        uint q = uint(wb[ib].qs[j]);
-        v[j] = float(q & 15u) * d + m;
-        v[j + 16] = float(q >> 4) * d + m;
-    }
-}
-
-#elif defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
+    uint ib = row_base + chunk, g = (ib >> 3) * GROUP_WORDS, j = ib & 7u;
+    uvec4 q = wq[g / 4u + j];
 #if defined(TYPE_Q5_0)
-struct BlockQ5 { float16_t d; uint8_t qh[4]; uint8_t qs[16]; };
+    float d = unpackHalf2x16(ww[g + 40u + j / 2u])[j & 1u], m = -16.0 * d;
 #else
-struct BlockQ5 { float16_t d; float16_t m; uint8_t qh[4]; uint8_t qs[16]; };
+    vec2 dm = unpackHalf2x16(ww[g + (GROUP_WORDS - 8u) + j]);
+    float d = dm.x, m = dm.y;
 #endif
-layout(binding = W_BINDING) readonly buffer WBuf { BlockQ5 wb[]; };
-void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk;
-    float d = float(wb[ib].d);
-    uint qh = uint(wb[ib].qh[0]) | (uint(wb[ib].qh[1]) << 8) | (uint(wb[ib].qh[2]) << 16) |
-              (uint(wb[ib].qh[3]) << 24);
-#if defined(TYPE_Q5_0)
-    float m = -16.0 * d;
-#else
-    float m = float(wb[ib].m);
+#if !defined(TYPE_Q4_1)
+    uint qh = ww[g + 32u + j];
 #endif
-    for (uint j = 0; j < 16; ++j) {
-        uint q = uint(wb[ib].qs[j]);
-        uint h0 = ((qh >> j) & 1u) << 4;
-        uint h1 = ((qh >> (j + 16)) & 1u) << 4;
-        v[j] = float((q & 15u) | h0) * d + m;
-        v[j + 16] = float((q >> 4) | h1) * d + m;
+    for (uint k = 0; k < 4; ++k) {
+        for (uint i = 0; i < 4; ++i) {
+            uint e = 4 * k + i, b = q[k] >> (8 * i);
+            uint lo = b & 15u, hi = (b >> 4) & 15u;
+#if !defined(TYPE_Q4_1)
+            lo |= ((qh >> q5_high_bit(e)) & 1u) << 4;
+            hi |= ((qh >> q5_high_bit(e + 16u)) & 1u) << 4;
+#endif
+            v[e] = float(lo) * d + m;
+            v[e + 16] = float(hi) * d + m;
+        }
     }
 }
 
@@ -105,11 +108,6 @@ layout(binding = W_BINDING) readonly buffer WBuf { uint wk[]; };
 #define K_WORDS 36u
 #else
 #define K_WORDS 44u
-uint q5_high_bit(uint e) {
-    uint k = (e % 16u) / 4u, i = e % 4u;
-    uint at = 4u + (i & 1u) + 16u * (i >> 1) + 4u * (e / 16u);
-    return k < 2u ? at - 4u + 2u * k : at + 2u * k;
-}
 #endif
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
     uint b = (row_base + chunk / 8) * K_WORDS, c = chunk % 8;

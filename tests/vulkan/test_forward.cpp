@@ -180,16 +180,22 @@ protected:
     }
 };
 
+// Types that the fused decode kernels read only with F16 dot products (matvec_fused_h.comp's
+// subgroup mode).
+bool f16_fused_only(GgmlType t) {
+    return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+           t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+}
+
 // The tight tolerance against the dequantized twin; prompts on the tensor cores stage weights
-// and activations as F16, which costs about three decimal digits; decode mat-vecs of Q4_0 and
-// Q8_0 (and the K-quants) take F16 dot products where the device has F16 arithmetic (~5e-7
-// NMSE a mat-vec).
+// and activations as F16, which costs about three decimal digits; decode mat-vecs of the
+// quantized types take F16 dot products where the device has F16 arithmetic (~5e-7 NMSE a
+// mat-vec).
 double exact_tol(GgmlType type) {
     auto a = Context::pick_adapter(test_device());
     bool coopmat = a.ok() && matmul_on_tensor_cores(*a, type);
     bool f16_dot = a.ok() && a->float16 &&
-                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || type == GgmlType::Q4_K ||
-                    type == GgmlType::Q5_K || type == GgmlType::Q6_K);
+                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || f16_fused_only(type));
     return coopmat ? 1e-4 : f16_dot ? 1e-5 : 1e-6;
 }
 
@@ -225,9 +231,9 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
 
 // The fused decode kernels compute what the one-op-per-dispatch path computes, for every type
 // they handle (with RoPE frequency factors and a tied output too); other types do not use them.
-// Q4_0 and Q8_0 run twice: F16 dot products (where the device has them) and F32. K-quants are
-// fused only with F16 dot products, also where a layer's V is of another type than its Q and K
-// (a dispatch per type), as in Q4_K_M and Q5_K_M files.
+// Q4_0 and Q8_0 run twice: F16 dot products (where the device has them) and F32. Q4_1, Q5_x
+// and the K-quants are fused only with F16 dot products, also where a layer's V is of another
+// type than its Q and K (a dispatch per type), as in Q4_K_M and Q5_K_M files. BF16 is not fused.
 TEST_F(Forward, FusedDecodeMatchesUnfused) {
     struct Case {
         GgmlType type;
@@ -239,33 +245,34 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
     auto adapter = Context::pick_adapter(test_device());
     const bool f16 = adapter.ok() && adapter->float16;
     auto h_type = [](GgmlType t) {
-        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K ||
-               t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || f16_fused_only(t);
     };
-    for (Case c :
-         {Case{GgmlType::Q4_0, false, true, true, "1"},
-          Case{GgmlType::Q4_0, false, true, true, "1", "0"},
-          Case{GgmlType::Q4_0, false, true, true, "0"},
-          Case{GgmlType::Q8_0, true, false, true, "1"},
-          Case{GgmlType::Q8_0, true, false, true, "1", "0"},
-          Case{GgmlType::Q8_0, true, false, true, "0"},
-          Case{GgmlType::F16, false, false, true, "1"}, Case{GgmlType::F32, true, true, true, "1"},
-          Case{GgmlType::Q4_K, false, true, true, "1"},
-          Case{GgmlType::Q4_K, false, false, false, "0"},
-          Case{GgmlType::Q6_K, true, false, true, "1", "1"},
-          Case{GgmlType::Q4_K, false, false, true, "1", nullptr, GgmlType::Q6_K},
-          Case{GgmlType::Q4_0, false, false, true, "1", nullptr, GgmlType::Q8_0},
-          Case{GgmlType::Q5_K, false, true, true, "1"},
-          Case{GgmlType::Q5_K, true, false, true, "1", nullptr, GgmlType::Q6_K},
-          Case{GgmlType::Q4_1, false, false, false, "1"}}) {
+    for (Case c : {Case{GgmlType::Q4_0, false, true, true, "1"},
+                   Case{GgmlType::Q4_0, false, true, true, "1", "0"},
+                   Case{GgmlType::Q4_0, false, true, true, "0"},
+                   Case{GgmlType::Q8_0, true, false, true, "1"},
+                   Case{GgmlType::Q8_0, true, false, true, "1", "0"},
+                   Case{GgmlType::Q8_0, true, false, true, "0"},
+                   Case{GgmlType::F16, false, false, true, "1"},
+                   Case{GgmlType::F32, true, true, true, "1"},
+                   Case{GgmlType::Q4_K, false, true, true, "1"},
+                   Case{GgmlType::Q4_K, false, false, false, "0"},
+                   Case{GgmlType::Q6_K, true, false, true, "1", "1"},
+                   Case{GgmlType::Q4_K, false, false, true, "1", nullptr, GgmlType::Q6_K},
+                   Case{GgmlType::Q4_0, false, false, true, "1", nullptr, GgmlType::Q8_0},
+                   Case{GgmlType::Q5_K, false, true, true, "1"},
+                   Case{GgmlType::Q5_K, true, false, true, "1", nullptr, GgmlType::Q6_K},
+                   Case{GgmlType::Q4_1, false, false, true, "1"},
+                   Case{GgmlType::Q4_1, false, false, false, "0"},
+                   Case{GgmlType::Q5_0, false, true, true, "1"},
+                   Case{GgmlType::Q5_1, true, false, true, "1"},
+                   Case{GgmlType::BF16, false, false, false, "1"}}) {
         SCOPED_TRACE(std::string(type_name(c.type)) + " MATVEC_H=" + c.matvec_h +
                      " MATVEC_WARP=" + (c.warp ? c.warp : "default") + " more bits " +
                      (c.more_bits ? std::string(type_name(*c.more_bits)) : "-"));
         const bool h = f16 && std::string(c.matvec_h) == "1" && h_type(c.type);
-        // Mixed types and K-quants need the F16 kernel.
-        const bool k_quant =
-            c.type == GgmlType::Q4_K || c.type == GgmlType::Q5_K || c.type == GgmlType::Q6_K;
-        const bool fused = c.fused && (h || (!k_quant && !c.more_bits));
+        // Mixed types and the F16-only types need the F16 kernel.
+        const bool fused = c.fused && (h || (!f16_fused_only(c.type) && !c.more_bits));
         setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);
         if (c.warp) setenv("EMBER_VULKAN_MATVEC_WARP", c.warp, 1);
         auto s = synth_model(c.type, c.tied, c.rope_freqs, c.more_bits);

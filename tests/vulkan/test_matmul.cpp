@@ -298,21 +298,25 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         kernels.push_back({"1", "2", "512", 2e-6, "2", "256", "3"});
         kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5"});
     }
-    // Also 160 blocks a row: more blocks than threads (a thread takes several). K-quants run
-    // only in matvec_fused_h.comp's subgroup mode (MATVEC_WARP=0 takes its default there).
+    // Also 160 blocks a row: more blocks than threads (a thread takes several). Types other
+    // than Q4_0 and Q8_0 run only in matvec_fused_h.comp's subgroup mode (MATVEC_WARP=0 takes
+    // its default there).
     for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q8_0, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q4_K, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q5_K, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q6_K, int64_t(9004), int64_t(256)},
+                                    std::tuple{GgmlType::Q4_1, int64_t(9004), int64_t(256)},
                                     std::tuple{GgmlType::Q4_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q8_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q4_K, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q5_K, int64_t(300), int64_t(5120)},
-                                    std::tuple{GgmlType::Q6_K, int64_t(300), int64_t(5120)}}) {
-        const bool k_quant =
-            type == GgmlType::Q4_K || type == GgmlType::Q5_K || type == GgmlType::Q6_K;
-        if (k_quant && !ctx.adapter().float16) continue;
+                                    std::tuple{GgmlType::Q6_K, int64_t(300), int64_t(5120)},
+                                    std::tuple{GgmlType::Q4_1, int64_t(300), int64_t(5120)},
+                                    std::tuple{GgmlType::Q5_0, int64_t(300), int64_t(5120)},
+                                    std::tuple{GgmlType::Q5_1, int64_t(300), int64_t(5120)}}) {
+        const bool f16_only = type != GgmlType::Q4_0 && type != GgmlType::Q8_0;
+        if (f16_only && !ctx.adapter().float16) continue;
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
         Tensor ta = wa.tensor(), tb = wb.tensor();
         tb.name = "w2";
@@ -343,7 +347,7 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                     }
                 }
                 for (const Kernel& k : kernels) {
-                    if (k_quant && std::string(k.h) == "0") continue;
+                    if (f16_only && std::string(k.h) == "0") continue;
                     SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
                                  std::to_string(cols) + " mode " + std::to_string(int(mode)) +
                                  " x_scale " + std::to_string(x_scale) + " MATVEC_H=" + k.h +

@@ -23,14 +23,18 @@ struct FusedH {
 bool is_k_quant(GgmlType t) {
     return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
-// Types matvec_fused_h.comp reads; K-quants only in its subgroup mode.
+// Types matvec_fused_h.comp reads only in its subgroup mode.
+bool subgroup_only(GgmlType t) {
+    return is_k_quant(t) || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1;
+}
+// Types matvec_fused_h.comp reads.
 bool fused_h_type(GgmlType t) {
-    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || is_k_quant(t);
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || subgroup_only(t);
 }
 
 // Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
-// share pipelines), the blocks' sums of x (Q4_K, Q5_K), the partial sums and common.glsl's
-// reduction arrays.
+// share pipelines), the blocks' sums of x (types with a min term), the partial sums and
+// common.glsl's reduction arrays.
 uint32_t fused_h_xs_blocks(int64_t cols, uint32_t ksplit) {
     return uint32_t((cols / 32 + ksplit - 1) / ksplit + 7) / 8 * 8;
 }
@@ -52,17 +56,18 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     if (!fused_h_available(a, w.type, w.cols)) return {};
     // EMBER_VULKAN_MATVEC_WARP caps the blocks per lane a step, 0 selecting the per-workgroup
     // mode of item 31 (used there only for Q4_0 rows of 4096 columns unless
-    // EMBER_VULKAN_MATVEC_H=1; K-quants keep the subgroup mode).
+    // EMBER_VULKAN_MATVEC_H=1; types other than Q4_0 and Q8_0 keep the subgroup mode).
     const bool force = std::getenv("EMBER_VULKAN_MATVEC_H") != nullptr;
-    const bool k_quant = is_k_quant(w.type);
+    const bool sub_only = subgroup_only(w.type);
     // Subgroups owning their rows (docs/performance.md, item 35): each lane loads at most 3
-    // Q4_0 or Q4_K, or 2 Q8_0 or Q6_K blocks of each of 2 rows a step (96-128 bytes in flight;
-    // the best of 1-6 measured on the H200), and the steps of a row are balanced (a 176-block
-    // row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
-    const uint32_t unroll_default = w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_K ? 3 : 2;
+    // Q4_0, Q4_1 or Q4_K, or 2 blocks of the others, of each of 2 rows a step (96-128 bytes in
+    // flight; the best of 1-6 measured on the H200 for Q4_0 and Q8_0), and the steps of a row
+    // are balanced (a 176-block row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
+    const uint32_t unroll_default =
+        w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q4_K ? 3 : 2;
     uint32_t max_unroll =
         std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WARP", unroll_default), 8);
-    if (k_quant && !max_unroll) max_unroll = unroll_default;
+    if (sub_only && !max_unroll) max_unroll = unroll_default;
     uint32_t warp_unroll = 0;
     if (max_unroll) {
         const uint64_t nblk = (uint64_t(w.cols) / 32 + ksplit - 1) / ksplit;
@@ -184,7 +189,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
     if (!subgroups) pc.ksplit = 1;
-    if (!subgroups && (is_k_quant(w0.type) || row_end))
+    if (!subgroups && (subgroup_only(w0.type) || row_end))
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
@@ -245,7 +250,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec needs single-piece weights of one width, all of types "
                           "this device's fused kernels read (F32, F16, Q8_0, Q4_0 of one type; "
-                          "with F16 arithmetic, Q4_K, Q5_K and Q6_K too)");
+                          "with F16 arithmetic, Q4_1, Q5_0, Q5_1 and the K-quants too)");
     if (f.mode == FusedMode::Qkv && (w0.rows % kFusedRows != 0 || w1.rows % kFusedRows != 0))
         return make_error(
             "vulkan.unsupported_shape",

@@ -17,10 +17,12 @@ struct PiecePlan {
 // Device layouts that differ from GGUF's, so that shaders load quants with 16-byte loads (GGUF's
 // Q4_0, Q8_0 and Q6_K blocks are only 2-byte aligned) and unpack them the same way for every
 // type. shaders/include/weights.glsl reads them.
-//  - Q4_0, Q8_0: groups of 8 consecutive blocks (in row-major block order) hold the 8 blocks'
-//    quants first, then their 8 F16 scales.
-//  - Q6_K: groups of 8 superblocks hold each superblock's 208 bytes without d (below), then the
-//    8 F16 d's.
+//  - Q4_0, Q8_0, Q4_1, Q5_0, Q5_1 and Q6_K: groups of 8 consecutive blocks (in row-major block
+//    order) hold each part of a block for the 8 blocks in turn (group_parts): Q4_0 and Q8_0 the
+//    8 blocks' quants, then their 8 F16 scales; Q4_1 the nibbles (16 bytes, Q4_0's order), then
+//    8 F16 pairs (d, m); Q5_0 and Q5_1 the nibbles, then a uint of high bits per block
+//    (element e's at q5_high_bit(e), as in Q5_K), then the d's (Q5_0) or (d, m) pairs (Q5_1);
+//    Q6_K each superblock's 208 bytes without d (below), then the 8 F16 d's.
 //  - Q4_K: each superblock in place: its 8 sub-blocks' nibbles (below), then d, dmin and 12
 //    bytes of the same 6-bit scales and mins, repacked so that sub-block j's are two shifts and
 //    masks away: byte j of the first 8 holds scale j in bits 0-5 and min j's high 2 bits in 6-7,
@@ -34,19 +36,38 @@ struct PiecePlan {
 // 4-7 (k even) or 0-3 (k odd), element b's pair below element b + 16's; then the 16 int8 scales.
 constexpr uint64_t kGroupBlocks = 8;
 
-// Bytes of a regrouped block without its F16 scale (0: not regrouped), and where that scale is.
-uint64_t grouped_block_bytes(GgmlType t) {
-    return t == GgmlType::Q4_0 ? 16 : t == GgmlType::Q8_0 ? 32 : t == GgmlType::Q6_K ? 208 : 0;
+// The parts of a regrouped type's block, in the order a group holds them (n = 0: not
+// regrouped); they add up to the GGUF block's bytes.
+struct GroupParts {
+    int n = 0;
+    uint64_t bytes[3] = {};
+};
+GroupParts group_parts(GgmlType t) {
+    switch (t) {
+        case GgmlType::Q4_0:
+            return {2, {16, 2}};
+        case GgmlType::Q8_0:
+            return {2, {32, 2}};
+        case GgmlType::Q6_K:
+            return {2, {208, 2}};
+        case GgmlType::Q4_1:
+            return {2, {16, 4}};
+        case GgmlType::Q5_0:
+            return {3, {16, 4, 2}};
+        case GgmlType::Q5_1:
+            return {3, {16, 4, 4}};
+        default:
+            return {};
+    }
 }
-uint64_t scale_offset(GgmlType t) {
-    return t == GgmlType::Q6_K ? 208 : 0;
+bool grouped(GgmlType t) {
+    return group_parts(t).n > 0;
 }
 
 uint64_t piece_bytes(GgmlType t, uint64_t nrows, uint64_t stride) {
-    const uint64_t qb = grouped_block_bytes(t);
-    if (!qb) return nrows * stride;
-    const uint64_t blocks = nrows * (stride / (qb + 2));
-    return (blocks + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks * (qb + 2);
+    if (!grouped(t)) return nrows * stride;
+    const uint64_t bb = type_traits(t)->block_bytes, blocks = nrows * (stride / bb);
+    return (blocks + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks * bb;
 }
 
 // One K-quant sub-block's element e (0-31) -> its nibble byte and shift in Q4_0's order.
@@ -98,6 +119,13 @@ int q5_high_bit(int e) {
     return at + shift[k];
 }
 
+// A block's 32 high bits (bit e: element e's, GGUF's Q5_0 and Q5_1) at q5_high_bit(e).
+uint32_t q5_high_bits(uint32_t qh) {
+    uint32_t out = 0;
+    for (int e = 0; e < 32; ++e) out |= ((qh >> e) & 1u) << q5_high_bit(e);
+    return out;
+}
+
 void rearrange_q5_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ5_K& b = *reinterpret_cast<const BlockQ5_K*>(src);
     repack_k4_nibbles(b.qs, dst);
@@ -140,22 +168,48 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vecto
         }
         return;
     }
-    const uint64_t qb = grouped_block_bytes(t), bb = qb + 2, gb = kGroupBlocks * bb;
-    const uint64_t so = scale_offset(t), qo = so == 0 ? 2 : 0;
+    const GroupParts gp = group_parts(t);
+    const uint64_t bb = type_traits(t)->block_bytes, gb = kGroupBlocks * bb;
     out.assign((n_blocks + kGroupBlocks - 1) / kGroupBlocks * gb, 0);
     for (uint64_t i = 0; i < n_blocks; ++i) {
         const uint8_t* b = src + i * bb;
-        uint8_t* g = out.data() + (i / kGroupBlocks) * gb;
-        const uint64_t j = i % kGroupBlocks;
-        if (t == GgmlType::Q6_K)
-            rearrange_q6_k(b, g + j * qb);
-        else
-            std::memcpy(g + j * qb, b + qo, qb);
-        std::memcpy(g + kGroupBlocks * qb + j * 2, b + so, 2);
+        // Part k of block j of the group.
+        uint8_t* part[3] = {};
+        uint8_t* at = out.data() + (i / kGroupBlocks) * gb;
+        for (int k = 0; k < gp.n; ++k) {
+            part[k] = at + (i % kGroupBlocks) * gp.bytes[k];
+            at += kGroupBlocks * gp.bytes[k];
+        }
+        // GGUF's blocks: Q4_0 and Q8_0 d, quants; Q6_K 208 bytes, d; Q4_1 d, m, nibbles; Q5_0
+        // d, high bits, nibbles; Q5_1 d, m, high bits, nibbles.
+        uint32_t qh = 0;
+        switch (t) {
+            case GgmlType::Q6_K:
+                rearrange_q6_k(b, part[0]);
+                std::memcpy(part[1], b + 208, 2);
+                break;
+            case GgmlType::Q4_1:
+                std::memcpy(part[0], b + 4, 16);
+                std::memcpy(part[1], b, 4);
+                break;
+            case GgmlType::Q5_0:
+            case GgmlType::Q5_1: {
+                const uint64_t dm = t == GgmlType::Q5_0 ? 2 : 4;
+                std::memcpy(part[0], b + dm + 4, 16);
+                std::memcpy(&qh, b + dm, 4);
+                qh = q5_high_bits(qh);
+                std::memcpy(part[1], &qh, 4);
+                std::memcpy(part[2], b, dm);
+                break;
+            }
+            default:  // Q4_0, Q8_0
+                std::memcpy(part[0], b + 2, gp.bytes[0]);
+                std::memcpy(part[1], b, 2);
+        }
     }
 }
 bool device_layout_differs(GgmlType t) {
-    return grouped_block_bytes(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+    return grouped(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
 }
 
 uint64_t row_stride_of(const Tensor& t) {
@@ -174,7 +228,7 @@ Result<std::vector<PiecePlan>> plan_tensor(const Tensor& t, const PlacementLimit
                           "tensor '" + t.name + "': row stride " + std::to_string(stride) +
                               " is not a whole number of " + std::string(tt->name) + " blocks");
     // Grouping pads a piece by less than one group (8 blocks).
-    const uint64_t pad = grouped_block_bytes(t.type) ? kGroupBlocks * tt->block_bytes : 0;
+    const uint64_t pad = grouped(t.type) ? kGroupBlocks * tt->block_bytes : 0;
     if (stride + pad > lim.max_range)
         return make_error("vulkan.tensor_too_large",
                           "tensor '" + t.name + "': one row (" + std::to_string(stride) +
