@@ -129,7 +129,7 @@ uvec4 rq[WB];   // the sub-block's nibbles
 uvec2 rqh[WB];  // its high bit pairs
 uint rsc[WB];   // its two int8 scales (in the low or high half)
 #else
-uint rh[16u * WB];  // F16: the 32 halfs themselves
+uint rh[16];  // F16: the 32 halfs themselves
 #endif
 float16_t rd[WB];
 #if defined(X_F16)
@@ -162,17 +162,16 @@ void load_stage(uint row0, uint s) {
 #elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
         uint c = (BK / 32u) * s + (tid & 1u) * WB + i, ib = r * pc.stride + c;
-        uint g = (ib >> 3) * GROUP_WORDS, j = ib & 7u;
         rdm[i] = 0u;  // d = m = 0 past the matrix: zeros
         if (r < pc.nrows && c * 32u < pc.ncols) {
-            rq[i] = wq[g / 4u + j];
+            rq[i] = wq[G_NIBBLES(ib)];
 #if defined(TYPE_Q5_0)
-            rdm[i] = ww[g + 40u + j / 2u] >> (16u * (j & 1u));
+            rdm[i] = ww[G_D_HALF(ib) / 2u] >> (16u * (ib & 1u));
 #else
-            rdm[i] = ww[g + GROUP_WORDS - 8u + j];
+            rdm[i] = ww[G_DM(ib)];
 #endif
 #if !defined(TYPE_Q4_1)
-            rqh[i] = ww[g + 32u + j];
+            rqh[i] = ww[G_HIGH(ib)];
 #endif
         }
     }
@@ -349,13 +348,9 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
         }
     }
 #else
-    // F16: the halfs in column order.
-    [[unroll]] for (uint b = 0; b < WB; ++b) {
-        uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u, h = 16u * b;
-        [[unroll]] for (uint i = 0; i < 4u; ++i)
-            sa[a + i] = uvec4(rh[h + 4u * i], rh[h + 4u * i + 1u], rh[h + 4u * i + 2u],
-                              rh[h + 4u * i + 3u]);
-    }
+    uint a = (tid >> 1) * LD4 + (tid & 1u) * 4u;
+    [[unroll]] for (uint i = 0; i < 4u; ++i)
+        sa[a + i] = uvec4(rh[4u * i], rh[4u * i + 1u], rh[4u * i + 2u], rh[4u * i + 3u]);
 #endif
     if (XLOAD >= 2u) load_x_stage(t0, s, vec_x);
 #if defined(X_F16)

@@ -44,22 +44,21 @@
     layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };     \
     layout(binding = N) readonly buffer W##N##W { uint ww##N[]; };   \
     layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; };
-#define G_WORD(ib) ((ib >> 3) * GROUP_WORDS)
 #if defined(TYPE_Q4_1)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; kd[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kd[i] = ww##N[G_DM(ib)]
 #define DOTQ(i, j) q41_dot(qa[i], kd[i], xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kd[i]) & 0x007FFFFFu)
 #elif defined(TYPE_Q5_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; \
-    kq[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]; dd[i] = DIAG_SCALE(wd##N[(G_WORD(ib) + 40u) * 2u + (ib & 7u)])
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
+    dd[i] = DIAG_SCALE(wd##N[G_D_HALF(ib)])
 #define DOTQ(i, j) q50_dot(qa[i], kq[i], dd[i], xv)
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i]) & 0x007FFFFFu) + float(dd[i]))
 #else
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; uint kd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_WORD(ib) / 4u + (ib & 7u)]; \
-    kq[i] = ww##N[G_WORD(ib) + 32u + (ib & 7u)]; kd[i] = ww##N[G_WORD(ib) + 40u + (ib & 7u)]
+#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
+    kd[i] = ww##N[G_DM(ib)]
 #define DOTQ(i, j) q51_dot(qa[i], kq[i], kd[i], xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i] ^ kd[i]) & 0x007FFFFFu)
 #endif

@@ -71,16 +71,16 @@ layout(binding = W_BINDING) readonly buffer WBuf { uvec4 wq[]; };
 layout(binding = W_BINDING) readonly buffer WBufW { uint ww[]; };
 #include "group_words.glsl"
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk, g = (ib >> 3) * GROUP_WORDS, j = ib & 7u;
-    uvec4 q = wq[g / 4u + j];
+    uint ib = row_base + chunk;
+    uvec4 q = wq[G_NIBBLES(ib)];
 #if defined(TYPE_Q5_0)
-    float d = unpackHalf2x16(ww[g + 40u + j / 2u])[j & 1u], m = -16.0 * d;
+    float d = unpackHalf2x16(ww[G_D_HALF(ib) / 2u])[ib & 1u], m = -16.0 * d;
 #else
-    vec2 dm = unpackHalf2x16(ww[g + (GROUP_WORDS - 8u) + j]);
+    vec2 dm = unpackHalf2x16(ww[G_DM(ib)]);
     float d = dm.x, m = dm.y;
 #endif
 #if !defined(TYPE_Q4_1)
-    uint qh = ww[g + 32u + j];
+    uint qh = ww[G_HIGH(ib)];
 #endif
     for (uint k = 0; k < 4; ++k) {
         for (uint i = 0; i < 4; ++i) {

@@ -197,7 +197,7 @@ TEST(MatmulTiles, WholeAndPartialTilesMatch) {
                    Case{GgmlType::Q4_0, 1024, 288, 64}, Case{GgmlType::Q8_0, 1100, 544, 70},
                    Case{GgmlType::Q8_0, 1024, 4096, 64}, Case{GgmlType::Q4_0, 2048, 4096, 16},
                    Case{GgmlType::Q4_0, 4096, 256, 512}, Case{GgmlType::Q8_0, 4100, 288, 500},
-                   // Types dequantized through weights.glsl in the kernel: 64 x 64, 128 x 64
+                   // The other quantized types (staged from their nibbles): 64 x 64, 128 x 64
                    // and 128 x 128 tiles, whole and partial, rows of 9 blocks (Q4_1, Q5_x)
                    // and of 1 to 16 K-quant superblocks.
                    Case{GgmlType::Q4_K, 128, 256, 64}, Case{GgmlType::Q5_K, 100, 768, 70},
@@ -206,9 +206,9 @@ TEST(MatmulTiles, WholeAndPartialTilesMatch) {
                    Case{GgmlType::Q5_1, 64, 288, 20}, Case{GgmlType::Q6_K, 4096, 256, 512},
                    Case{GgmlType::Q5_K, 4100, 256, 500}}) {
         // (Elsewhere Types/Matmul covers the other types' batches; these sizes are slow there.)
-        const bool generic =
+        const bool other =
             c.type != GgmlType::Q4_0 && c.type != GgmlType::Q8_0 && c.type != GgmlType::F16;
-        if (generic && !matmul_on_tensor_cores(ctx.adapter(), c.type)) continue;
+        if (other && !matmul_on_tensor_cores(ctx.adapter(), c.type)) continue;
         auto w = make_weight(c.type, c.rows, c.cols, 80 + uint64_t(c.rows));
         check_matmul(ctx, w, c.n_tokens, 1e-4);
     }

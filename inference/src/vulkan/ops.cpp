@@ -32,8 +32,8 @@ bool use_coopmat(const Recorder& rec, GgmlType t) {
 bool matmul_on_tensor_cores(const Adapter& a, GgmlType t) {
     if (!a.coopmat_nv) return false;
     if (t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16) return true;
-    // The other quantized types dequantize their chunks in the kernel (docs/performance.md,
-    // item 77); EMBER_VULKAN_COOPMAT_GENERIC=0 sends them through an F16 copy instead.
+    // The other quantized types are staged from their nibbles too (docs/performance.md, items
+    // 77-78); EMBER_VULKAN_COOPMAT_GENERIC=0 sends them through an F16 copy instead.
     static const bool generic = !env_is("EMBER_VULKAN_COOPMAT_GENERIC", "0");
     return generic && (t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
                        t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K);

@@ -182,7 +182,6 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vecto
         }
         // GGUF's blocks: Q4_0 and Q8_0 d, quants; Q6_K 208 bytes, d; Q4_1 d, m, nibbles; Q5_0
         // d, high bits, nibbles; Q5_1 d, m, high bits, nibbles.
-        uint32_t qh = 0;
         switch (t) {
             case GgmlType::Q6_K:
                 rearrange_q6_k(b, part[0]);
@@ -196,6 +195,7 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vecto
             case GgmlType::Q5_1: {
                 const uint64_t dm = t == GgmlType::Q5_0 ? 2 : 4;
                 std::memcpy(part[0], b + dm + 4, 16);
+                uint32_t qh;
                 std::memcpy(&qh, b + dm, 4);
                 qh = q5_high_bits(qh);
                 std::memcpy(part[1], &qh, 4);
