@@ -118,7 +118,7 @@ namespace {
 // all of w0's type; w0-w2 are the bindings.
 Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                     const DeviceTensor& w1, const DeviceTensor& w2, uint32_t row_first,
-                    uint32_t row_end) {
+                    uint32_t row_end, uint32_t run = 0) {
     // The rows of the matrices (a dispatch of some of them binds others in their places).
     const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
     struct {
@@ -126,7 +126,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         float eps;
         uint32_t head_dim, n_rot;
         float freq_base;
-        uint32_t has_ff, kv_dim, ksplit, row_first, row_end;
+        uint32_t has_ff, kv_dim, ksplit, row_first, row_end, ticket_slot;
     } pc{uint32_t(w0.cols),
          fused_row_stride(w0),
          uint32_t(f.mode),
@@ -143,7 +143,8 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
          uint32_t(rows1),
          1u,
          row_first,
-         row_end};
+         row_end,
+         run * 16};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
@@ -161,6 +162,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     auto bindings = {
         w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,       or_x(f.norm), f.y,
         or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),       or_x(f.ff)};
+    auto bindings_h = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range,
+                       f.x,                env_u32("EMBER_VULKAN_MATVEC_NWX", 0) && f.norm.buffer ? f.x : or_x(f.norm),       f.y,
+                       or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),
+                       or_x(f.ff),         or_y(f.tickets)};
     const Adapter& a = rec.context().adapter();
     // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
     const uint32_t h_wg =
@@ -204,11 +209,19 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         }
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
+        // Timing switch: how subgroups take their groups (the shader's SCHED); tickets need
+        // the counters.
+        uint32_t sched = std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_SCHED", 0), 2);
+        if (sched == 1 && (!f.tickets.buffer || pc.ksplit > 16 || run > 3)) sched = 0;
+        // Timing switch: x staged through registers where a thread holds at most 8 vec4.
+        const uint32_t x_iters = (h.xs_blocks * 8 + h_wg - 1) / h_wg;
+        const uint32_t xstage =
+            x_iters <= 8 ? std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_XSTAGE", 0), 2) : 0;
         return rec.dispatch_linear(
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 weight_type_suffix(w0.type),
-            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag});
+            bindings_h, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, sched, xstage});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -220,7 +233,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         const uint64_t loop_wgs = std::max<uint64_t>(
             1, env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? 4 * a.sm_count : 512));
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
-                                   bindings, &pc, push_size<decltype(pc)>(), wg,
+                                   bindings_h, &pc, push_size<decltype(pc)>(), wg,
                                    std::min(groups_of(h.rows), loop_wgs), 1,
                                    {h.xs_blocks, h.rows, 0, h.diag});
     }
@@ -269,13 +282,14 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const DeviceTensor* ws[3] = {&w0, &w1, &w2};
     const uint32_t ends[3] = {uint32_t(w0.rows), uint32_t(w0.rows + w1.rows),
                               uint32_t(w0.rows + 2 * w1.rows)};
-    for (int i = 0; i < 3;) {
+    for (int i = 0, run = 0; i < 3; ++run) {
         int j = i;
         while (j + 1 < 3 && ws[j + 1]->type == ws[i]->type) ++j;
         auto pick = [&](int k) -> const DeviceTensor& {
             return k >= i && k <= j ? *ws[k] : *ws[i];
         };
-        EMBER_TRY(record_fused(rec, f, pick(0), pick(1), pick(2), i ? ends[i - 1] : 0, ends[j]));
+        EMBER_TRY(record_fused(rec, f, pick(0), pick(1), pick(2), i ? ends[i - 1] : 0, ends[j],
+                               uint32_t(run)));
         i = j + 1;
     }
     return {};
