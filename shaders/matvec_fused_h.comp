@@ -16,7 +16,6 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #include "include/common.glsl"
-#extension GL_KHR_shader_subgroup_ballot : require
 #if defined(ATOMIC)
 // Rows split over column parts (ADD mode, pc.ksplit > 1) add their partial sums with float
 // atomics (VK_EXT_shader_atomic_float).
@@ -38,13 +37,9 @@ layout(constant_id = 3) const uint WARP_UNROLL = 0;
 // of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode, Q4_0 and Q8_0).
 // Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
-// Which groups a subgroup takes (subgroup mode; EMBER_VULKAN_MATVEC_SCHED): 0 = every n_sg-th
-// from its first, 1 = its first, then the next free one from a ticket counter, 2 = a run of
-// consecutive groups.
-layout(constant_id = 5) const uint SCHED = 0;
-// 1: x staged from registers (stage_x); the host sets it where X_ITERS is small.
-layout(constant_id = 6) const uint XSTAGE = 0;
-// A thread's vec4 of x when all of shared x is staged.
+// 1: stage_x loads a thread's X_ITERS vec4 of x and of the norm weight at once and keeps them in
+// registers for the second pass (ops_matvec.cpp sets it where X_ITERS <= 8).
+layout(constant_id = 5) const uint XREG = 0;
 const uint X_ITERS = (XS_BLOCKS * 8u + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
@@ -63,9 +58,6 @@ layout(binding = 6) writeonly buffer KBuf { float16_t kc[]; };
 layout(binding = 7) writeonly buffer VBuf { float16_t vc[]; };
 DECLARE_STEP_BUFFER(8)
 layout(binding = 9) readonly buffer FBuf { float ff[]; };
-// SCHED 1: a counter per ticket slot and column part, zero between dispatches (the last
-// subgroup to draw sets it back).
-layout(binding = 10) buffer TBuf { uint tickets[]; };
 
 layout(push_constant) uniform PC {
     uint ncols;
@@ -87,7 +79,6 @@ layout(push_constant) uniform PC {
     // multiples of ROWS: matrices of different types take a dispatch each.
     uint row_first;
     uint row_end;
-    uint ticket_slot;  // SCHED 1: first counter of this dispatch (ksplit of them)
 } pc;
 
 // Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
@@ -171,6 +162,13 @@ float vmax_abs(vec4 v) {
     return max(max(a.x, a.y), max(a.z, a.w));
 }
 
+// x' of vec4 c (from the first staged block) into xs, as F16 pairs.
+void stage_vec4(uint c, vec4 v) {
+    uint w = pair_word(c & 7u), slot = xs_slot(c >> 3, w >> 2);
+    xs[slot][w & 3u] = packHalf2x16(v.xz);
+    xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
+}
+
 // x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns e. c0
 // is a multiple of 8 (a block); the norm needs all of x (c0 = 0, c1 = ncols / 4).
 int stage_x(uint c0, uint c1) {
@@ -179,10 +177,10 @@ int stage_x(uint c0, uint c1) {
     uint xb = pc.x_off / 4u;
     bool norm = pc.has_norm != 0u;
     float ss = 0.0, mx = 0.0;
-    // XSTAGE 1: each thread's vec4 of x and of the norm weight loaded at once and kept in
-    // registers for the second pass.
+    // XREG: a thread's loads issued together (in the loop each waits for the one before; 7B
+    // Q4_0 decoded about 1.5% faster on the H200 without that wait).
     vec4 xr[X_ITERS], nr[X_ITERS];
-    if (XSTAGE != 0u) {
+    if (XREG != 0u) {
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             uint c = min(c0 + tid + k * WG_SIZE, c1 - 1u);
             xr[k] = x4[xb + c];
@@ -211,37 +209,25 @@ int stage_x(uint c0, uint c1) {
     barrier();
     ss = 0.0;
     uint mxu = 0u;
-    if (XSTAGE == 2u && gl_NumSubgroups <= gl_SubgroupSize) {
-        // Each lane one subgroup's partials, then one exchange.
-        const uint i = gl_SubgroupInvocationID;
-        ss = subgroupAdd(i < gl_NumSubgroups ? red_f[i] : 0.0);
-        mxu = subgroupMax(i < gl_NumSubgroups ? red_u[i] : 0u);
-    } else {
-        for (uint i = 0; i < gl_NumSubgroups; ++i) {
-            ss += red_f[i];
-            mxu = max(mxu, red_u[i]);
-        }
+    for (uint i = 0; i < gl_NumSubgroups; ++i) {
+        ss += red_f[i];
+        mxu = max(mxu, red_u[i]);
     }
     float inv = norm ? inversesqrt(ss / float(pc.ncols) + pc.eps) : 1.0;
     int e;
     frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
-    if (XSTAGE != 0u) {
+    if (XREG != 0u) {
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             uint c = c0 + tid + k * WG_SIZE;
             if (c >= c1) break;
-            vec4 v = xr[k] * down * nr[k];
-            uint w = pair_word(c & 7u), slot = xs_slot((c - c0) >> 3, w >> 2);
-            xs[slot][w & 3u] = packHalf2x16(v.xz);
-            xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
+            stage_vec4(c - c0, xr[k] * down * nr[k]);
         }
     } else {
         for (uint c = c0 + tid; c < c1; c += WG_SIZE) {
             vec4 v = x4[xb + c] * down;
             if (norm) v *= nw4[c];
-            uint w = pair_word(c & 7u), slot = xs_slot((c - c0) >> 3, w >> 2);
-            xs[slot][w & 3u] = packHalf2x16(v.xz);
-            xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
+            stage_vec4(c - c0, v);
         }
     }
     barrier();
@@ -349,32 +335,8 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     const uint first = wg / ksplit * gl_NumSubgroups + gl_SubgroupID;
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
-    const uint g0 = pc.row_first / ROWS;
-    const uint n_dyn = n_groups > g0 + n_sg ? n_groups - g0 - n_sg : 0u;
-    const uint tslot = pc.ticket_slot + part;
-    uint ticket = 0u;
-    // The first draw's round trip runs during the staging.
-    if (SCHED == 1u && subgroupElect()) ticket = atomicAdd(tickets[tslot], 1u);
-    const uint per_sg = (n_groups - min(n_groups, g0) + n_sg - 1u) / n_sg;
-    uint grp = SCHED == 2u ? g0 + first * per_sg : g0 + first;
-    uint grp_end = SCHED == 2u ? min(n_groups, grp + per_sg)
-                   : SCHED == 1u ? min(n_groups, g0 + n_sg) : n_groups;
-    const uint grp_step = SCHED == 2u ? 1u : n_sg;
     const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
-    for (;; grp += grp_step) {
-        if (grp >= grp_end) {
-            if (SCHED != 1u) break;
-            // Each subgroup draws until it gets no group: n_dyn + n_sg draws in all, the last
-            // of which sets the counter back to zero for the next dispatch.
-            const uint t = subgroupBroadcastFirst(ticket);
-            if (t >= n_dyn) {
-                if (t == n_dyn + n_sg - 1u && subgroupElect()) atomicExchange(tickets[tslot], 0u);
-                break;
-            }
-            if (subgroupElect()) ticket = atomicAdd(tickets[tslot], 1u);
-            grp = g0 + n_sg + t;
-            grp_end = grp + 1u;
-        }
+    for (uint grp = pc.row_first / ROWS + first; grp < n_groups; grp += n_sg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
         uint sm = group_rows(mode, grp, srow, sbase, sok);

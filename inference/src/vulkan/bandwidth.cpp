@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "common/env.h"
 #include "vulkan/ops.h"
 #include "vulkan/profiler.h"
 
@@ -50,8 +49,6 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
     EMBER_ASSIGN_OR_RETURN(QueryPool queries, QueryPool::create(dev, n_queries));
 
     constexpr uint32_t kWg = 256, kReads = 4;  // READS in read_bandwidth.comp
-    const uint32_t pattern = std::min<uint32_t>(env_u32("EMBER_VULKAN_MEMBW_PATTERN", 0), 2);
-    const uint32_t unroll = std::clamp<uint32_t>(env_u32("EMBER_VULKAN_MEMBW_U", 3), 1, 8);
     EMBER_ASSIGN_OR_RETURN(VkCommandBuffer cmd, ctx.begin_oneoff());
     vkCmdResetQueryPool(cmd, queries.handle(), 0, n_queries);
     Recorder rec(ctx, cmd);
@@ -73,14 +70,8 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
             if (offset + bytes[i] > pool) offset = 0;
             BufferRange range{src.handle(), offset, bytes[i]};
             offset = (offset + bytes[i] + align - 1) / align * align;
-            if (pattern) {
-                EMBER_TRY(rec.dispatch_linear("read_bandwidth_u32_u32", {range, dst.range()}, &n, 4,
-                                              kWg, uint64_t(dev.adapter().sm_count ? 4 * dev.adapter().sm_count : 512), 1,
-                                              {pattern, unroll}));
-            } else {
             EMBER_TRY(rec.dispatch_linear("read_bandwidth_u32_u32", {range, dst.range()}, &n, 4,
                                           kWg, (uint64_t(n) + kWg * kReads - 1) / (kWg * kReads)));
-            }
             rec.barrier();
         }
         vkCmdWriteTimestamp(cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries.handle(),

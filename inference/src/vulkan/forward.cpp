@@ -20,7 +20,6 @@ struct Buffers {
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
     BufferRange wh;  // F16 copy of a prompt matmul's weights where the tensor cores need one
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
-    BufferRange tickets;                // the fused mat-vecs' counters (kFusedTickets, zero)
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
@@ -96,7 +95,6 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         f.norm = m.output_norm->pieces[0].range;
         f.eps = hp.rms_eps;
         f.y = b.logits;
-        f.tickets = b.tickets;
         EMBER_TRY(op_matvec_fused(rec, f));
     } else {
         EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb,
@@ -146,13 +144,12 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         return {};
     };
     // y += W x: the output and down projections with the residual add.
-    auto residual = [&](const DeviceTensor* w, BufferRange x, BufferRange y) {
+    auto residual = [](const DeviceTensor* w, BufferRange x, BufferRange y) {
         FusedMatvec f;
         f.mode = FusedMode::Add;
         f.w[0] = w;
         f.x = x;
         f.y = y;
-        f.tickets = b.tickets;
         return f;
     };
     for (size_t l = 0; l < m.layers.size(); ++l) {
@@ -173,7 +170,6 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.head_dim = hp.head_dim;
         qkv.n_rot = hp.n_rot;
         qkv.freq_base = hp.rope_freq_base;
-        qkv.tickets = b.tickets;
         EMBER_TRY(
             stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
         if (fuse_wo && attention_wo_supported(rec, shape, *L.wo)) {
@@ -195,7 +191,6 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         gu.norm = L.ffn_norm->pieces[0].range;
         gu.eps = hp.rms_eps;
         gu.y = b.g;
-        gu.tickets = b.tickets;
         EMBER_TRY(stage('f', "norm + gate/up + silu", [&] { return op_matvec_fused(rec, gu); }));
         EMBER_TRY(stage('d', "down + residual",
                         [&] { return op_matvec_fused(rec, residual(L.down, b.g, b.x)); }));
@@ -388,7 +383,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     const AttentionShape dec = attention_shape(hp, 1);
     const uint32_t n_split = split_attention_enabled(hp) ? decode_attention_splits(dec, n_ctx) : 0;
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
-           scount = f32(hp.n_head), stickets = f32(kFusedTickets);
+           scount = f32(hp.n_head);
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
             return make_error("vulkan.batch_too_large", "activation buffer of " +
@@ -421,7 +416,6 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     b.step = r->m_step.range();
     b.attn_part = r->m_arena.get(spart);
     b.attn_count = r->m_arena.get(scount);
-    b.tickets = r->m_arena.get(stickets);
     b.attn_split = n_split;
     b.attn_grid = r->m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {
@@ -474,10 +468,7 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
         Recorder rec(ctx, cmd, prof);
-        if (zero) {
-            rec.fill_zero(m_buf.attn_count);
-            rec.fill_zero(m_buf.tickets);
-        }
+        if (zero) rec.fill_zero(m_buf.attn_count);
         if (prof) prof->begin(cmd);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out, si == 1);
         VkResult er = vkEndCommandBuffer(cmd);

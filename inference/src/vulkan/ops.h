@@ -112,8 +112,6 @@ struct FusedMatvec {
     FusedMode mode = FusedMode::Store;
     const DeviceTensor* w[3] = {nullptr, nullptr, nullptr};  // Qkv: wq, wk, wv; Silu: gate, up
     BufferRange x, norm, y, k_cache, v_cache, step, ff;      // norm, caches, step, ff optional
-    // Optional: kFusedTickets uints, zero, that the subgroup kernels may draw row groups from.
-    BufferRange tickets;
     uint32_t x_off = 0, y_off = 0;
     float eps = 0;
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
@@ -127,7 +125,6 @@ bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceT
 // the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
 uint32_t fused_row_stride(const DeviceTensor& w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
-constexpr uint32_t kFusedTickets = 64;
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);

@@ -96,6 +96,13 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
             std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 7)};
 }
 
+// XREG in matvec_fused_h.comp: whether stage_x holds a thread's part of x in registers (at
+// most 8 vec4 of x and 8 of the norm weight; EMBER_VULKAN_MATVEC_XREG=0 turns it off).
+uint32_t x_in_registers(const FusedH& h, uint32_t wg_size) {
+    static const bool allowed = !env_is("EMBER_VULKAN_MATVEC_XREG", "0");
+    return allowed && (h.xs_blocks * 8 + wg_size - 1) / wg_size <= 8 ? 1 : 0;
+}
+
 }  // namespace
 
 bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w) {
@@ -118,7 +125,7 @@ namespace {
 // all of w0's type; w0-w2 are the bindings.
 Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                     const DeviceTensor& w1, const DeviceTensor& w2, uint32_t row_first,
-                    uint32_t row_end, uint32_t run = 0) {
+                    uint32_t row_end) {
     // The rows of the matrices (a dispatch of some of them binds others in their places).
     const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
     struct {
@@ -126,7 +133,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         float eps;
         uint32_t head_dim, n_rot;
         float freq_base;
-        uint32_t has_ff, kv_dim, ksplit, row_first, row_end, ticket_slot;
+        uint32_t has_ff, kv_dim, ksplit, row_first, row_end;
     } pc{uint32_t(w0.cols),
          fused_row_stride(w0),
          uint32_t(f.mode),
@@ -143,8 +150,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
          uint32_t(rows1),
          1u,
          row_first,
-         row_end,
-         run * 16};
+         row_end};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
@@ -162,10 +168,6 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     auto bindings = {
         w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,       or_x(f.norm), f.y,
         or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),       or_x(f.ff)};
-    auto bindings_h = {w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range,
-                       f.x,                env_u32("EMBER_VULKAN_MATVEC_NWX", 0) && f.norm.buffer ? f.x : or_x(f.norm),       f.y,
-                       or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),
-                       or_x(f.ff),         or_y(f.tickets)};
     const Adapter& a = rec.context().adapter();
     // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
     const uint32_t h_wg =
@@ -209,19 +211,11 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         }
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
-        // Timing switch: how subgroups take their groups (the shader's SCHED); tickets need
-        // the counters.
-        uint32_t sched = std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_SCHED", 0), 2);
-        if (sched == 1 && (!f.tickets.buffer || pc.ksplit > 16 || run > 3)) sched = 0;
-        // Timing switch: x staged through registers where a thread holds at most 8 vec4.
-        const uint32_t x_iters = (h.xs_blocks * 8 + h_wg - 1) / h_wg;
-        const uint32_t xstage =
-            x_iters <= 8 ? std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_XSTAGE", 0), 2) : 0;
         return rec.dispatch_linear(
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 weight_type_suffix(w0.type),
-            bindings_h, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, sched, xstage});
+            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, x_in_registers(h, h_wg)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -233,9 +227,9 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         const uint64_t loop_wgs = std::max<uint64_t>(
             1, env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? 4 * a.sm_count : 512));
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
-                                   bindings_h, &pc, push_size<decltype(pc)>(), wg,
+                                   bindings, &pc, push_size<decltype(pc)>(), wg,
                                    std::min(groups_of(h.rows), loop_wgs), 1,
-                                   {h.xs_blocks, h.rows, 0, h.diag});
+                                   {h.xs_blocks, h.rows, 0, h.diag, x_in_registers(h, wg)});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
     // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
@@ -282,14 +276,13 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const DeviceTensor* ws[3] = {&w0, &w1, &w2};
     const uint32_t ends[3] = {uint32_t(w0.rows), uint32_t(w0.rows + w1.rows),
                               uint32_t(w0.rows + 2 * w1.rows)};
-    for (int i = 0, run = 0; i < 3; ++run) {
+    for (int i = 0; i < 3;) {
         int j = i;
         while (j + 1 < 3 && ws[j + 1]->type == ws[i]->type) ++j;
         auto pick = [&](int k) -> const DeviceTensor& {
             return k >= i && k <= j ? *ws[k] : *ws[i];
         };
-        EMBER_TRY(record_fused(rec, f, pick(0), pick(1), pick(2), i ? ends[i - 1] : 0, ends[j],
-                               uint32_t(run)));
+        EMBER_TRY(record_fused(rec, f, pick(0), pick(1), pick(2), i ? ends[i - 1] : 0, ends[j]));
         i = j + 1;
     }
     return {};
