@@ -37,10 +37,12 @@ layout(constant_id = 3) const uint WARP_UNROLL = 0;
 // of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode, Q4_0 and Q8_0).
 // Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
-// 1: stage_x loads a thread's X_ITERS vec4 of x and of the norm weight at once and keeps them in
-// registers for the second pass (ops_matvec.cpp sets it where X_ITERS <= 8).
-layout(constant_id = 5) const uint XREG = 0;
+// 1 (the default; EMBER_VULKAN_MATVEC_XREG=0 sets 0): where a thread stages at most 8 vec4,
+// stage_x loads its X_ITERS vec4 of x and of the norm weight at once and keeps them in
+// registers for the second pass.
+layout(constant_id = 5) const uint XREG_ALLOWED = 1;
 const uint X_ITERS = (XS_BLOCKS * 8u + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+const bool XREG = XREG_ALLOWED != 0u && X_ITERS <= 8u;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
 // workgroup mode specializes WARP_UNROLL to 0 and never runs that code).
 const uint STEP_LOADS = (WARP_UNROLL > 0u ? WARP_UNROLL : 1u) * ROWS;
@@ -180,7 +182,7 @@ int stage_x(uint c0, uint c1) {
     // XREG: a thread's loads issued together (in the loop each waits for the one before; 7B
     // Q4_0 decoded about 1.5% faster on the H200 without that wait).
     vec4 xr[X_ITERS], nr[X_ITERS];
-    if (XREG != 0u) {
+    if (XREG) {
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             uint c = min(c0 + tid + k * WG_SIZE, c1 - 1u);
             xr[k] = x4[xb + c];
@@ -217,7 +219,7 @@ int stage_x(uint c0, uint c1) {
     int e;
     frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
-    if (XREG != 0u) {
+    if (XREG) {
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             uint c = c0 + tid + k * WG_SIZE;
             if (c >= c1) break;

@@ -96,11 +96,12 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
             std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 7)};
 }
 
-// XREG in matvec_fused_h.comp: whether stage_x holds a thread's part of x in registers (at
-// most 8 vec4 of x and 8 of the norm weight; EMBER_VULKAN_MATVEC_XREG=0 turns it off).
-uint32_t x_in_registers(const FusedH& h, uint32_t wg_size) {
+// XREG_ALLOWED in matvec_fused_h.comp: whether stage_x may hold a thread's part of x in
+// registers (the shader does where that part is small); EMBER_VULKAN_MATVEC_XREG=0 keeps the
+// loop.
+uint32_t xreg_allowed() {
     static const bool allowed = !env_is("EMBER_VULKAN_MATVEC_XREG", "0");
-    return allowed && (h.xs_blocks * 8 + wg_size - 1) / wg_size <= 8 ? 1 : 0;
+    return allowed ? 1 : 0;
 }
 
 }  // namespace
@@ -215,7 +216,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 weight_type_suffix(w0.type),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, x_in_registers(h, h_wg)});
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed()});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -229,7 +230,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
                                    bindings, &pc, push_size<decltype(pc)>(), wg,
                                    std::min(groups_of(h.rows), loop_wgs), 1,
-                                   {h.xs_blocks, h.rows, 0, h.diag, x_in_registers(h, wg)});
+                                   {h.xs_blocks, h.rows, 0, h.diag, xreg_allowed()});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
     // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
