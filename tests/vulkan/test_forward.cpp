@@ -180,13 +180,6 @@ protected:
     }
 };
 
-// Types that the fused decode kernels read only with F16 dot products (matvec_fused_h.comp's
-// subgroup mode).
-bool f16_fused_only(GgmlType t) {
-    return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
-           t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
-}
-
 // The tight tolerance against the dequantized twin; prompts on the tensor cores stage weights
 // and activations as F16, which costs about three decimal digits; decode mat-vecs of the
 // quantized types take F16 dot products where the device has F16 arithmetic (~5e-7 NMSE a
@@ -194,8 +187,9 @@ bool f16_fused_only(GgmlType t) {
 double exact_tol(GgmlType type) {
     auto a = Context::pick_adapter(test_device());
     bool coopmat = a.ok() && matmul_on_tensor_cores(*a, type);
-    bool f16_dot = a.ok() && a->float16 &&
-                   (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || f16_fused_only(type));
+    bool f16_dot =
+        a.ok() && a->float16 &&
+        (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || fused_matvec_f16_only(type));
     return coopmat ? 1e-4 : f16_dot ? 1e-5 : 1e-6;
 }
 
@@ -245,7 +239,7 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
     auto adapter = Context::pick_adapter(test_device());
     const bool f16 = adapter.ok() && adapter->float16;
     auto h_type = [](GgmlType t) {
-        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || f16_fused_only(t);
+        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || fused_matvec_f16_only(t);
     };
     for (Case c : {Case{GgmlType::Q4_0, false, true, true, "1"},
                    Case{GgmlType::Q4_0, false, true, true, "1", "0"},
@@ -272,7 +266,7 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
                      (c.more_bits ? std::string(type_name(*c.more_bits)) : "-"));
         const bool h = f16 && std::string(c.matvec_h) == "1" && h_type(c.type);
         // Mixed types and the F16-only types need the F16 kernel.
-        const bool fused = c.fused && (h || (!f16_fused_only(c.type) && !c.more_bits));
+        const bool fused = c.fused && (h || (!fused_matvec_f16_only(c.type) && !c.more_bits));
         setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);
         if (c.warp) setenv("EMBER_VULKAN_MATVEC_WARP", c.warp, 1);
         auto s = synth_model(c.type, c.tied, c.rope_freqs, c.more_bits);

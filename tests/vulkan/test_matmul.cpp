@@ -315,7 +315,7 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                                     std::tuple{GgmlType::Q4_1, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q5_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q5_1, int64_t(300), int64_t(5120)}}) {
-        const bool f16_only = type != GgmlType::Q4_0 && type != GgmlType::Q8_0;
+        const bool f16_only = fused_matvec_f16_only(type);
         if (f16_only && !ctx.adapter().float16) continue;
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
         Tensor ta = wa.tensor(), tb = wb.tensor();

@@ -121,6 +121,9 @@ struct FusedMatvec {
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
 // still share theirs: only Q, K and V take a dispatch per type).
 bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w);
+// Whether the fused decode kernels read this type only with F16 dot products (Q4_1, Q5_0,
+// Q5_1 and the K-quants: matvec_fused_h.comp's subgroup mode).
+bool fused_matvec_f16_only(GgmlType type);
 // w's row stride as the fused decode kernels count it (include/fused_weights.glsl): elements for
 // the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
 uint32_t fused_row_stride(const DeviceTensor& w);

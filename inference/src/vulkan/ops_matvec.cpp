@@ -9,6 +9,13 @@
 #include "vulkan/ops.h"
 
 namespace ember::vulkan {
+
+// matvec_fused_h.comp reads these only in its subgroup mode.
+bool fused_matvec_f16_only(GgmlType t) {
+    return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+           t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+}
+
 namespace {
 
 constexpr uint32_t kFusedRows = 4;  // SLOTS in matvec_fused.comp
@@ -23,13 +30,9 @@ struct FusedH {
 bool is_k_quant(GgmlType t) {
     return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
-// Types matvec_fused_h.comp reads only in its subgroup mode.
-bool subgroup_only(GgmlType t) {
-    return is_k_quant(t) || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1;
-}
 // Types matvec_fused_h.comp reads.
 bool fused_h_type(GgmlType t) {
-    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || subgroup_only(t);
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || fused_matvec_f16_only(t);
 }
 
 // Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
@@ -58,7 +61,7 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     // mode of item 31 (used there only for Q4_0 rows of 4096 columns unless
     // EMBER_VULKAN_MATVEC_H=1; types other than Q4_0 and Q8_0 keep the subgroup mode).
     const bool force = std::getenv("EMBER_VULKAN_MATVEC_H") != nullptr;
-    const bool sub_only = subgroup_only(w.type);
+    const bool sub_only = fused_matvec_f16_only(w.type);
     // Subgroups owning their rows (docs/performance.md, item 35): each lane loads at most 3
     // Q4_0, Q4_1 or Q4_K, or 2 blocks of the others, of each of 2 rows a step (96-128 bytes in
     // flight; the best of 1-6 measured on the H200 for Q4_0 and Q8_0), and the steps of a row
@@ -197,7 +200,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
     if (!subgroups) pc.ksplit = 1;
-    if (!subgroups && (subgroup_only(w0.type) || row_end))
+    if (!subgroups && (fused_matvec_f16_only(w0.type) || row_end))
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
