@@ -103,8 +103,18 @@ TEST(Cli, BenchJsonAfterAContext) {
     EXPECT_EQ(j["n_prompt"], 16);
     EXPECT_EQ(j["n_gen"], 8);
     EXPECT_EQ(j["n_depth"], 40);
+    EXPECT_EQ(j["tg_next_token"], "random");
     EXPECT_EQ(j["backend"], "cpu");
     EXPECT_GT(j["pp_tok_s"].get<double>(), 0.0);
+    EXPECT_GT(j["tg_tok_s"].get<double>(), 0.0);
+}
+
+TEST(Cli, BenchHostArgmaxIsRecorded) {
+    json j = parse_json(run_cli(ember::test::cli_path(),
+                                {"bench", "-m", kModel, "-p", "0", "-n", "4", "-r", "1",
+                                 "--host-argmax", "--json", "--backend", "cpu", "--threads", "1"}));
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["tg_next_token"], "host_argmax");
     EXPECT_GT(j["tg_tok_s"].get<double>(), 0.0);
 }
 

@@ -93,8 +93,12 @@ Result<std::pair<nlohmann::json, double>> measure_gpu_read_bandwidth(const std::
 int cmd_bench(int argc, char** argv) {
     std::set<std::string> valued = {"--n-prompt", "--n-gen", "--reps", "--depth"};
     valued.insert(kLoadOptions.begin(), kLoadOptions.end());
-    Args a({"--json", "--membw"}, valued,
-           {{"-m", "--model"}, {"-p", "--n-prompt"}, {"-n", "--n-gen"}, {"-r", "--reps"}, {"-t", "--threads"},
+    Args a({"--json", "--membw", "--host-argmax"}, valued,
+           {{"-m", "--model"},
+            {"-p", "--n-prompt"},
+            {"-n", "--n-gen"},
+            {"-r", "--reps"},
+            {"-t", "--threads"},
             {"-d", "--depth"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto pp = a.get_int("--n-prompt", 512, 0, 1 << 20);
@@ -103,6 +107,7 @@ int cmd_bench(int argc, char** argv) {
     // Like llama-bench's -d: pp and tg run after this many context tokens (not timed).
     auto depth = a.get_int("--depth", 0, 0, 1 << 20);
     for (auto* r : {&pp, &tg, &reps, &depth}) if (!*r) return fail(r->error());
+    const bool host_argmax = a.has("--host-argmax");
     const int n_ctx = int(*depth + std::max(*pp, *tg)) + 1;
 
     auto params = load_params(a);
@@ -149,9 +154,13 @@ int cmd_bench(int argc, char** argv) {
             const auto t0 = Clock::now();
             for (int i = 0; i < *tg; i++) {
                 const int32_t one[1] = {tok};
-                auto r = s.eval(one);
+                auto r = s.eval(one);  // the logits reach the host, as llama.cpp copies them
                 if (!r) return fail(r.error());
-                tok = int32_t(std::max_element(r->begin(), r->end()) - r->begin());
+                // llama-bench draws the next token at random; --host-argmax takes the argmax
+                // of the logits instead, a host pass over the vocabulary that the tokens/s
+                // then include (the default before docs/performance.md item 81).
+                tok = host_argmax ? int32_t(std::max_element(r->begin(), r->end()) - r->begin())
+                                  : dist(rng);
             }
             const double dt = secs_since(t0);
             if (rep >= 0) tg_rates.push_back(double(*tg) / dt);
@@ -167,6 +176,7 @@ int cmd_bench(int argc, char** argv) {
     j["n_params"] = m.info().n_params;
     j["n_prompt"] = *pp;
     j["n_gen"] = *tg;
+    j["tg_next_token"] = host_argmax ? "host_argmax" : "random";
     j["n_depth"] = *depth;
     j["reps"] = *reps;
     j["pp_tok_s"] = ppm.mean;

@@ -24,8 +24,9 @@ commands:
   mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
             [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
   bench     -m MODEL [-p 512] [-n 128] [-r 3] [-d 0] [--backend ...] [--device ...]
-            [--threads N] [--json] [--membw]   (-d: context tokens before each run;
-            --membw: the device's read bandwidth, CPU or GPU)
+            [--threads N] [--json] [--membw] [--host-argmax]   (-d: context tokens before
+            each run; --membw: the device's read bandwidth, CPU or GPU; tg draws each next
+            token at random as llama-bench does, --host-argmax takes the logits' argmax)
   devices   [--json]
   pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version

@@ -137,7 +137,14 @@ Result<VkCommandBuffer> CommandPool::allocate() {
     return cb;
 }
 
-Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence) {
+Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
+                       SubmitTimes* times) {
+    auto now_us = [] {
+        return std::chrono::duration<double, std::micro>(
+                   std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    };
+    const double t0 = times ? now_us() : 0;
     VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     si.commandBufferCount = 1;
     si.pCommandBuffers = &cmd;
@@ -146,6 +153,7 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence) 
                  "vkQueueSubmit");
     // A decode step takes about a millisecond, and a blocking wait can oversleep by a similar
     // amount: poll first, and block only for long work.
+    const double t1 = times ? now_us() : 0;
     VkFence f = fence.handle();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
     VkResult r;
@@ -153,7 +161,16 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence) 
            std::chrono::steady_clock::now() < deadline) {
     }
     if (r != VK_SUCCESS && r != VK_NOT_READY) return vk_error(r, "vkGetFenceStatus");
-    return fence.wait_and_reset();
+    Status st = fence.wait_and_reset();
+    if (times) {
+        const double t2 = now_us();
+        times->submit_us += t1 - t0;
+        times->wait_us += t2 - t1;
+        if (times->last_done >= 0) times->between_us += t0 - times->last_done;
+        times->last_done = t2;
+        ++times->n;
+    }
+    return st;
 }
 
 }  // namespace ember::vulkan

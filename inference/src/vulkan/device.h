@@ -59,6 +59,14 @@ public:
 };
 
 // Submits one recorded command buffer and waits for it.
-Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence);
+// Host time around submissions (EMBER_VULKAN_PROFILE=span), summed: in vkQueueSubmit, waiting
+// for the fence, and from one wait's end to the next submission (the caller's own work).
+struct SubmitTimes {
+    double submit_us = 0, wait_us = 0, between_us = 0;
+    uint64_t n = 0;
+    double last_done = -1;  // steady-clock us when the last wait ended
+};
+Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
+                       SubmitTimes* times = nullptr);
 
 }  // namespace ember::vulkan

@@ -342,12 +342,18 @@ private:
     // buffers, totals for batches and decode steps, printed when the runner goes.
     std::unique_ptr<Profiler> m_prof[5];
     ProfileTotals m_prof_totals[2];
+    bool m_span = env_is("EMBER_VULKAN_PROFILE", "span");
+    SubmitTimes m_times;  // span: the host's side of the decode submissions
 };
 
 VulkanRunner::~VulkanRunner() {
     if (!m_prof[0]) return;
     std::fprintf(stderr, "%s%s", format_profile("prompt batches", m_prof_totals[1]).c_str(),
                  format_profile("decode steps", m_prof_totals[0]).c_str());
+    if (m_times.n)
+        std::fprintf(stderr, "decode host: submit %.2f us, wait %.2f us, between %.2f us\n",
+                     m_times.submit_us / m_times.n, m_times.wait_us / m_times.n,
+                     m_times.between_us / std::max<double>(1, m_times.n - 1));
 }
 
 Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded,
@@ -431,7 +437,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
             EMBER_ASSIGN_OR_RETURN(c, r->m_pool.allocate());
         }
     }
-    if (env_is("EMBER_VULKAN_PROFILE", "1")) {
+    if (env_is("EMBER_VULKAN_PROFILE", "1") || env_is("EMBER_VULKAN_PROFILE", "span")) {
         const uint32_t cap = 24 * uint32_t(hp.n_layer) + 32;
         for (auto& p : r->m_prof) {
             EMBER_ASSIGN_OR_RETURN(Profiler prof, Profiler::create(ctx.device(), cap));
@@ -467,17 +473,20 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         bi.flags = decode ? 0 : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
         EMBER_VK_TRY(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer (forward)");
-        Recorder rec(ctx, cmd, prof);
+        // EMBER_VULKAN_PROFILE=span: one interval per submission, to hold against wall time.
+        Recorder rec(ctx, cmd, m_span ? nullptr : prof);
         if (zero) rec.fill_zero(m_buf.attn_count);
         if (prof) prof->begin(cmd);
         Status st = record_forward(rec, m_loaded->model, m_buf, n, out, si == 1);
+        if (prof && m_span) prof->mark(cmd, decode ? "decode step" : "prompt batch");
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
         // A decode buffer that also cleared the counters is recorded again next time.
         if (decode) m_decode_recorded[si][di] = !zero;
     }
-    EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence));
+    EMBER_TRY(
+        submit_and_wait(ctx.device(), cmd, m_fence, prof && decode && m_span ? &m_times : nullptr));
     m_counters_zeroed = true;
     if (prof) EMBER_TRY(prof->collect(m_prof_totals[decode ? 0 : 1]));
     return {};

@@ -1,6 +1,8 @@
 // GPU time per dispatch (EMBER_VULKAN_PROFILE=1): a timestamp after every dispatch of a
-// command buffer, summed per label over every submission. For diagnosis only: the timestamps
-// themselves cost a little, and results are printed to stderr when the runner is destroyed.
+// command buffer, summed per label over every submission; EMBER_VULKAN_PROFILE=span times each
+// submission whole, with the host's time around it (forward.cpp). For diagnosis only: the
+// timestamps themselves cost a little, and results are printed to stderr when the runner is
+// destroyed.
 #pragma once
 
 #include <cstdint>
