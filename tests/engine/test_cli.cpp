@@ -104,6 +104,7 @@ TEST(Cli, BenchJsonAfterAContext) {
     EXPECT_EQ(j["n_gen"], 8);
     EXPECT_EQ(j["n_depth"], 40);
     EXPECT_EQ(j["tg_next_token"], "random");
+    EXPECT_GT(j["sample_us"].get<double>(), 0.0);
     EXPECT_EQ(j["backend"], "cpu");
     EXPECT_GT(j["pp_tok_s"].get<double>(), 0.0);
     EXPECT_GT(j["tg_tok_s"].get<double>(), 0.0);

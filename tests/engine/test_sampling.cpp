@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
+#include <set>
 
 #include "ember/ember.h"
 
@@ -50,6 +53,49 @@ TEST(Sampling, TopKRestricts) {
     ember::Sampler s(p, 100);
     auto l = ramp(100);
     for (int i = 0; i < 500; i++) EXPECT_GE(s.sample(l), 97);
+}
+
+// A vocabulary-sized draw: top-k must hold exactly the k largest logits (ties to the lower
+// id), whatever the order they come in, and greedy the first largest.
+TEST(Sampling, TopKOfAVocabularyMatchesASort) {
+    const int n = 32000, k = 40;
+    std::mt19937 rng(3);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    std::vector<float> l(static_cast<size_t>(n));
+    // Whole numbers, so that many logits tie, some of them at the cut.
+    for (auto& v : l) v = std::round(nd(rng));
+    std::vector<int32_t> order(static_cast<size_t>(n));
+    auto sort_order = [&] {
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int32_t a, int32_t b) { return l[size_t(a)] > l[size_t(b)]; });
+    };
+    sort_order();
+    // The last logits tie the k-th: they come after it and rank after it.
+    for (int i = n - 3; i < n; i++) l[size_t(i)] = l[size_t(order[k - 1])];
+    sort_order();
+    const std::set<int32_t> want(order.begin(), order.begin() + k);
+    ASSERT_EQ(l[size_t(order[k - 1])], l[size_t(order[k])]) << "the cut should fall in a tie";
+    ASSERT_FALSE(want.count(n - 1));
+
+    ember::SamplingParams p;
+    p.temperature = 1000.0f;  // about uniform over the candidates
+    p.top_k = k;
+    p.top_p = 1.0f;
+    p.min_p = 0;
+    p.repeat_penalty = 1.0f;
+    ember::Sampler s(p, n);
+    std::set<int32_t> seen;
+    for (int i = 0; i < 3000; i++) {
+        const int32_t t = s.sample(l);
+        ASSERT_TRUE(want.count(t)) << "token " << t << " is not among the " << k << " largest";
+        seen.insert(t);
+    }
+    EXPECT_EQ(seen, want);
+
+    p.temperature = 0;
+    ember::Sampler g(p, n);
+    EXPECT_EQ(g.sample(l), order[0]);
 }
 
 TEST(Sampling, TopPRestricts) {

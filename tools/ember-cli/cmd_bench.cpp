@@ -138,6 +138,7 @@ int cmd_bench(int argc, char** argv) {
     };
 
     std::vector<double> pp_rates, tg_rates;
+    std::vector<float> last_logits;  // of the last tg step, for the sampler's cost
     // One untimed run of each warms caches, pipelines and clocks.
     for (int rep = -1; rep < *reps; rep++) {
         if (*pp > 0) {
@@ -161,12 +162,23 @@ int cmd_bench(int argc, char** argv) {
                 // then include (the default before docs/performance.md item 81).
                 tok = host_argmax ? int32_t(std::max_element(r->begin(), r->end()) - r->begin())
                                   : dist(rng);
+                if (i + 1 == *tg) last_logits.assign(r->begin(), r->end());
             }
             const double dt = secs_since(t0);
             if (rep >= 0) tg_rates.push_back(double(*tg) / dt);
         }
     }
     const MeanSd ppm = mean_sd(pp_rates), tgm = mean_sd(tg_rates);
+    // What the chat's default sampling (top-k 40, top-p, min-p, temperature) adds to a token
+    // on this host, over the last step's logits; tg_tok_s leaves it out, as llama-bench does.
+    double sample_us = 0;
+    if (!last_logits.empty()) {
+        Sampler sampler(SamplingParams{}, m.n_vocab());
+        constexpr int kDraws = 200;
+        const auto t0 = Clock::now();
+        for (int i = 0; i < kDraws; i++) sampler.accept(sampler.sample(last_logits));
+        sample_us = secs_since(t0) * 1e6 / kDraws;
+    }
     const uint64_t wbytes = m.info().weight_bytes;
 
     nlohmann::json j;
@@ -177,6 +189,7 @@ int cmd_bench(int argc, char** argv) {
     j["n_prompt"] = *pp;
     j["n_gen"] = *tg;
     j["tg_next_token"] = host_argmax ? "host_argmax" : "random";
+    j["sample_us"] = sample_us;
     j["n_depth"] = *depth;
     j["reps"] = *reps;
     j["pp_tok_s"] = ppm.mean;
@@ -218,6 +231,9 @@ int cmd_bench(int argc, char** argv) {
             std::printf("tg%lld%s: %10.1f ± %.1f tok/s (%.2f ms/token, %.1f GB/s of weights)\n",
                         *tg, at, tgm.mean, tgm.sd, 1000.0 / tgm.mean,
                         tgm.mean * wbytes / 1e9);
+        if (sample_us > 0)
+            std::printf("sampling with the chat's defaults: %.1f us a token (not in tg)\n",
+                        sample_us);
         if (j.contains("read_gb_s"))
             std::printf("read bandwidth %.1f GB/s: roofline %.1f tok/s, reached %.0f%%\n",
                         j["read_gb_s"].get<double>(), j["tg_roofline_tok_s"].get<double>(),

@@ -4,10 +4,57 @@
 #include <deque>
 #include <numeric>
 #include <random>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "ember/ember.h"
 
 namespace ember {
+
+namespace {
+
+using Cand = std::pair<float, int32_t>;
+
+// Whether a ranks before b: the larger logit, then the lower id.
+bool ranks_before(const Cand& a, const Cand& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+}
+
+// Index of the first element of [i, n) above t, or n: 8 at a time where SSE2 allows, since
+// once k candidates are held almost every logit falls below the weakest of them.
+int next_above(const float* l, int i, int n, float t) {
+#if defined(__SSE2__)
+    const __m128 tv = _mm_set1_ps(t);
+    for (; i + 8 <= n; i += 8) {
+        const __m128 a = _mm_cmpgt_ps(_mm_loadu_ps(l + i), tv);
+        const __m128 b = _mm_cmpgt_ps(_mm_loadu_ps(l + i + 4), tv);
+        if (_mm_movemask_ps(_mm_or_ps(a, b))) break;
+    }
+#endif
+    for (; i < n; ++i)
+        if (l[i] > t) return i;
+    return n;
+}
+
+// The k largest of l[0, n) into out, best first (as ranks_before orders them), in one pass
+// over the logits: a heap of the k best so far, whose weakest sets the bar for the rest. (A
+// partial sort of all n candidates wrote and compared every one of them: 32,000 pairs a token.)
+void select_top_k(const float* l, int n, int k, std::vector<Cand>& out) {
+    out.clear();
+    for (int i = 0; i < k; ++i) out.emplace_back(l[i], int32_t(i));
+    std::make_heap(out.begin(), out.end(), ranks_before);  // front: the weakest held
+    // Strictly above the weakest: an equal logit has a higher id, so it ranks after.
+    for (int i = next_above(l, k, n, out.front().first); i < n;
+         i = next_above(l, i + 1, n, out.front().first)) {
+        std::pop_heap(out.begin(), out.end(), ranks_before);
+        out.back() = {l[i], int32_t(i)};
+        std::push_heap(out.begin(), out.end(), ranks_before);
+    }
+    std::sort_heap(out.begin(), out.end(), ranks_before);
+}
+
+}  // namespace
 
 struct Sampler::Impl {
     SamplingParams p;
@@ -46,6 +93,7 @@ int32_t Sampler::sample(std::span<const float> logits_in) {
     Impl& s = *m_impl;
     const SamplingParams& p = s.p;
     const int n = int(logits_in.size());
+    if (n <= 0) return 0;  // nothing to draw from (a caller's bug); as max_element answered
 
     // Repetition penalty (CTRL-style, as llama.cpp): shrink the logits of recent tokens.
     const float* logits = logits_in.data();
@@ -63,17 +111,21 @@ int32_t Sampler::sample(std::span<const float> logits_in) {
         logits = s.penalized.data();
     }
 
+    // Greedy: the first largest logit.
     if (p.temperature <= 0.0f) {
-        return int32_t(std::max_element(logits, logits + n) - logits);
+        select_top_k(logits, n, 1, s.cand);
+        return s.cand[0].second;
     }
 
     // Candidates sorted by logit, cut by top-k.
-    s.cand.clear();
-    for (int i = 0; i < n; i++) s.cand.emplace_back(logits[i], int32_t(i));
-    int k = (p.top_k > 0 && p.top_k < n) ? p.top_k : n;
-    std::partial_sort(s.cand.begin(), s.cand.begin() + k, s.cand.end(),
-                      [](const auto& a, const auto& b) { return a.first > b.first; });
-    s.cand.resize(size_t(k));
+    const int k = (p.top_k > 0 && p.top_k < n) ? p.top_k : n;
+    if (k < n) {
+        select_top_k(logits, n, k, s.cand);
+    } else {
+        s.cand.clear();
+        for (int i = 0; i < n; i++) s.cand.emplace_back(logits[i], int32_t(i));
+        std::sort(s.cand.begin(), s.cand.end(), ranks_before);
+    }
 
     // Softmax over the candidates (unscaled, for top-p and min-p as llama.cpp does).
     const float max_l = s.cand[0].first;
