@@ -152,6 +152,7 @@ int cmd_bench(int argc, char** argv) {
         if (*tg > 0) {
             if (auto st = start(); !st) return fail(st.error());
             int32_t tok = dist(rng);
+            std::span<const float> last;
             const auto t0 = Clock::now();
             for (int i = 0; i < *tg; i++) {
                 const int32_t one[1] = {tok};
@@ -162,9 +163,10 @@ int cmd_bench(int argc, char** argv) {
                 // then include (the default before docs/performance.md item 81).
                 tok = host_argmax ? int32_t(std::max_element(r->begin(), r->end()) - r->begin())
                                   : dist(rng);
-                if (i + 1 == *tg) last_logits.assign(r->begin(), r->end());
+                last = *r;
             }
             const double dt = secs_since(t0);
+            last_logits.assign(last.begin(), last.end());  // valid until the next eval
             if (rep >= 0) tg_rates.push_back(double(*tg) / dt);
         }
     }

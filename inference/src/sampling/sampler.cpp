@@ -37,8 +37,8 @@ int next_above(const float* l, int i, int n, float t) {
     return n;
 }
 
-// The k largest of l[0, n) into out, best first (as ranks_before orders them), in one pass
-// over the logits: a heap of the k best so far, whose weakest sets the bar for the rest. (A
+// The k (1 <= k <= n) largest of l[0, n) into out, best first (as ranks_before orders them), in one
+// pass over the logits: a heap of the k best so far, whose weakest sets the bar for the rest. (A
 // partial sort of all n candidates wrote and compared every one of them: 32,000 pairs a token.)
 void select_top_k(const float* l, int n, int k, std::vector<Cand>& out) {
     out.clear();

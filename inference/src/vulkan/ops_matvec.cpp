@@ -182,7 +182,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     const uint64_t per_wg = std::max<uint32_t>(h_wg / sgs, 1);
     // 1,024 threads an SM; Q4_0 rows of 4,096 columns or more 1,280 (5 workgroups of 256:
     // 7B Q4_0 decoded 0.6-2% faster on the H200, Q8_0 slower, TinyLlama's Q4_0 the same,
-    // docs/performance.md item 81). EMBER_VULKAN_MATVEC_Q4_SM sets the Q4_0 count, in quarters.
+    // docs/performance.md item 82). EMBER_VULKAN_MATVEC_Q4_SM sets the Q4_0 count, in quarters.
     const bool q4_wide = w0.type == GgmlType::Q4_0 && w0.cols >= 4096;
     const uint32_t per_sm = std::max<uint32_t>(1024 / h_wg, 1) *
                             (q4_wide ? env_u32("EMBER_VULKAN_MATVEC_Q4_SM", 5) : 4) / 4;
