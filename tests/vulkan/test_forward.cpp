@@ -187,9 +187,7 @@ protected:
 double exact_tol(GgmlType type) {
     auto a = Context::pick_adapter(test_device());
     bool coopmat = a.ok() && matmul_on_tensor_cores(*a, type);
-    bool f16_dot =
-        a.ok() && a->float16 &&
-        (type == GgmlType::Q4_0 || type == GgmlType::Q8_0 || fused_matvec_f16_only(type));
+    bool f16_dot = a.ok() && a->float16 && fused_matvec_f16_type(type);
     return coopmat ? 1e-4 : f16_dot ? 1e-5 : 1e-6;
 }
 
@@ -238,9 +236,6 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
     };
     auto adapter = Context::pick_adapter(test_device());
     const bool f16 = adapter.ok() && adapter->float16;
-    auto h_type = [](GgmlType t) {
-        return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || fused_matvec_f16_only(t);
-    };
     for (Case c : {Case{GgmlType::Q4_0, false, true, true, "1"},
                    Case{GgmlType::Q4_0, false, true, true, "1", "0"},
                    Case{GgmlType::Q4_0, false, true, true, "0"},
@@ -264,7 +259,7 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
         SCOPED_TRACE(std::string(type_name(c.type)) + " MATVEC_H=" + c.matvec_h +
                      " MATVEC_WARP=" + (c.warp ? c.warp : "default") + " more bits " +
                      (c.more_bits ? std::string(type_name(*c.more_bits)) : "-"));
-        const bool h = f16 && std::string(c.matvec_h) == "1" && h_type(c.type);
+        const bool h = f16 && std::string(c.matvec_h) == "1" && fused_matvec_f16_type(c.type);
         // Mixed types and the F16-only types need the F16 kernel.
         const bool fused = c.fused && (h || (!fused_matvec_f16_only(c.type) && !c.more_bits));
         setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);

@@ -166,7 +166,8 @@ int cmd_bench(int argc, char** argv) {
                 last = *r;
             }
             const double dt = secs_since(t0);
-            last_logits.assign(last.begin(), last.end());  // valid until the next eval
+            if (rep + 1 == *reps)
+                last_logits.assign(last.begin(), last.end());  // until the next eval
             if (rep >= 0) tg_rates.push_back(double(*tg) / dt);
         }
     }

@@ -124,6 +124,9 @@ bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceT
 // Whether the fused decode kernels read this type only with F16 dot products (Q4_1, Q5_0,
 // Q5_1 and the K-quants: matvec_fused_h.comp's subgroup mode).
 bool fused_matvec_f16_only(GgmlType type);
+// Whether matvec_fused_h.comp reads this type (with F16 dot products, where the device has F16
+// arithmetic): Q4_0, Q8_0 and the F16-only types.
+bool fused_matvec_f16_type(GgmlType type);
 // w's row stride as the fused decode kernels count it (include/fused_weights.glsl): elements for
 // the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
 uint32_t fused_row_stride(const DeviceTensor& w);

@@ -10,10 +10,20 @@
 
 namespace ember::vulkan {
 
+namespace {
+
+bool is_k_quant(GgmlType t) {
+    return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+}
+
+}  // namespace
+
 // matvec_fused_h.comp reads these only in its subgroup mode.
 bool fused_matvec_f16_only(GgmlType t) {
-    return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
-           t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+    return is_k_quant(t) || t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1;
+}
+bool fused_matvec_f16_type(GgmlType t) {
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || fused_matvec_f16_only(t);
 }
 
 namespace {
@@ -26,14 +36,6 @@ struct FusedH {
     uint32_t warp_unroll = 0;  // > 0: each subgroup owns its rows (WARP_UNROLL in the shader)
     uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
-
-bool is_k_quant(GgmlType t) {
-    return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
-}
-// Types matvec_fused_h.comp reads.
-bool fused_h_type(GgmlType t) {
-    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || fused_matvec_f16_only(t);
-}
 
 // Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
 // share pipelines), the blocks' sums of x (types with a min term), the partial sums and
@@ -48,7 +50,7 @@ bool fused_h_fits(const Adapter& a, uint32_t xs_blocks, uint32_t rows) {
 // Whether matvec_fused_h.comp can run type t here at all (EMBER_VULKAN_MATVEC_H=0 turns it off).
 bool fused_h_available(const Adapter& a, GgmlType t, int64_t cols) {
     const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
-    return a.float16 && fused_h_type(t) && (!force || std::strcmp(force, "1") == 0) &&
+    return a.float16 && fused_matvec_f16_type(t) && (!force || std::strcmp(force, "1") == 0) &&
            fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2);
 }
 
