@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -7,6 +8,7 @@
 #include <set>
 
 #include "ember/ember.h"
+#include "sampling/argmax.h"
 
 namespace {
 
@@ -96,6 +98,24 @@ TEST(Sampling, TopKOfAVocabularyMatchesASort) {
     p.temperature = 0;
     ember::Sampler g(p, n);
     EXPECT_EQ(g.sample(l), order[0]);
+}
+
+// The shared greedy pick (sampler and Session::eval_argmax) answers as std::max_element did:
+// the first of tied maxima, wherever they fall against its 8-wide compares.
+TEST(Sampling, ArgmaxTakesTheFirstLargest) {
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<int> small(-4, 4);
+    for (int n = 1; n <= 70; n++) {
+        for (int trial = 0; trial < 20; trial++) {
+            std::vector<float> l(static_cast<size_t>(n));
+            for (auto& v : l) v = float(small(rng));  // many ties
+            if (trial == 1) l.back() = 9.0f;          // the largest in the scalar tail
+            if (trial == 2) l.front() = 9.0f;
+            const auto want = int32_t(std::max_element(l.begin(), l.end()) - l.begin());
+            ASSERT_EQ(ember::argmax(l), want) << "n " << n << " trial " << trial;
+        }
+    }
+    EXPECT_EQ(ember::argmax({}), 0);
 }
 
 TEST(Sampling, TopPRestricts) {

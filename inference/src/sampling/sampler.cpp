@@ -9,6 +9,7 @@
 #endif
 
 #include "ember/ember.h"
+#include "sampling/argmax.h"
 
 namespace ember {
 
@@ -55,6 +56,15 @@ void select_top_k(const float* l, int n, int k, std::vector<Cand>& out) {
 }
 
 }  // namespace
+
+int32_t argmax(std::span<const float> logits) {
+    const float* l = logits.data();
+    const int n = int(logits.size());
+    int best = 0;
+    for (int i = n > 0 ? next_above(l, 1, n, l[0]) : 0; i < n; i = next_above(l, i + 1, n, l[best]))
+        best = i;
+    return int32_t(best);
+}
 
 struct Sampler::Impl {
     SamplingParams p;
@@ -112,10 +122,7 @@ int32_t Sampler::sample(std::span<const float> logits_in) {
     }
 
     // Greedy: the first largest logit.
-    if (p.temperature <= 0.0f) {
-        select_top_k(logits, n, 1, s.cand);
-        return s.cand[0].second;
-    }
+    if (p.temperature <= 0.0f) return argmax({logits, size_t(n)});
 
     // Candidates sorted by logit, cut by top-k.
     const int k = (p.top_k > 0 && p.top_k < n) ? p.top_k : n;

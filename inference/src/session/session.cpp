@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "ember/ember.h"
+#include "sampling/argmax.h"
 #include "session/model_impl.h"
 #include "tokenizer/tokenizer.h"
 
@@ -39,7 +40,7 @@ Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
     Impl& s = *m_impl;
     if (!s.runner->has_device_argmax()) {
         EMBER_ASSIGN_OR_RETURN(auto logits, eval(tokens));
-        return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+        return argmax(logits);
     }
     EMBER_ASSIGN_OR_RETURN(int32_t tok, s.runner->forward_argmax(tokens, s.n_past));
     s.n_past += int(tokens.size());
