@@ -81,7 +81,27 @@ layout(push_constant) uniform PC {
     // multiples of ROWS: matrices of different types take a dispatch each.
     uint row_first;
     uint row_end;
+    uint tl_slot;  // TIMELINE: where this dispatch's timestamps go
 } pc;
+
+#if defined(TIMELINE)
+// Timing only (EMBER_VULKAN_TIMELINE): each subgroup's timestamps, TL_EVENTS of them at
+// [((slot * 1024 + workgroup) * 16 + subgroup) * TL_EVENTS + event]: the device clock (ns)
+// and the SM's cycle counter. Events: 0 start, 1 x staged, 2 + i group i written (i < 5), 7
+// done. ops_matvec.cpp binds the buffer; forward.cpp writes it to the file.
+#extension GL_ARB_shader_clock : require
+#extension GL_EXT_shader_realtime_clock : require
+layout(binding = 10) writeonly buffer TlBuf { uvec4 tl[]; };
+const uint TL_EVENTS = 8u;
+void tl_mark(uint e) {
+    uint wg = linear_workgroup(), sg = gl_SubgroupID;
+    if (wg < 1024u && sg < 16u && e < TL_EVENTS && subgroupElect())
+        tl[((pc.tl_slot * 1024u + wg) * 16u + sg) * TL_EVENTS + e] =
+            uvec4(clockRealtime2x32EXT(), clock2x32ARB());
+}
+#else
+#define tl_mark(e)
+#endif
 
 // Block b of x' as 4 uvec4 of F16 pairs; uvec4 i sits at 4b + (i ^ ((b >> 1) & 3)) so that the
 // 16-byte reads of 8 threads on consecutive blocks hit distinct banks.
@@ -337,7 +357,10 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     const uint first = wg / ksplit * gl_NumSubgroups + gl_SubgroupID;
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
+    tl_mark(0u);
     const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
+    tl_mark(1u);
+    uint n_done = 0u;
     for (uint grp = pc.row_first / ROWS + first; grp < n_groups; grp += n_sg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
@@ -362,7 +385,9 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
             if (s == w1) tot[1] = v;
         }
         if (lane < ROWS) write_rows(mode, lane, sm, sok[w0], srow[w0], tot);
+        tl_mark(2u + min(n_done++, 4u));
     }
+    tl_mark(7u);
 }
 
 void main() {

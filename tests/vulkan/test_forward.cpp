@@ -1,6 +1,7 @@
 // The whole forward pass on the device against the CPU backend, the fit estimate, and the real
 // stories260K model through the public API.
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <list>
 #include <optional>
@@ -516,6 +517,49 @@ TEST_F(Forward, ProfileReportsEveryStage) {
                               "norm + gate/up + silu", "down + residual", "output norm + head",
                               "argmax", "embed"})
         EXPECT_NE(report.find(stage), std::string::npos) << stage << "\n" << report;
+}
+
+// EMBER_VULKAN_TIMELINE (timing only): where the device has shader clocks, the last decode
+// step's middle-layer Q4_0 mat-vecs (QKV, gate/up, down) leave each subgroup's timestamps in
+// the file: start, x staged, its groups, done, in that order.
+TEST_F(Forward, TimelineRecordsTheDecodeMatvecs) {
+    auto a = Context::pick_adapter(test_device());
+    ASSERT_TRUE(a.ok());
+    if (!a->shader_clock || !a->float16) GTEST_SKIP() << "no shader clocks or F16 arithmetic";
+    const std::string path = ::testing::TempDir() + "ember_timeline.bin";
+    std::remove(path.c_str());
+    ::setenv("EMBER_VULKAN_TIMELINE", path.c_str(), 1);
+    {
+        auto s = synth_model(GgmlType::Q4_0);
+        auto vk = create_backend_model(s->m, test_options(32));
+        ASSERT_TRUE(vk.ok()) << vk.error().message;
+        EXPECT_EQ(run_steps(**vk).size(), 4u);
+    }
+    ::unsetenv("EMBER_VULKAN_TIMELINE");
+    std::ifstream f(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    constexpr size_t kEvents = 8, kRecords = 3 * 1024 * 16;
+    ASSERT_EQ(bytes.size(), kRecords * kEvents * 16);
+    auto clock = [&](size_t rec, size_t e) {
+        uint32_t v[2];
+        std::memcpy(v, bytes.data() + (rec * kEvents + e) * 16, 8);
+        return uint64_t(v[0]) | uint64_t(v[1]) << 32;
+    };
+    for (size_t slot = 0; slot < 3; ++slot) {
+        size_t n = 0, with_group = 0;
+        for (size_t rec = slot * kRecords / 3; rec < (slot + 1) * kRecords / 3; ++rec) {
+            if (clock(rec, 0) == 0) continue;
+            ++n;
+            EXPECT_LE(clock(rec, 0), clock(rec, 1));
+            EXPECT_LE(clock(rec, 1), clock(rec, 7));
+            if (clock(rec, 2) == 0) continue;  // (a subgroup left without rows)
+            ++with_group;
+            EXPECT_LE(clock(rec, 1), clock(rec, 2));
+            EXPECT_LE(clock(rec, 2), clock(rec, 7));
+        }
+        EXPECT_GT(with_group, 0u) << "slot " << slot << ", " << n << " subgroups";
+    }
+    std::remove(path.c_str());
 }
 
 }  // namespace

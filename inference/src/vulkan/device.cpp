@@ -63,6 +63,17 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
         dev->m_pipeline_stats = true;
     }
 
+    VkPhysicalDeviceShaderClockFeaturesKHR clk{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    if (!env_str("EMBER_VULKAN_TIMELINE").empty() && adapter.shader_clock) {
+        exts.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+        clk.shaderSubgroupClock = VK_TRUE;
+        clk.shaderDeviceClock = VK_TRUE;
+        clk.pNext = f2.pNext;
+        f2.pNext = &clk;
+        dev->m_timeline = true;
+    }
+
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     ci.pNext = &f2;
     ci.queueCreateInfoCount = 1;

@@ -32,6 +32,9 @@ public:
     // EMBER_VULKAN_PIPELINE_STATS=1 on a driver with VK_KHR_pipeline_executable_properties:
     // pipelines are created with their compiler statistics, printed to stderr (diagnostics).
     bool pipeline_stats() const { return m_pipeline_stats; }
+    // EMBER_VULKAN_TIMELINE (a file) on a device with shader clocks: the fused decode's Q4_0
+    // mat-vecs of the middle layer write timestamps (forward.cpp).
+    bool timeline() const { return m_timeline; }
 
 private:
     Device() = default;
@@ -40,6 +43,7 @@ private:
     VkDevice m_device = VK_NULL_HANDLE;
     VkQueue m_queue = VK_NULL_HANDLE;
     bool m_pipeline_stats = false;
+    bool m_timeline = false;
 };
 
 class Fence : public Owned<VkFence> {

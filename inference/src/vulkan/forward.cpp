@@ -24,7 +24,12 @@ struct Buffers {
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
     VkBuffer readback = VK_NULL_HANDLE;
+    BufferRange timeline;  // Device::timeline: the middle layer's mat-vec timestamps
 };
+
+// EMBER_VULKAN_TIMELINE: 3 slots (QKV, gate/up, down) of 1,024 workgroups of 16 subgroups of 8
+// timestamps (uvec4), as matvec_fused_h.comp's TIMELINE writes them.
+constexpr uint64_t kTimelineBytes = 3ull * 1024 * 16 * 8 * 16;
 
 struct Dims {
     uint32_t E, Dq, Dkv, F, V;
@@ -154,6 +159,11 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
     };
     for (size_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
+        // The middle layer's mat-vecs write their timestamps where a timeline is kept.
+        auto timed = [&](FusedMatvec f, uint32_t slot) {
+            if (l == m.layers.size() / 2) f.timeline = b.timeline, f.timeline_slot = slot;
+            return f;
+        };
         FusedMatvec qkv;
         qkv.mode = FusedMode::Qkv;
         qkv.w[0] = L.wq;
@@ -170,8 +180,8 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.head_dim = hp.head_dim;
         qkv.n_rot = hp.n_rot;
         qkv.freq_base = hp.rope_freq_base;
-        EMBER_TRY(
-            stage('q', "norm + qkv + rope + kv store", [&] { return op_matvec_fused(rec, qkv); }));
+        EMBER_TRY(stage('q', "norm + qkv + rope + kv store",
+                        [&] { return op_matvec_fused(rec, timed(qkv, 0)); }));
         if (fuse_wo && attention_wo_supported(rec, shape, *L.wo)) {
             EMBER_TRY(stage('a', "attention + wo + residual", [&] {
                 return op_attention_wo(rec, b.q, b.k_cache[l], b.v_cache[l], b.x, b.step, shape,
@@ -191,9 +201,11 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         gu.norm = L.ffn_norm->pieces[0].range;
         gu.eps = hp.rms_eps;
         gu.y = b.g;
-        EMBER_TRY(stage('f', "norm + gate/up + silu", [&] { return op_matvec_fused(rec, gu); }));
-        EMBER_TRY(stage('d', "down + residual",
-                        [&] { return op_matvec_fused(rec, residual(L.down, b.g, b.x)); }));
+        EMBER_TRY(stage('f', "norm + gate/up + silu",
+                        [&] { return op_matvec_fused(rec, timed(gu, 1)); }));
+        EMBER_TRY(stage('d', "down + residual", [&] {
+            return op_matvec_fused(rec, timed(residual(L.down, b.g, b.x), 2));
+        }));
     }
     return {};
 }
@@ -319,6 +331,8 @@ private:
         : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
     Status run(std::span<const int32_t> tokens, int pos, Output out);
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
+    // EMBER_VULKAN_TIMELINE: the last decode step's timestamps, copied out to that file.
+    void dump_timeline();
     // The split attention's counters start at zero (its shader leaves them so): the first
     // command buffer clears them (no submission of its own, so fault injection's "the n-th
     // submission after load" still counts forward passes).
@@ -328,7 +342,7 @@ private:
     int m_n_ctx;
     int m_batch = 1;
     Arena m_arena;
-    Buffer m_step, m_readback;
+    Buffer m_step, m_readback, m_timeline;
     Buffers m_buf;
     CommandPool m_pool;
     Fence m_fence;
@@ -347,6 +361,7 @@ private:
 };
 
 VulkanRunner::~VulkanRunner() {
+    if (m_timeline.handle()) dump_timeline();
     if (!m_prof[0]) return;
     std::fprintf(stderr, "%s%s", format_profile("prompt batches", m_prof_totals[1]).c_str(),
                  format_profile("decode steps", m_prof_totals[0]).c_str());
@@ -354,6 +369,22 @@ VulkanRunner::~VulkanRunner() {
         std::fprintf(stderr, "decode host: submit %.2f us, wait %.2f us, between %.2f us\n",
                      m_times.submit_us / m_times.n, m_times.wait_us / m_times.n,
                      m_times.between_us / std::max<double>(1, m_times.n - 1));
+}
+
+void VulkanRunner::dump_timeline() {
+    Context& ctx = *m_loaded->ctx;
+    auto host = Buffer::create(ctx.device(), kTimelineBytes, BufferKind::Readback);
+    auto cmd = ctx.begin_oneoff();
+    if (!host || !cmd) return;
+    VkBufferCopy c{0, 0, kTimelineBytes};
+    vkCmdCopyBuffer(*cmd, m_timeline.handle(), host->handle(), 1, &c);
+    memory_barrier(*cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    if (!ctx.end_oneoff_and_wait(*cmd)) return;
+    if (FILE* f = std::fopen(env_str("EMBER_VULKAN_TIMELINE").c_str(), "wb")) {
+        std::fwrite(host->mapped(), 1, kTimelineBytes, f);
+        std::fclose(f);
+    }
 }
 
 Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded,
@@ -429,6 +460,15 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
         b.v_cache.push_back(r->m_arena.get(svc[l]));
     }
     b.readback = r->m_readback.handle();
+    if (ctx.device().timeline()) {
+        // Device-local: the timestamps' writes must not cross the bus during the step.
+        EMBER_ASSIGN_OR_RETURN(
+            r->m_timeline, Buffer::create(ctx.device(), kTimelineBytes, BufferKind::DeviceLocal));
+        EMBER_ASSIGN_OR_RETURN(VkCommandBuffer cmd, ctx.begin_oneoff());
+        vkCmdFillBuffer(cmd, r->m_timeline.handle(), 0, kTimelineBytes, 0);
+        EMBER_TRY(ctx.end_oneoff_and_wait(cmd));
+        b.timeline = r->m_timeline.range();
+    }
     EMBER_ASSIGN_OR_RETURN(r->m_pool, CommandPool::create(ctx.device()));
     EMBER_ASSIGN_OR_RETURN(r->m_fence, Fence::create(ctx.device()));
     EMBER_ASSIGN_OR_RETURN(r->m_cmd_batch, r->m_pool.allocate());

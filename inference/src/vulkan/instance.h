@@ -56,6 +56,8 @@ struct Adapter {
     // Subgroup shuffles in compute shaders (the fused output projection sums a row's lanes).
     bool subgroup_shuffle = false;
     uint32_t sm_count = 0;  // multiprocessors (VK_NV_shader_sm_builtins), 0 if unknown
+    // VK_KHR_shader_clock with the device clock (EMBER_VULKAN_TIMELINE's timestamps).
+    bool shader_clock = false;
     bool vulkan_memory_model = false;
 };
 

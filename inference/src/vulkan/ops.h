@@ -116,6 +116,10 @@ struct FusedMatvec {
     float eps = 0;
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
     float freq_base = 10000;
+    // Timing only (Device::timeline): where a Q4_0 subgroup-mode dispatch writes each subgroup's
+    // timestamps, and its slot there (matvec_fused_h.comp, TIMELINE).
+    BufferRange timeline;
+    uint32_t timeline_slot = 0;
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must

@@ -139,7 +139,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         float eps;
         uint32_t head_dim, n_rot;
         float freq_base;
-        uint32_t has_ff, kv_dim, ksplit, row_first, row_end;
+        uint32_t has_ff, kv_dim, ksplit, row_first, row_end, tl_slot;
     } pc{uint32_t(w0.cols),
          fused_row_stride(w0),
          uint32_t(f.mode),
@@ -156,7 +156,8 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
          uint32_t(rows1),
          1u,
          row_first,
-         row_end};
+         row_end,
+         f.timeline_slot};
     auto groups_of = [&](uint32_t rows) -> uint64_t {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
@@ -222,11 +223,22 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         }
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
-        return rec.dispatch_linear(
-            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
-                weight_type_suffix(w0.type),
-            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed()});
+        const std::string name =
+            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_");
+        const std::initializer_list<uint32_t> spec = {h.xs_blocks, h.rows, h.warp_unroll, h.diag,
+                                                      xreg_allowed()};
+        if (f.timeline.buffer && w0.type == GgmlType::Q4_0) {
+            auto with_tl = {w0.pieces[0].range, w1.pieces[0].range,
+                            w2.pieces[0].range, f.x,
+                            or_x(f.norm),       f.y,
+                            or_y(f.k_cache),    or_y(f.v_cache),
+                            or_x(f.step),       or_x(f.ff),
+                            f.timeline};
+            return rec.dispatch_linear(name + "timeline_q4_0", with_tl, &pc,
+                                       push_size<decltype(pc)>(), h_wg, n_wg, 1, spec);
+        }
+        return rec.dispatch_linear(name + weight_type_suffix(w0.type), bindings, &pc,
+                                   push_size<decltype(pc)>(), h_wg, n_wg, 1, spec);
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
