@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/env.h"
+#include "common/log.h"
 #include "vulkan/fault.h"
 
 namespace ember::vulkan {
@@ -65,6 +66,11 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     VkPhysicalDeviceShaderClockFeaturesKHR clk{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    if (!env_str("EMBER_VULKAN_TIMELINE").empty() && !adapter.shader_clock)
+        EMBER_LOG_WARN(
+            "EMBER_VULKAN_TIMELINE: '%s' has no shader clocks (VK_KHR_shader_clock); "
+            "no timeline is written",
+            adapter.info.name.c_str());
     if (!env_str("EMBER_VULKAN_TIMELINE").empty() && adapter.shader_clock) {
         exts.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
         clk.shaderSubgroupClock = VK_TRUE;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/env.h"
+#include "common/log.h"
 
 namespace ember::vulkan {
 namespace {
@@ -373,18 +374,23 @@ VulkanRunner::~VulkanRunner() {
 
 void VulkanRunner::dump_timeline() {
     Context& ctx = *m_loaded->ctx;
+    const std::string path = env_str("EMBER_VULKAN_TIMELINE");
     auto host = Buffer::create(ctx.device(), kTimelineBytes, BufferKind::Readback);
     auto cmd = ctx.begin_oneoff();
-    if (!host || !cmd) return;
-    VkBufferCopy c{0, 0, kTimelineBytes};
-    vkCmdCopyBuffer(*cmd, m_timeline.handle(), host->handle(), 1, &c);
-    memory_barrier(*cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    if (!ctx.end_oneoff_and_wait(*cmd)) return;
-    if (FILE* f = std::fopen(env_str("EMBER_VULKAN_TIMELINE").c_str(), "wb")) {
-        std::fwrite(host->mapped(), 1, kTimelineBytes, f);
-        std::fclose(f);
+    Status st = !host ? Status(host.error()) : !cmd ? Status(cmd.error()) : Status{};
+    if (st) {
+        VkBufferCopy c{0, 0, kTimelineBytes};
+        vkCmdCopyBuffer(*cmd, m_timeline.handle(), host->handle(), 1, &c);
+        memory_barrier(*cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+        st = ctx.end_oneoff_and_wait(*cmd);
     }
+    FILE* f = st ? std::fopen(path.c_str(), "wb") : nullptr;
+    const bool written = f && std::fwrite(host->mapped(), 1, kTimelineBytes, f) == kTimelineBytes;
+    if (f) std::fclose(f);
+    if (!written)
+        EMBER_LOG_WARN("EMBER_VULKAN_TIMELINE: could not write '%s'%s%s", path.c_str(),
+                       st ? "" : ": ", st ? "" : st.error().message.c_str());
 }
 
 Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel> loaded,
