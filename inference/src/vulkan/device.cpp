@@ -66,18 +66,20 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
 
     VkPhysicalDeviceShaderClockFeaturesKHR clk{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    if (!env_str("EMBER_VULKAN_TIMELINE").empty() && !adapter.shader_clock)
-        EMBER_LOG_WARN(
-            "EMBER_VULKAN_TIMELINE: '%s' has no shader clocks (VK_KHR_shader_clock); "
-            "no timeline is written",
-            adapter.info.name.c_str());
-    if (!env_str("EMBER_VULKAN_TIMELINE").empty() && adapter.shader_clock) {
-        exts.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
-        clk.shaderSubgroupClock = VK_TRUE;
-        clk.shaderDeviceClock = VK_TRUE;
-        clk.pNext = f2.pNext;
-        f2.pNext = &clk;
-        dev->m_timeline = true;
+    if (!env_str("EMBER_VULKAN_TIMELINE").empty()) {
+        if (!adapter.shader_clock) {
+            EMBER_LOG_WARN(
+                "EMBER_VULKAN_TIMELINE: '%s' has no shader clocks "
+                "(VK_KHR_shader_clock); no timeline is written",
+                adapter.info.name.c_str());
+        } else {
+            exts.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+            clk.shaderSubgroupClock = VK_TRUE;
+            clk.shaderDeviceClock = VK_TRUE;
+            clk.pNext = f2.pNext;
+            f2.pNext = &clk;
+            dev->m_timeline = true;
+        }
     }
 
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

@@ -172,9 +172,13 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // Unused bindings still need a valid buffer.
     auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
-    auto bindings = {
-        w0.pieces[0].range, w1.pieces[0].range, w2.pieces[0].range, f.x,       or_x(f.norm), f.y,
-        or_y(f.k_cache),    or_y(f.v_cache),    or_x(f.step),       or_x(f.ff)};
+    // Binding 10 is read only by the timeline variant (f.timeline); the others ignore it.
+    auto bindings = {w0.pieces[0].range, w1.pieces[0].range,
+                     w2.pieces[0].range, f.x,
+                     or_x(f.norm),       f.y,
+                     or_y(f.k_cache),    or_y(f.v_cache),
+                     or_x(f.step),       or_x(f.ff),
+                     or_y(f.timeline)};
     const Adapter& a = rec.context().adapter();
     // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
     const uint32_t h_wg =
@@ -223,22 +227,13 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         }
         const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
-        const std::string name =
-            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_");
-        const std::initializer_list<uint32_t> spec = {h.xs_blocks, h.rows, h.warp_unroll, h.diag,
-                                                      xreg_allowed()};
-        if (f.timeline.buffer && w0.type == GgmlType::Q4_0) {
-            auto with_tl = {w0.pieces[0].range, w1.pieces[0].range,
-                            w2.pieces[0].range, f.x,
-                            or_x(f.norm),       f.y,
-                            or_y(f.k_cache),    or_y(f.v_cache),
-                            or_x(f.step),       or_x(f.ff),
-                            f.timeline};
-            return rec.dispatch_linear(name + "timeline_q4_0", with_tl, &pc,
-                                       push_size<decltype(pc)>(), h_wg, n_wg, 1, spec);
-        }
-        return rec.dispatch_linear(name + weight_type_suffix(w0.type), bindings, &pc,
-                                   push_size<decltype(pc)>(), h_wg, n_wg, 1, spec);
+        // (EMBER_VULKAN_TIMELINE: the Q4_0 variant with timestamps.)
+        const bool timed = f.timeline.buffer && w0.type == GgmlType::Q4_0;
+        return rec.dispatch_linear(
+            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
+                (timed ? std::string("timeline_q4_0") : weight_type_suffix(w0.type)),
+            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed()});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
