@@ -83,6 +83,7 @@ layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at on
 // each thread's Wo loads, which the compiler then drops).
 layout(constant_id = 4) const uint ADIAG = 0;
 #define STEP_LOADS WO_LOADS
+#define FUSED_ROW_BLOCKS (pc.n_head * pc.head_dim / 32u)  // Wo's columns: the heads' outputs
 #include "include/fused_weights.glsl"
 FUSED_WEIGHTS(7)
 SLOT_REGS
@@ -93,8 +94,7 @@ void load_wo(uint h, uint rb) {
     const uint r1 = min(gl_WorkGroupID.y * pc.slice_rows + pc.slice_rows, pc.wo_rows);
     [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
         uint r = min(rb + k * rows_per_pass, r1 - 1u);  // clamped: loads unconditional
-        uint ib = r * pc.wo_stride + h * NCH + c;
-        LOADQ(7, ib, k);
+        LOADQ(7, r * pc.wo_stride, h * NCH + c, k);
     }
 }
 float wo_keep() { return FOLDQ(WO_LOADS - 1u); }

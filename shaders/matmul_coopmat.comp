@@ -147,14 +147,13 @@ void load_stage(uint row0, uint s) {
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
         uint c = (BK / 32u) * s + (tid & 1u) * WB + i;  // c: 32-column block
-        uint ib = r * pc.stride + c;
         if (r < pc.nrows && c * 32u < pc.ncols) {
-            uint qi = block_quants(ib);
+            uint qi = QR_QUANTS(r * pc.stride, c);
             rq[i] = wq[qi];
 #if defined(TYPE_Q8_0)
             rq1[i] = wq[qi + 1u];
 #endif
-            rd[i] = wd[block_scale(ib)];
+            rd[i] = wd[QR_SCALE(r * pc.stride, c, pc.ncols / 32u)];
         } else {
             rd[i] = float16_t(0.0);
         }

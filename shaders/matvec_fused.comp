@@ -84,8 +84,7 @@ layout(push_constant) uniform PC {
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
 const uint MAGIC = 0x4B000000u;  // 2^23: its mantissa holds an integer < 2^23 exactly
 
-uint quants_at(uint ib) { return (ib >> 3) * (8u * QV + 1u) + (ib & 7u) * QV; }
-uint scale_at(uint ib) { return (ib >> 3) * (8u * QV + 1u) * 8u + 64u * QV + (ib & 7u); }
+#include "include/q_rows.glsl"
 
 // Quarter j of block ib of buffer (Q, D) against xa, xb: Q4_0 elements 4j..4j+3 (low
 // nibbles) and 16+4j..16+4j+3 (high nibbles); Q8_0 elements 8j..8j+7. The buffer is named at
@@ -108,7 +107,8 @@ float part_dot(uvec2 q, float d, vec4 xa, vec4 xb) {
     return (dot(lo, xa) + dot(hi, xb)) * d;
 }
 #endif
-#define PART(Q, D, ib) part_dot(Q[quants_at(ib) * (4u / QV) + j], float(D[scale_at(ib)]), xa, xb)
+#define PART(Q, D, rb, c) \
+    part_dot(Q[QR_QUANTS(rb, c) * (4u / QV) + j], float(D[QR_SCALE(rb, c, nblk)]), xa, xb)
 
 // The block loop with slots 0-1 read from (QA, DA) and slots 2-3 from (QB, DB). UNROLL blocks
 // per thread per step are loaded unconditionally (clamped index, weight 0 past the end).
@@ -125,10 +125,10 @@ float part_dot(uvec2 q, float d, vec4 xa, vec4 xb) {
                 xa *= nw4[blk * 8u + xa_i];                                        \
                 xb *= nw4[blk * 8u + xb_i];                                        \
             }                                                                      \
-            acc[0] += PART(QA, DA, sbase[0] + blk);                                \
-            acc[1] += PART(QA, DA, sbase[1] + blk);                                \
-            acc[2] += PART(QB, DB, sbase[2] + blk);                                \
-            acc[3] += PART(QB, DB, sbase[3] + blk);                                \
+            acc[0] += PART(QA, DA, sbase[0], blk);                                \
+            acc[1] += PART(QA, DA, sbase[1], blk);                                \
+            acc[2] += PART(QB, DB, sbase[2], blk);                                \
+            acc[3] += PART(QB, DB, sbase[3], blk);                                \
         }                                                                          \
     }
 #else

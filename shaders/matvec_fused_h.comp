@@ -118,6 +118,7 @@ shared float xsum_s[XS_BLOCKS];
 #define XSUM(xv) const float xsum = xsum_s[bx]
 #endif
 #define DIAG_SCALE(v) ((DIAG & 4u) != 0u ? float16_t(1.0) : (v))
+#define FUSED_ROW_BLOCKS (pc.ncols / 32u)
 #include "include/fused_weights.glsl"
 FUSED_WEIGHTS(0)
 FUSED_WEIGHTS(1)
@@ -132,8 +133,7 @@ FUSED_WEIGHTS(2)
         uvec4 xv[4];                                                                   \
         [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(blk, i)];          \
         [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                   \
-            uint ib = sbase[s] + blk;                                                  \
-            uint g = Q_GROUP(ib), h = D_INDEX(ib);                                     \
+            uint g = Q_QUANTS(sbase[s], blk), h = D_INDEX(sbase[s], blk);              \
             if (s < n) acc[s] += DOT(wq##A, g) * float(wd##A[h]);                      \
             else acc[s] += DOT(wq##B, g) * float(wd##B[h]);                            \
         }                                                                              \
@@ -157,11 +157,11 @@ FUSED_WEIGHTS(2)
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
             uint blk = min(base + lane + u * sgs, kb1 - 1u);                            \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
-                uint ib = sbase[s] + blk, i = u * ROWS + s;                             \
+                uint i = u * ROWS + s;                                                  \
                 if (s < n) {                                                            \
-                    LOADQ(A, ib, i);                                                    \
+                    LOADQ(A, sbase[s], blk, i);                                         \
                 } else {                                                                \
-                    LOADQ(B, ib, i);                                                    \
+                    LOADQ(B, sbase[s], blk, i);                                         \
                 }                                                                       \
             }                                                                           \
         }                                                                               \

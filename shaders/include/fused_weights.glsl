@@ -5,7 +5,9 @@
 // sub-blocks, 8 to a superblock).
 //
 // FUSED_WEIGHTS(N) declares the matrix at binding N; SLOT_REGS the registers of STEP_LOADS
-// slots; LOADQ(N, ib, i) loads block ib of binding N into slot i; DOTQ(i, j) is slot i's dot
+// slots; LOADQ(N, rb, c, i) loads block c of the row at rb (the row's first block, or for Q4_0
+// and Q8_0 its first uvec4: q_rows.glsl, with FUSED_ROW_BLOCKS blocks a row, which the
+// includer defines) of binding N into slot i; DOTQ(i, j) is slot i's dot
 // product with the block's x pairs xv (j: the block's index in its superblock, K-quants only;
 // the types with a min term, HAS_XSUM, also read xsum, set by XSUM(xv)); FOLDQ(i) consumes
 // slot i without arithmetic, for timing-only variants whose loads must stay.
@@ -13,28 +15,24 @@
 #define DIAG_SCALE(v) (v)  // matvec_fused_h.comp's timing-only DIAG replaces the scales
 #endif
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
-#if defined(TYPE_Q4_0)
-#define BLOCK_VEC4 1u   // quants of a block, in uvec4
-#define GROUP_VEC4 9u   // 8 blocks' quants + 8 scales
-#else
-#define BLOCK_VEC4 2u
-#define GROUP_VEC4 17u
-#endif
+#include "q_rows.glsl"
 #define FUSED_WEIGHTS(N)                                        \
     layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; }; \
     layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; };
-#define Q_GROUP(ib) ((ib >> 3) * GROUP_VEC4 + (ib & 7u) * BLOCK_VEC4)
-#define D_INDEX(ib) ((ib >> 3) * GROUP_VEC4 * 8u + 64u * BLOCK_VEC4 + (ib & 7u))
+#define Q_QUANTS(rb, c) QR_QUANTS(rb, c)
+#define D_INDEX(rb, c) QR_SCALE(rb, c, FUSED_ROW_BLOCKS)
+#else
+#define LOADQ(N, rb, c, i) LOADQ_IB(N, (rb) + (c), i)
 #endif
 #if defined(TYPE_Q4_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
+#define LOADQ(N, rb, c, i) qa[i] = wq##N[Q_QUANTS(rb, c)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(rb, c)])
 #define DOTQ(i, j) (block_dot(qa[i], xv) * float(dd[i]))
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w) & 0x007FFFFFu) + float(dd[i]))
 #elif defined(TYPE_Q8_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 qb[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[Q_GROUP(ib)]; qb[i] = wq##N[Q_GROUP(ib) + 1u]; \
-    dd[i] = DIAG_SCALE(wd##N[D_INDEX(ib)])
+#define LOADQ(N, rb, c, i) qa[i] = wq##N[Q_QUANTS(rb, c)]; qb[i] = wq##N[Q_QUANTS(rb, c) + 1u]; \
+    dd[i] = DIAG_SCALE(wd##N[D_INDEX(rb, c)])
 #define DOTQ(i, j) (block_dot(qa[i], qb[i], xv) * float(dd[i]))
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w) & 0x007FFFFFu) + float(dd[i]))
 #elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
@@ -46,18 +44,18 @@
     layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; };
 #if defined(TYPE_Q4_1)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kd[i] = ww##N[G_DM(ib)]
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kd[i] = ww##N[G_DM(ib)]
 #define DOTQ(i, j) q41_dot(qa[i], kd[i], xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kd[i]) & 0x007FFFFFu)
 #elif defined(TYPE_Q5_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
     dd[i] = DIAG_SCALE(wd##N[G_D_HALF(ib)])
 #define DOTQ(i, j) q50_dot(qa[i], kq[i], dd[i], xv)
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i]) & 0x007FFFFFu) + float(dd[i]))
 #else
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uint kq[STEP_LOADS]; uint kd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[G_NIBBLES(ib)]; kq[i] = ww##N[G_HIGH(ib)]; \
     kd[i] = ww##N[G_DM(ib)]
 #define DOTQ(i, j) q51_dot(qa[i], kq[i], kd[i], xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ kq[i] ^ kd[i]) & 0x007FFFFFu)
@@ -66,7 +64,7 @@
 // Superblocks of 9 uvec4: 8 sub-blocks' nibbles, then d, dmin and the scale bytes.
 #define FUSED_WEIGHTS(N) layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 km[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[(ib >> 3) * 9u + (ib & 7u)]; km[i] = wq##N[(ib >> 3) * 9u + 8u]
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[(ib >> 3) * 9u + (ib & 7u)]; km[i] = wq##N[(ib >> 3) * 9u + 8u]
 #define DOTQ(i, j) k4_dot(qa[i], km[i], j, xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ km[i].x ^ km[i].w) & 0x007FFFFFu)
 #elif defined(TYPE_Q5_K)
@@ -75,7 +73,7 @@
     layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; }; \
     layout(binding = N) readonly buffer W##N##U { uint wu##N[]; };
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 km[STEP_LOADS]; uint kq[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[(ib >> 3) * 11u + (ib & 7u)]; \
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[(ib >> 3) * 11u + (ib & 7u)]; \
     km[i] = wq##N[(ib >> 3) * 11u + 8u]; kq[i] = wu##N[(ib >> 3) * 44u + 36u + (ib & 7u)]
 #define DOTQ(i, j) k5_dot(qa[i], kq[i], km[i], j, xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ km[i].x ^ kq[i]) & 0x007FFFFFu)
@@ -90,7 +88,7 @@
 #define K6_BASE(ib) ((ib >> 6) * 105u + ((ib >> 3) & 7u) * 13u)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec2 kh[STEP_LOADS]; uint ksw[STEP_LOADS]; \
     float16_t dd[STEP_LOADS];
-#define LOADQ(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
+#define LOADQ_IB(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
     kh[i] = wh##N[(K6_BASE(ib) + 8u) * 2u + (ib & 7u)]; \
     ksw[i] = ws##N[(K6_BASE(ib) + 12u) * 4u + ((ib & 7u) >> 1)]; \
     dd[i] = wd##N[(ib >> 6) * 840u + 832u + ((ib >> 3) & 7u)]

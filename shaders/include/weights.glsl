@@ -32,22 +32,14 @@ void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
 }
 
 #elif defined(TYPE_Q8_0) || defined(TYPE_Q4_0)
-// Q8_0 and Q4_0 come regrouped at upload (inference/src/vulkan/weights.cpp): each group of 8
-// blocks holds their quants (Q8_0: 32 bytes, Q4_0: 16 bytes each) and then their 8 F16 scales.
+// Q8_0 and Q4_0 come in rows of quants, then scales (q_rows.glsl); row_base is the row's first
+// uvec4.
+#include "q_rows.glsl"
 layout(binding = W_BINDING) readonly buffer WBuf { uvec4 wq[]; };
 layout(binding = W_BINDING) readonly buffer WBufD { float16_t wd[]; };
-#if defined(TYPE_Q8_0)
-#define QUANT_VEC4 2u
-#else
-#define QUANT_VEC4 1u
-#endif
-// uvec4 index of block ib's quants, and F16 index of its scale.
-uint block_quants(uint ib) { return (ib >> 3) * (8u * QUANT_VEC4 + 1u) + (ib & 7u) * QUANT_VEC4; }
-uint block_scale(uint ib) { return (ib >> 3) * (8u * QUANT_VEC4 + 1u) * 8u + 64u * QUANT_VEC4 + (ib & 7u); }
 void dequant_chunk(uint row_base, uint chunk, uint ncols, out float v[32]) {
-    uint ib = row_base + chunk;
-    float d = float(wd[block_scale(ib)]);
-    uint qi = block_quants(ib);
+    float d = float(wd[QR_SCALE(row_base, chunk, ncols / 32u)]);
+    uint qi = QR_QUANTS(row_base, chunk);
 #if defined(TYPE_Q8_0)
     uvec4 q0 = wq[qi], q1 = wq[qi + 1];
     for (uint k = 0; k < 16; ++k) {

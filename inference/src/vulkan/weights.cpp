@@ -1,6 +1,7 @@
 #include "vulkan/weights.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <set>
 
@@ -17,12 +18,13 @@ struct PiecePlan {
 // Device layouts that differ from GGUF's, so that shaders load quants with 16-byte loads (GGUF's
 // Q4_0, Q8_0 and Q6_K blocks are only 2-byte aligned) and unpack them the same way for every
 // type. shaders/include/weights.glsl reads them.
-//  - Q4_0, Q8_0, Q4_1, Q5_0, Q5_1 and Q6_K: groups of 8 consecutive blocks (in row-major block
-//    order) hold each part of a block for the 8 blocks in turn (group_parts): Q4_0 and Q8_0 the
-//    8 blocks' quants, then their 8 F16 scales; Q4_1 the nibbles (16 bytes, Q4_0's order), then
-//    8 F16 pairs (d, m); Q5_0 and Q5_1 the nibbles, then a uint of high bits per block
-//    (element e's at q5_high_bit(e), as in Q5_K), then the d's (Q5_0) or (d, m) pairs (Q5_1);
-//    Q6_K each superblock's 208 bytes without d (below), then the 8 F16 d's.
+//  - Q4_0 and Q8_0: each row holds its blocks' quants, then their F16 scales, padded to 16 bytes
+//    (shaders/include/q_rows.glsl); the row stride is passed in uvec4.
+//  - Q4_1, Q5_0, Q5_1 and Q6_K: groups of 8 consecutive blocks (in row-major block
+//    order) hold each part of a block for the 8 blocks in turn (group_parts): Q4_1 the nibbles (16
+//    bytes, Q4_0's order), then 8 F16 pairs (d, m); Q5_0 and Q5_1 the nibbles, then a uint of high
+//    bits per block (element e's at q5_high_bit(e), as in Q5_K), then the d's (Q5_0) or (d, m)
+//    pairs (Q5_1); Q6_K each superblock's 208 bytes without d (below), then the 8 F16 d's.
 //  - Q4_K: each superblock in place: its 8 sub-blocks' nibbles (below), then d, dmin and 12
 //    bytes of the same 6-bit scales and mins, repacked so that sub-block j's are two shifts and
 //    masks away: byte j of the first 8 holds scale j in bits 0-5 and min j's high 2 bits in 6-7,
@@ -44,10 +46,6 @@ struct GroupParts {
 };
 GroupParts group_parts(GgmlType t) {
     switch (t) {
-        case GgmlType::Q4_0:
-            return {2, {16, 2}};
-        case GgmlType::Q8_0:
-            return {2, {32, 2}};
         case GgmlType::Q6_K:
             return {2, {208, 2}};
         case GgmlType::Q4_1:
@@ -64,8 +62,18 @@ bool grouped(GgmlType t) {
     return group_parts(t).n > 0;
 }
 
+// Q4_0 and Q8_0 rows: quants, then scales (padded to 16 bytes).
+bool quants_then_scales(GgmlType t) {
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0;
+}
+uint64_t device_row_bytes(GgmlType t, uint64_t stride) {
+    if (!quants_then_scales(t)) return stride;
+    const uint64_t nb = stride / type_traits(t)->block_bytes;
+    return nb * (type_traits(t)->block_bytes - 2) + (2 * nb + 15) / 16 * 16;
+}
+
 uint64_t piece_bytes(GgmlType t, uint64_t nrows, uint64_t stride) {
-    if (!grouped(t)) return nrows * stride;
+    if (!grouped(t)) return nrows * device_row_bytes(t, stride);
     const uint64_t bb = type_traits(t)->block_bytes, blocks = nrows * (stride / bb);
     return (blocks + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks * bb;
 }
@@ -155,8 +163,22 @@ void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
     std::memcpy(dst + 192, b.scales, 16);
 }
 
-// GGUF blocks -> the device layout; padding is zeroed.
-void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vector<uint8_t>& out) {
+// GGUF blocks (rows of nb) -> the device layout; padding is zeroed.
+void repack_blocks(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb,
+                   std::vector<uint8_t>& out) {
+    const uint64_t n_blocks = nrows * nb;
+    if (quants_then_scales(t)) {
+        const uint64_t bb = type_traits(t)->block_bytes, qb = bb - 2;
+        const uint64_t row = device_row_bytes(t, nb * bb);
+        out.assign(nrows * row, 0);
+        for (uint64_t i = 0; i < n_blocks; ++i) {
+            const uint8_t* b = src + i * bb;  // d, then the quants
+            uint8_t* r = out.data() + (i / nb) * row;
+            std::memcpy(r + (i % nb) * qb, b + 2, qb);
+            std::memcpy(r + nb * qb + (i % nb) * 2, b, 2);
+        }
+        return;
+    }
     if (t == GgmlType::Q4_K || t == GgmlType::Q5_K) {
         const uint64_t bb = t == GgmlType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ5_K);
         out.resize(n_blocks * bb);
@@ -202,14 +224,13 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t n_blocks, std::vecto
                 std::memcpy(part[2], b, dm);
                 break;
             }
-            default:  // Q4_0, Q8_0
-                std::memcpy(part[0], b + 2, gp.bytes[0]);
-                std::memcpy(part[1], b, 2);
+            default:
+                assert(false && "group_parts and this switch name the same types");
         }
     }
 }
 bool device_layout_differs(GgmlType t) {
-    return grouped(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+    return grouped(t) || quants_then_scales(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
 }
 
 uint64_t row_stride_of(const Tensor& t) {
@@ -227,15 +248,17 @@ Result<std::vector<PiecePlan>> plan_tensor(const Tensor& t, const PlacementLimit
         return make_error("vulkan.bad_tensor",
                           "tensor '" + t.name + "': row stride " + std::to_string(stride) +
                               " is not a whole number of " + std::string(tt->name) + " blocks");
-    // Grouping pads a piece by less than one group (8 blocks).
+    // Grouping pads a piece by less than one group (8 blocks); Q4_0's and Q8_0's rows are padded
+    // to 16 bytes.
     const uint64_t pad = grouped(t.type) ? kGroupBlocks * tt->block_bytes : 0;
-    if (stride + pad > lim.max_range)
+    const uint64_t row_bytes = device_row_bytes(t.type, stride);
+    if (row_bytes + pad > lim.max_range)
         return make_error("vulkan.tensor_too_large",
                           "tensor '" + t.name + "': one row (" + std::to_string(stride) +
                               " bytes) exceeds the device's maxStorageBufferRange (" +
                               std::to_string(lim.max_range) + ")");
     int64_t per_piece =
-        int64_t(std::min<uint64_t>((lim.max_range - pad) / stride, uint64_t(t.rows())));
+        int64_t(std::min<uint64_t>((lim.max_range - pad) / row_bytes, uint64_t(t.rows())));
     std::vector<PiecePlan> out;
     for (int64_t r = 0; r < t.rows(); r += per_piece) {
         int64_t n = std::min(per_piece, t.rows() - r);
@@ -313,13 +336,16 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
         dt.type = t.type;
         dt.rows = t.rows();
         dt.cols = t.cols();
-        dt.stride_units = uint32_t(stride / type_traits(t.type)->block_bytes);
+        const uint64_t nb = stride / type_traits(t.type)->block_bytes;
+        // Q4_0 and Q8_0: in uvec4 (their rows hold their scales after the quants).
+        dt.stride_units =
+            uint32_t(quants_then_scales(t.type) ? device_row_bytes(t.type, stride) / 16 : nb);
         for (size_t i = 0; i < j.pieces.size(); ++i) {
             const PiecePlan& p = j.pieces[i];
             BufferRange r = ws->m_arena.get(j.slots[i]);
             const uint8_t* src = t.data + uint64_t(p.row0) * stride;
             if (device_layout_differs(t.type)) {
-                repack_blocks(t.type, src, uint64_t(p.nrows) * dt.stride_units, repacked);
+                repack_blocks(t.type, src, uint64_t(p.nrows), nb, repacked);
                 src = repacked.data();
             }
             EMBER_TRY(up.upload(r, src, p.bytes));
