@@ -2,7 +2,8 @@
 // chunk of a row. The includer defines W_BINDING and one TYPE_* macro.
 //
 // Rows are addressed by `row_base`, the index of the row's first unit: an element for the
-// float types, a block for the quantized ones. Columns past ncols (only possible for the float
+// float types, a uvec4 for Q4_0 and Q8_0 (q_rows.glsl), a block for the other quantized ones
+// (the host's row stride is in the same unit). Columns past ncols (only possible for the float
 // types, whose rows need not be a multiple of 32) read as zero.
 
 #if defined(TYPE_Q5_0) || defined(TYPE_Q5_1) || defined(TYPE_Q5_K)
