@@ -133,7 +133,7 @@ FUSED_WEIGHTS(2)
         uvec4 xv[4];                                                                   \
         [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(blk, i)];          \
         [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                   \
-            uint g = Q_QUANTS(sbase[s], blk), h = D_INDEX(sbase[s], blk);              \
+            uint g = QR_QUANTS(sbase[s], blk), h = D_INDEX(sbase[s], blk);             \
             if (s < n) acc[s] += DOT(wq##A, g) * float(wd##A[h]);                      \
             else acc[s] += DOT(wq##B, g) * float(wd##B[h]);                            \
         }                                                                              \

@@ -19,19 +19,18 @@
 #define FUSED_WEIGHTS(N)                                        \
     layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; }; \
     layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; };
-#define Q_QUANTS(rb, c) QR_QUANTS(rb, c)
 #define D_INDEX(rb, c) QR_SCALE(rb, c, FUSED_ROW_BLOCKS)
 #else
 #define LOADQ(N, rb, c, i) LOADQ_IB(N, (rb) + (c), i)
 #endif
 #if defined(TYPE_Q4_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, rb, c, i) qa[i] = wq##N[Q_QUANTS(rb, c)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(rb, c)])
+#define LOADQ(N, rb, c, i) qa[i] = wq##N[QR_QUANTS(rb, c)]; dd[i] = DIAG_SCALE(wd##N[D_INDEX(rb, c)])
 #define DOTQ(i, j) (block_dot(qa[i], xv) * float(dd[i]))
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qa[i].z ^ qa[i].w) & 0x007FFFFFu) + float(dd[i]))
 #elif defined(TYPE_Q8_0)
 #define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec4 qb[STEP_LOADS]; float16_t dd[STEP_LOADS];
-#define LOADQ(N, rb, c, i) qa[i] = wq##N[Q_QUANTS(rb, c)]; qb[i] = wq##N[Q_QUANTS(rb, c) + 1u]; \
+#define LOADQ(N, rb, c, i) qa[i] = wq##N[QR_QUANTS(rb, c)]; qb[i] = wq##N[QR_QUANTS(rb, c) + 1u]; \
     dd[i] = DIAG_SCALE(wd##N[D_INDEX(rb, c)])
 #define DOTQ(i, j) (block_dot(qa[i], qb[i], xv) * float(dd[i]))
 #define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].y ^ qb[i].z ^ qb[i].w) & 0x007FFFFFu) + float(dd[i]))

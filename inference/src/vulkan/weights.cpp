@@ -254,7 +254,7 @@ Result<std::vector<PiecePlan>> plan_tensor(const Tensor& t, const PlacementLimit
     const uint64_t row_bytes = device_row_bytes(t.type, stride);
     if (row_bytes + pad > lim.max_range)
         return make_error("vulkan.tensor_too_large",
-                          "tensor '" + t.name + "': one row (" + std::to_string(stride) +
+                          "tensor '" + t.name + "': one row (" + std::to_string(row_bytes) +
                               " bytes) exceeds the device's maxStorageBufferRange (" +
                               std::to_string(lim.max_range) + ")");
     int64_t per_piece =
