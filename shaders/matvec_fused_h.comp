@@ -41,6 +41,10 @@ layout(constant_id = 4) const uint DIAG = 0;
 // stage_x loads its X_ITERS vec4 of x and of the norm weight at once and keeps them in
 // registers for the second pass.
 layout(constant_id = 5) const uint XREG_ALLOWED = 1;
+// pc.mode as a constant: a pipeline per mode holds only that mode's code (7B Q4_0 decoded 2%
+// faster on the H200; docs/performance.md item 92). 4: read pc.mode (EMBER_VULKAN_MATVEC_MODES=0,
+// for comparison).
+layout(constant_id = 6) const uint MODE_CONST = 4;
 const uint X_ITERS = (XS_BLOCKS * 8u + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 const bool XREG = XREG_ALLOWED != 0u && X_ITERS <= 8u;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
@@ -391,7 +395,7 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
 }
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x, mode = pc.mode;
+    const uint tid = gl_LocalInvocationID.x, mode = MODE_CONST < 4u ? MODE_CONST : pc.mode;
     const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
     const uint n_rows = pc.row_end != 0u       ? pc.row_end

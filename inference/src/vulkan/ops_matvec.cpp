@@ -109,6 +109,13 @@ uint32_t xreg_allowed() {
     return allowed ? 1 : 0;
 }
 
+// MODE_CONST in both kernels: the mode as a specialization constant, a pipeline per mode
+// (EMBER_VULKAN_MATVEC_MODES=0: one pipeline reading the mode from the push constants).
+uint32_t mode_const(FusedMode m) {
+    static const bool per_mode = !env_is("EMBER_VULKAN_MATVEC_MODES", "0");
+    return per_mode ? uint32_t(m) : 4u;
+}
+
 }  // namespace
 
 bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w) {
@@ -233,7 +240,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 (timed ? std::string("timeline_q4_0") : weight_type_suffix(w0.type)),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed()});
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -244,10 +251,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
         const uint64_t loop_wgs = std::max<uint64_t>(
             1, env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? 4 * a.sm_count : 512));
-        return rec.dispatch_linear(std::string("matvec_fused_h_") + weight_type_suffix(w0.type),
-                                   bindings, &pc, push_size<decltype(pc)>(), wg,
-                                   std::min(groups_of(h.rows), loop_wgs), 1,
-                                   {h.xs_blocks, h.rows, 0, h.diag, xreg_allowed()});
+        return rec.dispatch_linear(
+            std::string("matvec_fused_h_") + weight_type_suffix(w0.type), bindings, &pc,
+            push_size<decltype(pc)>(), wg, std::min(groups_of(h.rows), loop_wgs), 1,
+            {h.xs_blocks, h.rows, 0, h.diag, xreg_allowed(), mode_const(f.mode)});
     }
     // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
     // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
@@ -257,7 +264,8 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     const uint64_t slots = quantized ? 4 * chunks : chunks;
     const uint32_t wg = slots <= 32 ? 32 : slots <= 64 ? 64 : 128;
     return rec.dispatch_linear(std::string("matvec_fused_") + weight_type_suffix(w0.type), bindings,
-                               &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows));
+                               &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows), 1,
+                               {mode_const(f.mode)});
 }
 
 }  // namespace
