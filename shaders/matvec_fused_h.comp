@@ -45,6 +45,14 @@ layout(constant_id = 5) const uint XREG_ALLOWED = 1;
 // faster on the H200; docs/performance.md item 92). 4: read pc.mode (EMBER_VULKAN_MATVEC_MODES=0,
 // for comparison).
 layout(constant_id = 6) const uint MODE_CONST = 4;
+// The shape as constants (0: from the push constants; EMBER_VULKAN_MATVEC_SHAPES=0): columns,
+// row stride and column parts, so that addresses and trip counts fold.
+layout(constant_id = 7) const uint NCOLS_C = 0;
+layout(constant_id = 8) const uint STRIDE_C = 0;
+layout(constant_id = 9) const uint KSPLIT_C = 0;
+#define NCOLS (NCOLS_C != 0u ? NCOLS_C : pc.ncols)
+#define STRIDE (STRIDE_C != 0u ? STRIDE_C : pc.stride)
+#define KSPLIT (KSPLIT_C != 0u ? KSPLIT_C : pc.ksplit)
 const uint X_ITERS = (XS_BLOCKS * 8u + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
 const bool XREG = XREG_ALLOWED != 0u && X_ITERS <= 8u;
 // Length of the per-step load arrays: at least 1, since SPIR-V has no empty arrays (the
@@ -122,7 +130,7 @@ shared float xsum_s[XS_BLOCKS];
 #define XSUM(xv) const float xsum = xsum_s[bx]
 #endif
 #define DIAG_SCALE(v) ((DIAG & 4u) != 0u ? float16_t(1.0) : (v))
-#define FUSED_ROW_BLOCKS (pc.ncols / 32u)
+#define FUSED_ROW_BLOCKS (NCOLS / 32u)
 #include "include/fused_weights.glsl"
 FUSED_WEIGHTS(0)
 FUSED_WEIGHTS(1)
@@ -239,7 +247,7 @@ int stage_x(uint c0, uint c1) {
         ss += red_f[i];
         mxu = max(mxu, red_u[i]);
     }
-    float inv = norm ? inversesqrt(ss / float(pc.ncols) + pc.eps) : 1.0;
+    float inv = norm ? inversesqrt(ss / float(NCOLS) + pc.eps) : 1.0;
     int e;
     frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
@@ -278,7 +286,7 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     if (mode == MODE_STORE || mode == MODE_ADD) {
         uint o = pc.y_off + r;
 #if defined(ATOMIC)
-        if (mode == MODE_ADD && pc.ksplit > 1u) {
+        if (mode == MODE_ADD && KSPLIT > 1u) {
             atomicAdd(y[o], tot[0]);
             return;
         }
@@ -335,7 +343,7 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], 
         }
         if (!sok[s]) r = 0u;
         srow[s] = r;
-        sbase[s] = r * pc.stride;
+        sbase[s] = r * STRIDE;
     }
     return sm;
 }
@@ -354,7 +362,7 @@ uint wanted_slot(uint mode, uint t, uint k) {
 void main_subgroups(uint mode, uint nblk, uint n_groups) {
     const uint lane = gl_SubgroupInvocationID, sgs = gl_SubgroupSize;
     const uint half_rows = ROWS / 2u;
-    const uint ksplit = pc.ksplit, part_blk = (nblk + ksplit - 1u) / ksplit;
+    const uint ksplit = KSPLIT, part_blk = (nblk + ksplit - 1u) / ksplit;
     const uint wg = linear_workgroup(), part = wg % ksplit;
     const uint kb0 = part * part_blk, kb1 = min(nblk, kb0 + part_blk);
     const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y / ksplit * gl_NumSubgroups;
@@ -396,7 +404,7 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
 
 void main() {
     const uint tid = gl_LocalInvocationID.x, mode = MODE_CONST < 4u ? MODE_CONST : pc.mode;
-    const uint nblk = pc.ncols / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
+    const uint nblk = NCOLS / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
     const uint n_rows = pc.row_end != 0u       ? pc.row_end
                         : mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1
@@ -409,7 +417,7 @@ void main() {
         main_subgroups(mode, nblk, n_groups);
         return;
     }
-    const int e = stage_x(0u, pc.ncols / 4u);
+    const int e = stage_x(0u, NCOLS / 4u);
     const float up = exp2(float(e));
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
     for (uint grp = pc.row_first / ROWS + linear_workgroup(); grp < n_groups; grp += n_wg) {

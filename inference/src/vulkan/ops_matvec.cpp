@@ -223,6 +223,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
+    static const bool shapes = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
     if (subgroups) {
         // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
         // With column parts, workgroup w takes part w % ksplit (the shader's split).
@@ -240,7 +241,8 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
                 (timed ? std::string("timeline_q4_0") : weight_type_suffix(w0.type)),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode)});
+            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode),
+             shapes ? pc.ncols : 0u, shapes ? pc.stride : 0u, shapes ? pc.ksplit : 0u});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
