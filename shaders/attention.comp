@@ -60,6 +60,25 @@ layout(push_constant) uniform PC {
 #endif
 } pc;
 
+// The shape as constants (0: from the push constants; EMBER_VULKAN_ATTN_SHAPES=0), so that
+// addresses and trip counts fold, as in matvec_fused_h.comp.
+layout(constant_id = 5) const uint N_HEAD_C = 0;
+layout(constant_id = 6) const uint N_HEAD_KV_C = 0;
+layout(constant_id = 7) const uint HEAD_DIM_C = 0;
+layout(constant_id = 8) const uint KV_STRIDE_C = 0;
+#define P_N_HEAD (N_HEAD_C != 0u ? N_HEAD_C : pc.n_head)
+#define P_N_HEAD_KV (N_HEAD_KV_C != 0u ? N_HEAD_KV_C : pc.n_head_kv)
+#define P_HEAD_DIM (HEAD_DIM_C != 0u ? HEAD_DIM_C : pc.head_dim)
+#define P_KV_STRIDE (KV_STRIDE_C != 0u ? KV_STRIDE_C : pc.kv_stride)
+#if defined(WO)
+layout(constant_id = 9) const uint WO_ROWS_C = 0;
+layout(constant_id = 10) const uint WO_STRIDE_C = 0;
+layout(constant_id = 11) const uint SLICE_ROWS_C = 0;
+#define P_WO_ROWS (WO_ROWS_C != 0u ? WO_ROWS_C : pc.wo_rows)
+#define P_WO_STRIDE (WO_STRIDE_C != 0u ? WO_STRIDE_C : pc.wo_stride)
+#define P_SLICE_ROWS (SLICE_ROWS_C != 0u ? SLICE_ROWS_C : pc.slice_rows)
+#endif
+
 // A pass: [0, PT WG_SIZE) partial scores, [k][thread]; [PT WG_SIZE, + P) its weights,
 // [position] (P <= PT WG_SIZE). After the last pass, [0, 8 WG_SIZE): each row's outputs,
 // [row][d].
@@ -83,7 +102,7 @@ layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at on
 // each thread's Wo loads, which the compiler then drops).
 layout(constant_id = 4) const uint ADIAG = 0;
 #define STEP_LOADS WO_LOADS
-#define FUSED_ROW_BLOCKS (pc.n_head * pc.head_dim / 32u)  // Wo's columns: the heads' outputs
+#define FUSED_ROW_BLOCKS (P_N_HEAD * P_HEAD_DIM / 32u)  // Wo's columns: the heads' outputs
 #include "include/fused_weights.glsl"
 FUSED_WEIGHTS(7)
 SLOT_REGS
@@ -91,10 +110,10 @@ SLOT_REGS
 // The loads of rows rb, rb + rows_per_pass, ... (this lane's block of each) into the slots.
 void load_wo(uint h, uint rb) {
     const uint c = gl_LocalInvocationID.x % NCH, rows_per_pass = WG_SIZE / NCH;
-    const uint r1 = min(gl_WorkGroupID.y * pc.slice_rows + pc.slice_rows, pc.wo_rows);
+    const uint r1 = min(gl_WorkGroupID.y * P_SLICE_ROWS + P_SLICE_ROWS, P_WO_ROWS);
     [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
         uint r = min(rb + k * rows_per_pass, r1 - 1u);  // clamped: loads unconditional
-        LOADQ(7, r * pc.wo_stride, h * NCH + c, k);
+        LOADQ(7, r * P_WO_STRIDE, h * NCH + c, k);
     }
 }
 float wo_keep() { return FOLDQ(WO_LOADS - 1u); }
@@ -116,7 +135,7 @@ void project_out(uint h) {
     const uvec4 xv[4] = {ohs[4u * c], ohs[4u * c + 1u], ohs[4u * c + 2u], ohs[4u * c + 3u]};
     XSUM(xv);
     const uint j = (h * NCH + c) & 7u;  // the block's index in its superblock (K-quants)
-    const uint r0 = gl_WorkGroupID.y * pc.slice_rows, r1 = min(r0 + pc.slice_rows, pc.wo_rows);
+    const uint r0 = gl_WorkGroupID.y * P_SLICE_ROWS, r1 = min(r0 + P_SLICE_ROWS, P_WO_ROWS);
     const uint rows_per_pass = WG_SIZE / NCH;
     for (uint rb = r0 + tid / NCH; rb < r1; rb += WO_LOADS * rows_per_pass) {
         if (rb != r0 + tid / NCH) load_wo(h, rb);  // the first batch was loaded by main()
@@ -142,16 +161,16 @@ uint runs(uint n_pass, out uint per) {
 }
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x, hd = pc.head_dim;
+    const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM;
 #if defined(WO)
-    const uint h = gl_WorkGroupID.x, sp = 0u, hk = h / (pc.n_head / pc.n_head_kv);
+    const uint h = gl_WorkGroupID.x, sp = 0u, hk = h / (P_N_HEAD / P_N_HEAD_KV);
 #else
-    const uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, hk = h / (pc.n_head / pc.n_head_kv);
+    const uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, hk = h / (P_N_HEAD / P_N_HEAD_KV);
 #endif
     const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
 #if defined(WO)
     // Wo's first loads do not depend on the attention: in flight during it.
-    load_wo(h, gl_WorkGroupID.y * pc.slice_rows + tid / NCH);
+    load_wo(h, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NCH);
 #endif
     const uint n_kv = step_pos0 + 1u;
     uint per;
@@ -159,7 +178,7 @@ void main() {
     if (sp >= n_run) return;
     const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
     const uint row = tid / TPP, seg = tid % TPP, W = PT * WG_SIZE;  // W: the weights' offset
-    const uint stride4 = pc.kv_stride / 8u, kv0 = (hk * hd) / 8u + seg;
+    const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
     const uint qb = (h * hd) / 4u + 2u * seg;
     const vec4 qa = q4[qb] * pc.scale, qc = q4[qb + 1u] * pc.scale;
     float m = -1e30, l = 0.0;

@@ -506,6 +506,17 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
     return uint64_t(s.n_head) * n_split * (2 + uint64_t(s.head_dim));
 }
 
+namespace {
+
+// attention.comp's shape constants (N_HEAD_C ... SLICE_ROWS_C: constant ids 5-11), 0 where
+// EMBER_VULKAN_ATTN_SHAPES=0 leaves them to the push constants.
+uint32_t attn_shape(uint32_t v) {
+    static const bool on = !env_is("EMBER_VULKAN_ATTN_SHAPES", "0");
+    return on ? v : 0u;
+}
+
+}  // namespace
+
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
@@ -529,11 +540,20 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          n_split,
          p.min_passes};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
+    // (Constants 2-4 are the WO variant's.)
+    const auto spec = {p.pt,
+                       0u,
+                       0u,
+                       0u,
+                       attn_shape(pc.n_head),
+                       attn_shape(pc.n_head_kv),
+                       attn_shape(pc.head_dim),
+                       attn_shape(pc.kv_stride)};
     if (grid.buffer)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
-                                     p.wg, grid, {p.pt});
+                                     p.wg, grid, spec);
     return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
-                        uint32_t(s.n_head), n_split, 1, {p.pt});
+                        uint32_t(s.n_head), n_split, 1, spec);
 }
 
 bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
@@ -598,7 +618,10 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
         std::string("attention_wo_") + weight_type_suffix(wo.type),
         {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc, push_size<decltype(pc)>(),
         p.wg, uint32_t(s.n_head), uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-        {std::min<uint32_t>(p.pt, 4), nch, loads, env_u32("EMBER_VULKAN_ATTN_DIAG", 0) & 7u});
+        {std::min<uint32_t>(p.pt, 4), nch, loads, env_u32("EMBER_VULKAN_ATTN_DIAG", 0) & 7u,
+         attn_shape(pc.n_head), attn_shape(pc.n_head_kv), attn_shape(pc.head_dim),
+         attn_shape(pc.kv_stride), attn_shape(pc.wo_rows), attn_shape(pc.wo_stride),
+         attn_shape(pc.slice_rows)});
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
