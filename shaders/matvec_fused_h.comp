@@ -50,7 +50,21 @@ layout(constant_id = 6) const uint MODE_CONST = 4;
 layout(constant_id = 7) const uint NCOLS_C = 0;
 layout(constant_id = 8) const uint STRIDE_C = 0;
 layout(constant_id = 9) const uint KSPLIT_C = 0;
+// ... and the rows, the workgroups, the norm (1: none, 2: one), the head size and the cache's
+// row.
+layout(constant_id = 10) const uint ROWS0_C = 0;
+layout(constant_id = 11) const uint ROWS1_C = 0;
+layout(constant_id = 12) const uint NWG_C = 0;
+layout(constant_id = 13) const uint NORM_C = 0;
+layout(constant_id = 14) const uint HEAD_DIM_C = 0;
+layout(constant_id = 15) const uint KV_DIM_C = 0;
 #define NCOLS (NCOLS_C != 0u ? NCOLS_C : pc.ncols)
+#define ROWS0 (ROWS0_C != 0u ? ROWS0_C : pc.rows0)
+#define ROWS1 (ROWS1_C != 0u ? ROWS1_C : pc.rows1)
+#define NWG (NWG_C != 0u ? NWG_C : gl_NumWorkGroups.x * gl_NumWorkGroups.y)
+#define HAS_NORM (NORM_C != 0u ? NORM_C == 2u : pc.has_norm != 0u)
+#define HEAD_DIM (HEAD_DIM_C != 0u ? HEAD_DIM_C : pc.head_dim)
+#define KV_DIM (KV_DIM_C != 0u ? KV_DIM_C : pc.kv_dim)
 #define STRIDE (STRIDE_C != 0u ? STRIDE_C : pc.stride)
 #define KSPLIT (KSPLIT_C != 0u ? KSPLIT_C : pc.ksplit)
 const uint X_ITERS = (XS_BLOCKS * 8u + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
@@ -209,7 +223,7 @@ int stage_x(uint c0, uint c1) {
     if ((DIAG & 2u) != 0u) return 0;
     uint tid = gl_LocalInvocationID.x;
     uint xb = pc.x_off / 4u;
-    bool norm = pc.has_norm != 0u;
+    bool norm = HAS_NORM;
     float ss = 0.0, mx = 0.0;
     // XREG: a thread's loads issued together (in the loop each waits for the one before; 7B
     // Q4_0 decoded about 1.5% faster on the H200 without that wait).
@@ -300,12 +314,12 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     } else {
         if (tid >= half_rows) return;
         float v0 = tot[0], v1 = tot[1];
-        if (sm < 2u) rope_pair(r % pc.head_dim, step_pos0, v0, v1);
+        if (sm < 2u) rope_pair(r % HEAD_DIM, step_pos0, v0, v1);
         if (sm == 0u) {
             y[pc.y_off + r] = v0;
             y[pc.y_off + r + 1u] = v1;
         } else {
-            uint o = step_pos0 * pc.kv_dim + r;
+            uint o = step_pos0 * KV_DIM + r;
             if (sm == 1u) {
                 kc[o] = float16_t(v0);
                 kc[o + 1u] = float16_t(v1);
@@ -321,22 +335,22 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
 // exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv).
 uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], out bool sok[ROWS]) {
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
+    const uint n_rows = mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : ROWS0;
     uint sm = 0u;
     for (uint s = 0; s < ROWS; ++s) {
         uint r;
         if (mode == MODE_SILU) {
             r = grp * half_rows + (s < half_rows ? s : s - half_rows);
-            sok[s] = r < pc.rows0;
+            sok[s] = r < ROWS0;
         } else {
             r = grp * ROWS + s;
             sok[s] = r < n_rows;
-            if (mode == MODE_QKV && r >= pc.rows0) {
+            if (mode == MODE_QKV && r >= ROWS0) {
                 // A group's rows lie in one matrix (ops.cpp checks).
-                r -= pc.rows0;
+                r -= ROWS0;
                 sm = 1u;
-                if (r >= pc.rows1) {
-                    r -= pc.rows1;
+                if (r >= ROWS1) {
+                    r -= ROWS1;
                     sm = 2u;
                 }
             }
@@ -365,7 +379,7 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     const uint ksplit = KSPLIT, part_blk = (nblk + ksplit - 1u) / ksplit;
     const uint wg = linear_workgroup(), part = wg % ksplit;
     const uint kb0 = part * part_blk, kb1 = min(nblk, kb0 + part_blk);
-    const uint n_sg = gl_NumWorkGroups.x * gl_NumWorkGroups.y / ksplit * gl_NumSubgroups;
+    const uint n_sg = NWG / ksplit * gl_NumSubgroups;
     const uint first = wg / ksplit * gl_NumSubgroups + gl_SubgroupID;
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
@@ -407,9 +421,9 @@ void main() {
     const uint nblk = NCOLS / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
     const uint n_rows = pc.row_end != 0u       ? pc.row_end
-                        : mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1
-                                           : pc.rows0;
-    const uint n_groups = mode == MODE_SILU ? (pc.rows0 + half_rows - 1u) / half_rows
+                        : mode == MODE_QKV ? ROWS0 + 2u * ROWS1
+                                           : ROWS0;
+    const uint n_groups = mode == MODE_SILU ? (ROWS0 + half_rows - 1u) / half_rows
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
     // are few (ops.cpp), so x crosses from L2 a few hundred times, not once per ROWS rows.
