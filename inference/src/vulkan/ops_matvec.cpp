@@ -243,8 +243,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
             {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode),
              shapes ? pc.ncols : 0u, shapes ? pc.stride : 0u, shapes ? pc.ksplit : 0u,
-             shapes ? pc.rows0 : 0u, shapes ? pc.rows1 : 0u, shapes ? uint32_t(n_wg) : 0u,
-             shapes ? pc.has_norm + 1 : 0u, shapes ? pc.head_dim : 0u, shapes ? pc.kv_dim : 0u});
+             shapes ? pc.rows0 : 0u, shapes ? pc.rows1 : 0u,
+             // (the workgroups only where dispatch_linear's grid holds exactly n_wg)
+             shapes && n_wg <= 65535 ? uint32_t(n_wg) : 0u, shapes ? pc.has_norm + 1 : 0u,
+             shapes ? pc.head_dim : 0u, shapes ? pc.kv_dim : 0u});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
