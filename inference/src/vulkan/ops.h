@@ -18,8 +18,8 @@ namespace ember::vulkan {
 struct DeviceTensor {
     GgmlType type = GgmlType::F32;
     int64_t rows = 0, cols = 0;
-    uint32_t stride_units =
-        0;  // row stride in elements (float types), blocks or uvec4 (Q4_0, Q8_0)
+    // Row stride in elements (float types), blocks, or uvec4 (Q4_0 and Q8_0: q_rows.glsl).
+    uint32_t stride_units = 0;
     struct Piece {
         BufferRange range;
         int64_t row0 = 0, nrows = 0;

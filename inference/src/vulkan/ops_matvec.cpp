@@ -116,6 +116,13 @@ uint32_t mode_const(FusedMode m) {
     return per_mode ? uint32_t(m) : 4u;
 }
 
+// The staged-x kernel's shape constants (NCOLS_C ... KV_DIM_C), 0 where
+// EMBER_VULKAN_MATVEC_SHAPES=0 leaves them to the push constants.
+uint32_t shape_const(uint32_t v) {
+    static const bool on = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
+    return on ? v : 0u;
+}
+
 }  // namespace
 
 bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w) {
@@ -223,7 +230,6 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
-    static const bool shapes = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
     if (subgroups) {
         // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
         // With column parts, workgroup w takes part w % ksplit (the shader's split).
@@ -242,11 +248,11 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                 (timed ? std::string("timeline_q4_0") : weight_type_suffix(w0.type)),
             bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
             {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode),
-             shapes ? pc.ncols : 0u, shapes ? pc.stride : 0u, shapes ? pc.ksplit : 0u,
-             shapes ? pc.rows0 : 0u, shapes ? pc.rows1 : 0u,
+             shape_const(pc.ncols), shape_const(pc.stride), shape_const(pc.ksplit),
+             shape_const(pc.rows0), shape_const(pc.rows1),
              // (the workgroups only where dispatch_linear's grid holds exactly n_wg)
-             shapes && n_wg <= 65535 ? uint32_t(n_wg) : 0u, shapes ? pc.has_norm + 1 : 0u,
-             shapes ? pc.head_dim : 0u, shapes ? pc.kv_dim : 0u});
+             n_wg <= 65535 ? shape_const(uint32_t(n_wg)) : 0u, shape_const(pc.has_norm + 1),
+             shape_const(pc.head_dim), shape_const(pc.kv_dim)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
