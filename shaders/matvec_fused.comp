@@ -176,15 +176,15 @@ void load_x(uint c, out vec4 xv[8], inout float ss) {
 
 shared float partial[(SLOTS + 1) * 128];
 
-// pc.mode as a constant, as in matvec_fused_h.comp (4: read pc.mode).
-layout(constant_id = 1) const uint MODE_CONST = 4;
+// pc.mode as a constant, as in matvec_fused_h.comp (8: read pc.mode).
+layout(constant_id = 1) const uint MODE_CONST = 8;
 
 #include "include/rope_pair.glsl"
 
 void main() {
     uint wg = linear_workgroup();
     uint tid = gl_LocalInvocationID.x;
-    uint mode = MODE_CONST < 4u ? MODE_CONST : pc.mode;
+    uint mode = MODE_CONST < 8u ? MODE_CONST : pc.mode;
     uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
 
     // Each slot: matrix, row within it, first unit of the row, and whether it exists.

@@ -26,6 +26,10 @@
 #define MODE_ADD 1u
 #define MODE_QKV 2u
 #define MODE_SILU 3u
+// Gate and up rows apart, one row a group where subgroups own their rows: y[r] of W0, then
+// y[rows0 + r] of W1; the down projection applies SiLU(gate) * up as it stages x (SILU_IN).
+// Groups of one row leave fewer subgroups idle in the last round than pairs do.
+#define MODE_GU 4u
 
 layout(constant_id = 1) const uint XS_BLOCKS = 128;  // shared x capacity in 32-column blocks
 layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: half gate, half up)
@@ -34,7 +38,8 @@ layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: ha
 // loaded before any is used; sums need no barrier.
 layout(constant_id = 3) const uint WARP_UNROLL = 0;
 // Timing only (EMBER_VULKAN_MATVEC_DIAG), bits: 1 = weight loads without dot products or reads
-// of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode, Q4_0 and Q8_0).
+// of x (subgroup mode), 2 = x not staged, 4 = no scale loads (subgroup mode, Q4_0 and Q8_0),
+// 8 = no norm weight loads (XREG).
 // Results are wrong by design.
 layout(constant_id = 4) const uint DIAG = 0;
 // 1 (the default; EMBER_VULKAN_MATVEC_XREG=0 sets 0): where a thread stages at most 8 vec4,
@@ -42,9 +47,9 @@ layout(constant_id = 4) const uint DIAG = 0;
 // registers for the second pass.
 layout(constant_id = 5) const uint XREG_ALLOWED = 1;
 // pc.mode as a constant: a pipeline per mode holds only that mode's code (7B Q4_0 decoded 2%
-// faster on the H200; docs/performance.md item 92). 4: read pc.mode (EMBER_VULKAN_MATVEC_MODES=0,
+// faster on the H200; docs/performance.md item 92). 8: read pc.mode (EMBER_VULKAN_MATVEC_MODES=0,
 // for comparison).
-layout(constant_id = 6) const uint MODE_CONST = 4;
+layout(constant_id = 6) const uint MODE_CONST = 8;
 // The shape as constants (0: from the push constants; EMBER_VULKAN_MATVEC_SHAPES=0): columns,
 // row stride and column parts, so that addresses and trip counts fold.
 layout(constant_id = 7) const uint NCOLS_C = 0;
@@ -58,6 +63,27 @@ layout(constant_id = 12) const uint NWG_C = 0;
 layout(constant_id = 13) const uint NORM_C = 0;
 layout(constant_id = 14) const uint HEAD_DIM_C = 0;
 layout(constant_id = 15) const uint KV_DIM_C = 0;
+// 1: x is [gate; up] of a MODE_GU dispatch, each ncols long, and the staged x' is
+// SiLU(gate) * up.
+layout(constant_id = 16) const uint SILU_IN = 0;
+// The offsets of x and y and the dispatch's rows, plus one (0: from the push constants), and the
+// norm's epsilon and the RoPE's rotated dimensions, base and frequency factors (plus one).
+layout(constant_id = 17) const uint X_OFF_C = 0;
+layout(constant_id = 18) const uint Y_OFF_C = 0;
+layout(constant_id = 19) const uint ROW_FIRST_C = 0;
+layout(constant_id = 20) const uint ROW_END_C = 0;
+layout(constant_id = 21) const float EPS_C = 0.0;
+layout(constant_id = 22) const uint N_ROT_C = 0;
+layout(constant_id = 23) const float FREQ_BASE_C = 0.0;
+layout(constant_id = 24) const uint HAS_FF_C = 0;
+#define X_OFF (X_OFF_C != 0u ? X_OFF_C - 1u : pc.x_off)
+#define Y_OFF (Y_OFF_C != 0u ? Y_OFF_C - 1u : pc.y_off)
+#define ROW_FIRST (ROW_FIRST_C != 0u ? ROW_FIRST_C - 1u : pc.row_first)
+#define ROW_END (ROW_END_C != 0u ? ROW_END_C - 1u : pc.row_end)
+#define EPS (EPS_C != 0.0 ? EPS_C : pc.eps)
+#define ROPE_N_ROT (N_ROT_C != 0u ? N_ROT_C : pc.n_rot)
+#define ROPE_FREQ_BASE (FREQ_BASE_C != 0.0 ? FREQ_BASE_C : pc.freq_base)
+#define ROPE_HAS_FF (HAS_FF_C != 0u ? HAS_FF_C == 2u : pc.has_ff != 0u)
 #define NCOLS (NCOLS_C != 0u ? NCOLS_C : pc.ncols)
 #define ROWS0 (ROWS0_C != 0u ? ROWS0_C : pc.rows0)
 #define ROWS1 (ROWS1_C != 0u ? ROWS1_C : pc.rows1)
@@ -217,12 +243,32 @@ void stage_vec4(uint c, vec4 v) {
     xs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
 }
 
-// x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns e. c0
-// is a multiple of 8 (a block); the norm needs all of x (c0 = 0, c1 = ncols / 4).
-int stage_x(uint c0, uint c1) {
-    if ((DIAG & 2u) != 0u) return 0;
+// Each staged block's sum (types with a min term), after the staging's barrier.
+void stage_xsum(uint c0, uint c1) {
+#if defined(HAS_XSUM)
+    for (uint b = gl_LocalInvocationID.x; b < (c1 - c0) / 8u; b += WG_SIZE) {
+        uvec4 xv[4];
+        [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(b, i)];
+        xsum_s[b] = block_xsum(xv);
+    }
+    barrier();
+#endif
+}
+
+// Column vec4 c of x (SILU_IN: of SiLU(gate) * up).
+vec4 load_x(uint xb, uint c) {
+    vec4 v = x4[xb + c];
+    if (SILU_IN == 0u) return v;
+    return v / (1.0 + exp(-v)) * x4[xb + c + NCOLS / 4u];
+}
+
+// x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns 2^e, the
+// factor of the row sums. c0 is a multiple of 8 (a block); the norm needs all of x (c0 = 0, c1 =
+// ncols / 4).
+float stage_x(uint c0, uint c1) {
+    if ((DIAG & 2u) != 0u) return 1.0;
     uint tid = gl_LocalInvocationID.x;
-    uint xb = pc.x_off / 4u;
+    uint xb = X_OFF / 4u;
     bool norm = HAS_NORM;
     float ss = 0.0, mx = 0.0;
     // XREG: a thread's loads issued together (in the loop each waits for the one before; 7B
@@ -231,8 +277,8 @@ int stage_x(uint c0, uint c1) {
     if (XREG) {
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             uint c = min(c0 + tid + k * WG_SIZE, c1 - 1u);
-            xr[k] = x4[xb + c];
-            nr[k] = norm ? nw4[c] : vec4(1.0);
+            xr[k] = load_x(xb, c);
+            nr[k] = norm && (DIAG & 8u) == 0u ? nw4[c] : vec4(1.0);
         }
         [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
             if (c0 + tid + k * WG_SIZE >= c1) xr[k] = vec4(0.0);
@@ -241,7 +287,7 @@ int stage_x(uint c0, uint c1) {
         }
     } else {
         for (uint c = c0 + tid; c < c1; c += WG_SIZE) {
-            vec4 v = x4[xb + c];
+            vec4 v = load_x(xb, c);
             ss += dot(v, v);
             mx = max(mx, vmax_abs(norm ? v * nw4[c] : v));
         }
@@ -261,7 +307,7 @@ int stage_x(uint c0, uint c1) {
         ss += red_f[i];
         mxu = max(mxu, red_u[i]);
     }
-    float inv = norm ? inversesqrt(ss / float(NCOLS) + pc.eps) : 1.0;
+    float inv = norm ? inversesqrt(ss / float(NCOLS) + EPS) : 1.0;
     int e;
     frexp(uintBitsToFloat(mxu) * inv, e);  // = f * 2^e with f in [0.5, 1); e = 0 for 0
     float down = inv * exp2(float(-e));
@@ -273,21 +319,14 @@ int stage_x(uint c0, uint c1) {
         }
     } else {
         for (uint c = c0 + tid; c < c1; c += WG_SIZE) {
-            vec4 v = x4[xb + c] * down;
+            vec4 v = load_x(xb, c) * down;
             if (norm) v *= nw4[c];
             stage_vec4(c - c0, v);
         }
     }
     barrier();
-#if defined(HAS_XSUM)
-    for (uint b = tid; b < (c1 - c0) / 8u; b += WG_SIZE) {
-        uvec4 xv[4];
-        [[unroll]] for (uint i = 0; i < 4u; ++i) xv[i] = xs[xs_slot(b, i)];
-        xsum_s[b] = block_xsum(xv);
-    }
-    barrier();
-#endif
-    return e;
+    stage_xsum(c0, c1);
+    return exp2(float(e));
 }
 
 #include "include/rope_pair.glsl"
@@ -297,8 +336,8 @@ int stage_x(uint c0, uint c1) {
 void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     uint half_rows = ROWS / 2u;
     if (!ok) return;
-    if (mode == MODE_STORE || mode == MODE_ADD) {
-        uint o = pc.y_off + r;
+    if (mode == MODE_STORE || mode == MODE_ADD || mode == MODE_GU) {
+        uint o = Y_OFF + r + (mode == MODE_GU && sm == 1u ? ROWS0 : 0u);
 #if defined(ATOMIC)
         if (mode == MODE_ADD && KSPLIT > 1u) {
             atomicAdd(y[o], tot[0]);
@@ -310,14 +349,14 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     } else if (mode == MODE_SILU) {
         if (tid >= half_rows) return;
         float g = tot[0];
-        y[pc.y_off + r] = g / (1.0 + exp(-g)) * tot[1];
+        y[Y_OFF + r] = g / (1.0 + exp(-g)) * tot[1];
     } else {
         if (tid >= half_rows) return;
         float v0 = tot[0], v1 = tot[1];
         if (sm < 2u) rope_pair(r % HEAD_DIM, step_pos0, v0, v1);
         if (sm == 0u) {
-            y[pc.y_off + r] = v0;
-            y[pc.y_off + r + 1u] = v1;
+            y[Y_OFF + r] = v0;
+            y[Y_OFF + r + 1u] = v1;
         } else {
             uint o = step_pos0 * KV_DIM + r;
             if (sm == 1u) {
@@ -335,7 +374,7 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
 // exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv).
 uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], out bool sok[ROWS]) {
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : ROWS0;
+    const uint n_rows = mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : mode == MODE_GU ? 2u * ROWS0 : ROWS0;
     uint sm = 0u;
     for (uint s = 0; s < ROWS; ++s) {
         uint r;
@@ -345,11 +384,11 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], 
         } else {
             r = grp * ROWS + s;
             sok[s] = r < n_rows;
-            if (mode == MODE_QKV && r >= ROWS0) {
+            if ((mode == MODE_QKV || mode == MODE_GU) && r >= ROWS0) {
                 // A group's rows lie in one matrix (ops.cpp checks).
                 r -= ROWS0;
                 sm = 1u;
-                if (r >= ROWS1) {
+                if (mode == MODE_QKV && r >= ROWS1) {
                     r -= ROWS1;
                     sm = 2u;
                 }
@@ -384,10 +423,10 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
     // (Touching the first step's weights before the staging, so that they wait in L2, ran 4-12%
     // slower on the H200.)
     tl_mark(0u);
-    const float up = exp2(float(stage_x(kb0 * 8u, kb1 * 8u)));
+    const float up = stage_x(kb0 * 8u, kb1 * 8u);
     tl_mark(1u);
     uint n_done = 0u;
-    for (uint grp = pc.row_first / ROWS + first; grp < n_groups; grp += n_sg) {
+    for (uint grp = ROW_FIRST / ROWS + first; grp < n_groups; grp += n_sg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
         uint sm = group_rows(mode, grp, srow, sbase, sok);
@@ -417,11 +456,12 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
 }
 
 void main() {
-    const uint tid = gl_LocalInvocationID.x, mode = MODE_CONST < 4u ? MODE_CONST : pc.mode;
+    const uint tid = gl_LocalInvocationID.x, mode = MODE_CONST < 8u ? MODE_CONST : pc.mode;
     const uint nblk = NCOLS / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = pc.row_end != 0u       ? pc.row_end
+    const uint n_rows = ROW_END != 0u          ? ROW_END
                         : mode == MODE_QKV ? ROWS0 + 2u * ROWS1
+                        : mode == MODE_GU  ? 2u * ROWS0
                                            : ROWS0;
     const uint n_groups = mode == MODE_SILU ? (ROWS0 + half_rows - 1u) / half_rows
                                             : (n_rows + ROWS - 1u) / ROWS;
@@ -431,10 +471,9 @@ void main() {
         main_subgroups(mode, nblk, n_groups);
         return;
     }
-    const int e = stage_x(0u, NCOLS / 4u);
-    const float up = exp2(float(e));
+    const float up = stage_x(0u, NCOLS / 4u);
     const uint n_wg = gl_NumWorkGroups.x * gl_NumWorkGroups.y;
-    for (uint grp = pc.row_first / ROWS + linear_workgroup(); grp < n_groups; grp += n_wg) {
+    for (uint grp = ROW_FIRST / ROWS + linear_workgroup(); grp < n_groups; grp += n_wg) {
         uint srow[ROWS], sbase[ROWS];
         bool sok[ROWS];
         uint sm = group_rows(mode, grp, srow, sbase, sok);

@@ -262,7 +262,8 @@ TEST(MatmulPieces, SplitTensorsMatch) {
 }
 
 // The fused decode mat-vecs on a tall matrix (thousands of workgroups, the last one partial),
-// with the norm folded in (Store, Silu) and without (Add), against the dequantized weights in
+// with the norm folded in (Store, Silu, GateUp) and without (Add, also with SiLU(gate) * up as
+// its input), against the dequantized weights in
 // double: matvec_fused.comp (F32 arithmetic, near exact) and, where the device has F16
 // arithmetic, matvec_fused_h.comp with 4, 8 and 16 rows a group, and with 3 workgroups that
 // loop over all the groups (F16 dot products over x scaled below 1; x of magnitude 3000 checks
@@ -327,48 +328,73 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         auto fa = wa.dequantized(), fb = wb.dequantized();
         for (float x_scale : {1.0f, 3000.0f}) {
             auto x = random_floats(size_t(cols), 63, -x_scale, x_scale);
+            // silu_in: x is [gate; up] and the product reads SiLU(gate) * up.
+            auto xgu = random_floats(size_t(2 * cols), 66, -x_scale / 100, x_scale / 100);
+            std::vector<float> xsilu(static_cast<size_t>(cols));
+            for (int64_t c = 0; c < cols; ++c) {
+                const double g = xgu[c];
+                xsilu[c] = float(g / (1 + std::exp(-g)) * xgu[cols + c]);
+            }
             double ss = 0;
             for (float v : x) ss += double(v) * v;
             const double inv = 1.0 / std::sqrt(ss / double(cols) + eps);
-            auto dot = [&](const std::vector<float>& w, int64_t r, bool norm) {
+            auto dot = [&](const std::vector<float>& w, int64_t r, bool norm,
+                           const std::vector<float>& xv) {
                 double s = 0;
                 for (int64_t c = 0; c < cols; ++c)
-                    s += double(w[r * cols + c]) * x[c] * (norm ? inv * nw[c] : 1.0);
+                    s += double(w[r * cols + c]) * xv[c] * (norm ? inv * nw[c] : 1.0);
                 return s;
             };
-            for (FusedMode mode : {FusedMode::Store, FusedMode::Add, FusedMode::Silu}) {
-                std::vector<float> want(static_cast<size_t>(rows));
+            for (int m = 0; m < 6; ++m) {
+                // (5: Add with silu_in)
+                const FusedMode mode = m == 5 ? FusedMode::Add : FusedMode(m);
+                const bool silu_in = m == 5;
+                if (mode == FusedMode::Qkv) continue;  // (Forward.FusedDecodeMatchesUnfused)
+                const int64_t n_out = mode == FusedMode::GateUp ? 2 * rows : rows;
+                std::vector<float> want(static_cast<size_t>(n_out)), y_init(want.size(), 0.5f);
+                std::copy(y0.begin(), y0.end(), y_init.begin());
                 for (int64_t r = 0; r < rows; ++r) {
-                    if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true));
-                    if (mode == FusedMode::Add) want[r] = float(y0[r] + dot(fa, r, false));
+                    if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true, x));
+                    if (mode == FusedMode::Add)
+                        want[r] = float(y0[r] + dot(fa, r, false, silu_in ? xsilu : x));
                     if (mode == FusedMode::Silu) {
-                        double g = dot(fa, r, true);
-                        want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true));
+                        double g = dot(fa, r, true, x);
+                        want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true, x));
+                    }
+                    if (mode == FusedMode::GateUp) {
+                        want[r] = float(dot(fa, r, true, x));
+                        want[rows + r] = float(dot(fb, r, true, x));
                     }
                 }
                 for (const Kernel& k : kernels) {
                     if (f16_only && std::string(k.h) == "0") continue;
+                    // Gate and up apart, and SiLU on the input, run only in the subgroup mode.
+                    if ((mode == FusedMode::GateUp || silu_in) && std::string(k.warp) == "0")
+                        continue;
                     SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
-                                 std::to_string(cols) + " mode " + std::to_string(int(mode)) +
-                                 " x_scale " + std::to_string(x_scale) + " MATVEC_H=" + k.h +
-                                 " rows " + k.rows + " workgroups " + k.wgs + " warp " + k.warp +
-                                 " wg " + k.wg + " ksplit " + k.ksplit);
+                                 std::to_string(cols) + " mode " + std::to_string(m) + " x_scale " +
+                                 std::to_string(x_scale) + " MATVEC_H=" + k.h + " rows " + k.rows +
+                                 " workgroups " + k.wgs + " warp " + k.warp + " wg " + k.wg +
+                                 " ksplit " + k.ksplit);
                     setenv("EMBER_VULKAN_MATVEC_H", k.h, 1);
                     setenv("EMBER_VULKAN_MATVEC_ROWS", k.rows, 1);
                     setenv("EMBER_VULKAN_MATVEC_WGS", k.wgs, 1);
                     setenv("EMBER_VULKAN_MATVEC_WARP", k.warp, 1);
                     setenv("EMBER_VULKAN_MATVEC_WG", k.wg, 1);
                     setenv("EMBER_VULKAN_MATVEC_KSPLIT", k.ksplit, 1);
-                    HostBuffer bx(ctx, x.size()), bn(ctx, nw.size()), by(ctx, size_t(rows));
-                    bx.fill(x.data(), x.size() * 4);
+                    const std::vector<float>& xin = silu_in ? xgu : x;
+                    HostBuffer bx(ctx, xin.size()), bn(ctx, nw.size()), by(ctx, want.size());
+                    bx.fill(xin.data(), xin.size() * 4);
                     bn.fill(nw.data(), nw.size() * 4);
-                    by.fill(y0.data(), y0.size() * 4);
+                    by.fill(y_init.data(), y_init.size() * 4);
                     FusedMatvec f;
                     f.mode = mode;
                     f.w[0] = (*store)->find(ta);
-                    f.w[1] = mode == FusedMode::Silu ? (*store)->find(tb) : nullptr;
+                    const bool two = mode == FusedMode::Silu || mode == FusedMode::GateUp;
+                    f.w[1] = two ? (*store)->find(tb) : nullptr;
                     f.x = bx.range();
                     f.y = by.range();
+                    f.silu_in = silu_in;
                     if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
                     auto st = run_ops(ctx, [&](Recorder& r) { return op_matvec_fused(r, f); });
                     unsetenv("EMBER_VULKAN_MATVEC_H");

@@ -17,7 +17,7 @@ enum class Output { None, Logits, Argmax };
 
 // The buffers one forward pass binds.
 struct Buffers {
-    BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;
+    BufferRange x, xb, q, k, v, att, tmp, g, u, logits, result, step;  // g: 2 rows at least
     BufferRange xh;  // F16 copy of a prompt matmul's activations (tensor-core devices only)
     BufferRange wh;  // F16 copy of a prompt matmul's weights where the tensor cores need one
     BufferRange attn_part, attn_count;  // decode attention: partials, per-head counters
@@ -194,19 +194,23 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
             EMBER_TRY(stage('o', "wo + residual",
                             [&] { return op_matvec_fused(rec, residual(L.wo, b.att, b.x)); }));
         }
+        // Gate and up rows apart where the subgroup kernel runs both (b.g holds [gate; up]):
+        // the down projection applies the SiLU as it stages its input.
+        const bool apart = fused_gate_up_apart(rec, *L.gate, *L.up, *L.down);
         FusedMatvec gu;
-        gu.mode = FusedMode::Silu;
+        gu.mode = apart ? FusedMode::GateUp : FusedMode::Silu;
         gu.w[0] = L.gate;
         gu.w[1] = L.up;
         gu.x = b.x;
         gu.norm = L.ffn_norm->pieces[0].range;
         gu.eps = hp.rms_eps;
         gu.y = b.g;
-        EMBER_TRY(stage('f', "norm + gate/up + silu",
+        EMBER_TRY(stage('f', apart ? "norm + gate/up" : "norm + gate/up + silu",
                         [&] { return op_matvec_fused(rec, timed(gu, 1)); }));
-        EMBER_TRY(stage('d', "down + residual", [&] {
-            return op_matvec_fused(rec, timed(residual(L.down, b.g, b.x), 2));
-        }));
+        FusedMatvec down = residual(L.down, b.g, b.x);
+        down.silu_in = apart;
+        EMBER_TRY(stage('d', apart ? "silu + down + residual" : "down + residual",
+                        [&] { return op_matvec_fused(rec, timed(down, 2)); }));
     }
     return {};
 }
@@ -414,7 +418,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     size_t sx = f32(uint64_t(B) * d.E), sxb = f32(uint64_t(B) * d.E), sq = f32(uint64_t(B) * d.Dq),
            sk = f32(uint64_t(B) * d.Dkv), sv = f32(uint64_t(B) * d.Dkv),
            satt = f32(uint64_t(B) * d.Dq), stmp = f32(uint64_t(B) * d.E),
-           sg = f32(uint64_t(B) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V), sres = f32(1);
+           sg = f32(uint64_t(std::max(B, 2)) * d.F), su = f32(uint64_t(B) * d.F), slog = f32(d.V),
+           sres = f32(1);
     const bool xh = ctx.adapter().coopmat_nv && B > 1;
     size_t sxh = xh ? r->m_arena.reserve(uint64_t(B) * std::max({d.E, d.Dq, d.F}) * 2) : 0;
     // op_matmul copies as many whole rows as fit, a range at a time.

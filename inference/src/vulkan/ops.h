@@ -108,12 +108,16 @@ bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
 // dst (F16)[i] = src[i], i < n
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
 // One-token mat-vec with fused neighbours (shaders/matvec_fused.comp).
-enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3 };
+// GateUp: gate and up rows stored apart ([gate; up], 2 * rows in y), for a down projection
+// with silu_in; only where fused_gate_up_apart says so.
+enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3, GateUp = 4 };
 struct FusedMatvec {
     FusedMode mode = FusedMode::Store;
     const DeviceTensor* w[3] = {nullptr, nullptr, nullptr};  // Qkv: wq, wk, wv; Silu: gate, up
     BufferRange x, norm, y, k_cache, v_cache, step, ff;      // norm, caches, step, ff optional
     uint32_t x_off = 0, y_off = 0;
+    // x is a GateUp dispatch's [gate; up] (2 * cols) and the product reads SiLU(gate) * up.
+    bool silu_in = false;
     float eps = 0;
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
     float freq_base = 10000;
@@ -136,6 +140,11 @@ bool fused_matvec_f16_type(GgmlType type);
 // the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
 uint32_t fused_row_stride(const DeviceTensor& w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
+// Whether gate/up can store its rows apart (FusedMode::GateUp) and down read them (silu_in):
+// both run in matvec_fused_h.comp's subgroup mode here. EMBER_VULKAN_GU_APART=0 keeps the
+// Silu mode.
+bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
+                         const DeviceTensor& down);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);

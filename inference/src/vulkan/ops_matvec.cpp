@@ -54,9 +54,10 @@ bool fused_h_available(const Adapter& a, GgmlType t, int64_t cols) {
            fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2);
 }
 
-// ksplit: column parts per group of rows (each part's blocks set the steps).
+// ksplit: column parts per group of rows (each part's blocks set the steps); one_row: groups of
+// one row in the subgroup mode (FusedMode::GateUp).
 FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
-                    uint32_t ksplit = 1) {
+                    uint32_t ksplit = 1, bool one_row = false) {
     const Adapter& a = rec.context().adapter();
     if (!fused_h_available(a, w.type, w.cols)) return {};
     // EMBER_VULKAN_MATVEC_WARP caps the blocks per lane a step, 0 selecting the per-workgroup
@@ -73,6 +74,8 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     uint32_t max_unroll =
         std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WARP", unroll_default), 8);
     if (sub_only && !max_unroll) max_unroll = unroll_default;
+    // One row a group: as many bytes in flight a lane as two rows at the default.
+    if (one_row && max_unroll) max_unroll = std::min<uint32_t>(2 * max_unroll, 8);
     uint32_t warp_unroll = 0;
     if (max_unroll) {
         const uint64_t nblk = (uint64_t(w.cols) / 32 + ksplit - 1) / ksplit;
@@ -89,6 +92,10 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 8;
     // In the subgroup mode lane r writes row r of a group.
     while (warp_unroll && rows > 2 && rows > a.subgroup_size) rows /= 2;
+    if (one_row) {
+        if (!warp_unroll) return {};
+        rows = 1;
+    }
     // QKV: a workgroup's rows must lie in one matrix.
     auto splits = [&] { return kv_rows == 0 || (w.rows % rows == 0 && kv_rows % rows == 0); };
     while (rows > 2 && !splits()) rows /= 2;
@@ -98,7 +105,7 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     const uint32_t xs_blocks = fused_h_xs_blocks(w.cols, ksplit);
     if (!fused_h_fits(a, xs_blocks, rows)) return {};
     return {rows, xs_blocks, warp_unroll,
-            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 7)};
+            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 15)};
 }
 
 // XREG_ALLOWED in matvec_fused_h.comp: whether stage_x may hold a thread's part of x in
@@ -113,14 +120,19 @@ uint32_t xreg_allowed() {
 // (EMBER_VULKAN_MATVEC_MODES=0: one pipeline reading the mode from the push constants).
 uint32_t mode_const(FusedMode m) {
     static const bool per_mode = !env_is("EMBER_VULKAN_MATVEC_MODES", "0");
-    return per_mode ? uint32_t(m) : 4u;
+    return per_mode ? uint32_t(m) : 8u;
 }
 
-// The staged-x kernel's shape constants (NCOLS_C ... KV_DIM_C), 0 where
+// The staged-x kernel's shape constants (NCOLS_C ... KV_DIM_C, X_OFF_C ... HAS_FF_C), 0 where
 // EMBER_VULKAN_MATVEC_SHAPES=0 leaves them to the push constants.
 uint32_t shape_const(uint32_t v) {
     static const bool on = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
     return on ? v : 0u;
+}
+uint32_t float_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
 }
 
 }  // namespace
@@ -177,6 +189,8 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         switch (f.mode) {
             case FusedMode::Qkv:
                 return (rows0 + 2 * rows1 + rows - 1) / rows;
+            case FusedMode::GateUp:
+                return (2 * rows0 + rows - 1) / rows;
             case FusedMode::Silu:
                 return (rows0 + rows / 2 - 1) / (rows / 2);
             default:
@@ -194,12 +208,12 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                      or_x(f.step),       or_x(f.ff),
                      or_y(f.timeline)};
     const Adapter& a = rec.context().adapter();
-    // At most 512 threads: common.glsl's reductions hold 128 subgroups of 4 or more.
-    const uint32_t h_wg =
-        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
-                             std::min({512u, a.props.limits.maxComputeWorkGroupSize[0],
-                                       a.props.limits.maxComputeWorkGroupInvocations}));
+    // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+    const uint32_t h_wg = std::clamp<uint32_t>(
+        env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
+        std::min({sgs >= 8 ? 1024u : 512u, a.props.limits.maxComputeWorkGroupSize[0],
+                  a.props.limits.maxComputeWorkGroupInvocations}));
     const uint64_t per_wg = std::max<uint32_t>(h_wg / sgs, 1);
     // 1,024 threads an SM; Q4_0 rows of 4,096 columns or more 1,280 (5 workgroups of 256:
     // 7B Q4_0 decoded 0.6-2% faster on the H200, Q8_0 slower, TinyLlama's Q4_0 the same,
@@ -222,10 +236,16 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         if (ks == 0) ks = groups_of(2) < n_wg * per_wg ? (nblk + part - 1) / part : 1;
         pc.ksplit = uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
     }
-    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? rows1 : 0, pc.ksplit);
+    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? rows1 : 0, pc.ksplit,
+                                  f.mode == FusedMode::GateUp);
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
     if (!subgroups) pc.ksplit = 1;
+    if (!subgroups && (f.mode == FusedMode::GateUp || f.silu_in))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: gate and up apart (and SiLU on the input) need the "
+                          "subgroup kernel (F16 arithmetic), which does not take these " +
+                              std::string(type_name(w0.type)) + " rows here");
     if (!subgroups && (fused_matvec_f16_only(w0.type) || row_end))
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
@@ -252,7 +272,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
              shape_const(pc.rows0), shape_const(pc.rows1),
              // (the workgroups only where dispatch_linear's grid holds exactly n_wg)
              n_wg <= 65535 ? shape_const(uint32_t(n_wg)) : 0u, shape_const(pc.has_norm + 1),
-             shape_const(pc.head_dim), shape_const(pc.kv_dim)});
+             shape_const(pc.head_dim), shape_const(pc.kv_dim), f.silu_in ? 1u : 0u,
+             shape_const(pc.x_off + 1), shape_const(pc.y_off + 1), shape_const(row_first + 1),
+             shape_const(row_end + 1), shape_const(float_bits(pc.eps)), shape_const(pc.n_rot),
+             shape_const(float_bits(pc.freq_base)), shape_const(pc.has_ff + 1)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -281,6 +304,16 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
 }
 
 }  // namespace
+
+bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
+                         const DeviceTensor& down) {
+    static const bool on = !env_is("EMBER_VULKAN_GU_APART", "0");
+    if (!on || gate.type != up.type) return false;
+    // (Down's plan as record_fused makes it for a residual add without a norm: column parts
+    // only change how much of x a workgroup stages.)
+    const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
+    return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
+}
 
 uint32_t fused_row_stride(const DeviceTensor& w) {
     return w.stride_units * (is_k_quant(w.type) ? 8u : 1u);
