@@ -331,8 +331,8 @@ float stage_x(uint c0, uint c1) {
 
 #include "include/rope_pair.glsl"
 
-// Thread tid's results of a group: its row r (STORE, ADD), its gate and up rows r (SILU), or
-// its RoPE pair r, r + 1 (QKV); ok: the row exists.
+// Thread tid's results of a group: its row r (STORE, ADD; GU: row r of matrix sm), its gate and
+// up rows r (SILU), or its RoPE pair r, r + 1 (QKV); ok: the row exists.
 void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     uint half_rows = ROWS / 2u;
     if (!ok) return;
@@ -371,10 +371,12 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
 }
 
 // The rows of group grp: per slot its row within its matrix, the row's first block, whether it
-// exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv).
+// exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv; GU: 0 = gate, 1 = up).
 uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], out bool sok[ROWS]) {
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : mode == MODE_GU ? 2u * ROWS0 : ROWS0;
+    const uint n_rows = mode == MODE_QKV  ? ROWS0 + 2u * ROWS1
+                        : mode == MODE_GU ? 2u * ROWS0
+                                          : ROWS0;
     uint sm = 0u;
     for (uint s = 0; s < ROWS; ++s) {
         uint r;
