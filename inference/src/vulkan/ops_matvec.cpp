@@ -1,6 +1,7 @@
 // The decode mat-vecs with fused neighbours (matvec_fused.comp, matvec_fused_h.comp): plans
 // and dispatches; split from ops.cpp by op family.
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -128,11 +129,6 @@ uint32_t mode_const(FusedMode m) {
 uint32_t shape_const(uint32_t v) {
     static const bool on = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
     return on ? v : 0u;
-}
-uint32_t float_bits(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
 }
 
 }  // namespace
@@ -274,8 +270,9 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
              n_wg <= 65535 ? shape_const(uint32_t(n_wg)) : 0u, shape_const(pc.has_norm + 1),
              shape_const(pc.head_dim), shape_const(pc.kv_dim), f.silu_in ? 1u : 0u,
              shape_const(pc.x_off + 1), shape_const(pc.y_off + 1), shape_const(row_first + 1),
-             shape_const(row_end + 1), shape_const(float_bits(pc.eps)), shape_const(pc.n_rot),
-             shape_const(float_bits(pc.freq_base)), shape_const(pc.has_ff + 1)});
+             shape_const(row_end + 1), shape_const(std::bit_cast<uint32_t>(pc.eps)),
+             shape_const(pc.n_rot), shape_const(std::bit_cast<uint32_t>(pc.freq_base)),
+             shape_const(pc.has_ff + 1)});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
