@@ -21,7 +21,7 @@
 // positions row, row + R, ... of the pass, all in one round trip; scores meet in shared memory,
 // and an online softmax carries the maximum and sum from pass to pass. Short contexts take one
 // workgroup per head, which writes its output itself. Longer ones are split into at most
-// pc.n_split runs of at least pc.min_passes passes (the partials, counter and combine cost
+// n_split runs of at least min_passes passes (the partials, counter and combine cost
 // about three round trips, docs/performance.md item 41): each run writes its partials (max,
 // sum, unnormalized output) and the last of a head's runs to finish (an atomic counter, left at
 // zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE (ops.cpp
@@ -70,6 +70,13 @@ layout(constant_id = 8) const uint KV_STRIDE_C = 0;
 #define P_N_HEAD_KV (N_HEAD_KV_C != 0u ? N_HEAD_KV_C : pc.n_head_kv)
 #define P_HEAD_DIM (HEAD_DIM_C != 0u ? HEAD_DIM_C : pc.head_dim)
 #define P_KV_STRIDE (KV_STRIDE_C != 0u ? KV_STRIDE_C : pc.kv_stride)
+// ... and the softmax's scale and the runs' counts (0: from the push constants).
+layout(constant_id = 12) const float SCALE_C = 0.0;
+layout(constant_id = 13) const uint N_SPLIT_C = 0;
+layout(constant_id = 14) const uint MIN_PASSES_C = 0;
+#define P_SCALE (SCALE_C != 0.0 ? SCALE_C : pc.scale)
+#define P_N_SPLIT (N_SPLIT_C != 0u ? N_SPLIT_C : pc.n_split)
+#define P_MIN_PASSES (MIN_PASSES_C != 0u ? MIN_PASSES_C : pc.min_passes)
 #if defined(WO)
 layout(constant_id = 9) const uint WO_ROWS_C = 0;
 layout(constant_id = 10) const uint WO_STRIDE_C = 0;
@@ -155,7 +162,7 @@ void project_out(uint h) {
 // Runs of a context of n_pass passes: at most n_split of at least min_passes each (ops.cpp's
 // decode_attention_grid makes the same choice); per: passes per run.
 uint runs(uint n_pass, out uint per) {
-    uint n = min((n_pass + pc.min_passes - 1u) / pc.min_passes, pc.n_split);
+    uint n = min((n_pass + P_MIN_PASSES - 1u) / P_MIN_PASSES, P_N_SPLIT);
     per = (n_pass + n - 1u) / n;
     return (n_pass + per - 1u) / per;
 }
@@ -180,7 +187,7 @@ void main() {
     const uint row = tid / TPP, seg = tid % TPP, W = PT * WG_SIZE;  // W: the weights' offset
     const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
     const uint qb = (h * hd) / 4u + 2u * seg;
-    const vec4 qa = q4[qb] * pc.scale, qc = q4[qb + 1u] * pc.scale;
+    const vec4 qa = q4[qb] * P_SCALE, qc = q4[qb + 1u] * P_SCALE;
     float m = -1e30, l = 0.0;
     vec4 acc_a = vec4(0.0), acc_b = vec4(0.0);  // dimensions 8 seg .. 8 seg + 7
 #if defined(WO)
@@ -237,7 +244,7 @@ void main() {
     [[unroll]] for (uint d = 0; d < 4u; ++d) sh[vb + d] = acc_a[d], sh[vb + 4u + d] = acc_b[d];
     barrier();
     // One run: the output; several: this run's partials (max, sum, unnormalized output).
-    const uint row_len = 2u + hd, base = (h * pc.n_split + sp) * row_len;
+    const uint row_len = 2u + hd, base = (h * P_N_SPLIT + sp) * row_len;
     for (uint d = tid; d < hd; d += WG_SIZE) {
         float t = 0.0;
         for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
@@ -271,7 +278,7 @@ void main() {
         for (uint k0 = 0; k0 < n_run; k0 += 8u) {
             float mk[8], lk[8], ok[8];
             [[unroll]] for (uint u = 0; u < 8u; ++u) {
-                uint b = (h * pc.n_split + min(k0 + u, n_run - 1u)) * row_len;
+                uint b = (h * P_N_SPLIT + min(k0 + u, n_run - 1u)) * row_len;
                 mk[u] = part[b];
                 lk[u] = part[b + 1u];
                 ok[u] = part[b + 2u + d];

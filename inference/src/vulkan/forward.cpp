@@ -24,7 +24,10 @@ struct Buffers {
     uint32_t attn_split = 0;            // its most runs per head; 0: not used
     BufferRange attn_grid;              // its workgroup counts for the step (in the step buffer)
     std::vector<BufferRange> k_cache, v_cache;
-    VkBuffer readback = VK_NULL_HANDLE;
+    BufferRange readback;
+    // The output projection writes the logits into readback itself, without a copy after it
+    // (EMBER_VULKAN_LOGITS_DIRECT=0: the copy).
+    bool logits_direct = false;
     BufferRange timeline;  // Device::timeline: the middle layer's mat-vec timestamps
 };
 
@@ -92,6 +95,7 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
     if (out == Output::None) return {};
     // Only the last token's logits are needed.
     rec.tag("output norm + head");
+    const bool direct = m.fused_output && out == Output::Logits && b.logits_direct;
     if (m.fused_output) {
         FusedMatvec f;
         f.mode = FusedMode::Store;
@@ -100,13 +104,17 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         f.x_off = uint32_t(n - 1) * d.E;
         f.norm = m.output_norm->pieces[0].range;
         f.eps = hp.rms_eps;
-        f.y = b.logits;
+        f.y = direct ? b.readback : b.logits;
         EMBER_TRY(op_matvec_fused(rec, f));
     } else {
         EMBER_TRY(op_rms_norm(rec, b.x, uint32_t(n - 1) * d.E, m.output_norm->pieces[0].range, b.xb,
                               0, int(d.E), 1, int(d.E), hp.rms_eps));
         rec.barrier();
         EMBER_TRY(op_matmul(rec, *m.output, b.xb, 0, b.logits, 0, 1));
+    }
+    if (direct) {
+        rec.barrier_to_host();
+        return {};
     }
     rec.barrier();
     if (out == Output::Argmax) {
@@ -115,13 +123,13 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
         rec.barrier_to_transfer();
         if (rec.cmd()) {
             VkBufferCopy c{b.result.offset, 0, 4};
-            vkCmdCopyBuffer(rec.cmd(), b.result.buffer, b.readback, 1, &c);
+            vkCmdCopyBuffer(rec.cmd(), b.result.buffer, b.readback.buffer, 1, &c);
         }
     } else {
         rec.barrier_to_transfer();
         if (rec.cmd()) {
             VkBufferCopy c{b.logits.offset, 0, uint64_t(d.V) * 4};
-            vkCmdCopyBuffer(rec.cmd(), b.logits.buffer, b.readback, 1, &c);
+            vkCmdCopyBuffer(rec.cmd(), b.logits.buffer, b.readback.buffer, 1, &c);
         }
     }
     rec.barrier_to_host();
@@ -470,7 +478,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
         b.k_cache.push_back(r->m_arena.get(skc[l]));
         b.v_cache.push_back(r->m_arena.get(svc[l]));
     }
-    b.readback = r->m_readback.handle();
+    b.readback = r->m_readback.range();
+    b.logits_direct = !env_is("EMBER_VULKAN_LOGITS_DIRECT", "0");
     if (ctx.device().timeline()) {
         // Device-local: the timestamps' writes must not cross the bus during the step.
         EMBER_ASSIGN_OR_RETURN(

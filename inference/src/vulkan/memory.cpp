@@ -65,7 +65,8 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
             required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
             break;
         case BufferKind::Readback:
-            ci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+            // (Storage too: the decode step's output projection writes its logits here.)
+            ci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
             required = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
             preferred = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
             break;

@@ -47,7 +47,7 @@ void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
 enum class BufferKind {
     DeviceLocal,  // storage, transfer source and destination
     Upload,       // host-visible, coherent: staging and per-step inputs (also indirect grids)
-    Readback,     // host-visible, coherent, preferably cached: results
+    Readback,     // host-visible, coherent, preferably cached: results (copies, shader stores)
     HostStorage,  // host-visible storage buffer (tests bind it directly; also indirect grids)
 };
 

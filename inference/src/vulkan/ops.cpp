@@ -360,8 +360,11 @@ Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, B
         struct {
             uint32_t ncols, stride, row0, nrows, out_off;
         } pc{uint32_t(table.cols), table.stride_units, uint32_t(p.row0), uint32_t(p.nrows), 0};
+        // 8 threads a 32-column chunk (get_rows.comp); a workgroup row per token.
+        const uint32_t chunks = uint32_t((table.cols + 31) / 32);
         EMBER_TRY(rec.dispatch(std::string("get_rows_") + sfx + "_f32", {p.range, out, step}, &pc,
-                               push_size<decltype(pc)>(), kWgRow, uint32_t(n_tokens)));
+                               push_size<decltype(pc)>(), kWgRow,
+                               (8 * chunks + kWgRow - 1) / kWgRow, uint32_t(n_tokens)));
     }
     return {};
 }
@@ -508,7 +511,7 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
 
 namespace {
 
-// attention.comp's shape constants (N_HEAD_C ... SLICE_ROWS_C: constant ids 5-11), 0 where
+// attention.comp's shape constants (N_HEAD_C ... MIN_PASSES_C: constant ids 5-14), 0 where
 // EMBER_VULKAN_ATTN_SHAPES=0 leaves them to the push constants.
 uint32_t attn_shape(uint32_t v) {
     static const bool on = !env_is("EMBER_VULKAN_ATTN_SHAPES", "0");
@@ -540,7 +543,7 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          n_split,
          p.min_passes};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    // (Constants 2-4 are the WO variant's.)
+    // (Constants 2-4 and 9-11 are the WO variant's.)
     const auto spec = {p.pt,
                        0u,
                        0u,
@@ -548,7 +551,13 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                        attn_shape(pc.n_head),
                        attn_shape(pc.n_head_kv),
                        attn_shape(pc.head_dim),
-                       attn_shape(pc.kv_stride)};
+                       attn_shape(pc.kv_stride),
+                       0u,
+                       0u,
+                       0u,
+                       attn_shape(std::bit_cast<uint32_t>(pc.scale)),
+                       attn_shape(pc.n_split),
+                       attn_shape(pc.min_passes)};
     if (grid.buffer)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
                                      p.wg, grid, spec);
@@ -621,7 +630,8 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
         {std::min<uint32_t>(p.pt, 4), nch, loads, env_u32("EMBER_VULKAN_ATTN_DIAG", 0) & 7u,
          attn_shape(pc.n_head), attn_shape(pc.n_head_kv), attn_shape(pc.head_dim),
          attn_shape(pc.kv_stride), attn_shape(pc.wo_rows), attn_shape(pc.wo_stride),
-         attn_shape(pc.slice_rows)});
+         attn_shape(pc.slice_rows), attn_shape(std::bit_cast<uint32_t>(pc.scale)),
+         attn_shape(pc.n_split), attn_shape(pc.min_passes)});
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
