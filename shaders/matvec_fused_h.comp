@@ -370,13 +370,17 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     }
 }
 
+// Rows of all the matrices (QKV: [Wq; Wk; Wv]; GU: [gate; up]; SILU: gate's).
+uint mode_rows(uint mode) {
+    return mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : mode == MODE_GU ? 2u * ROWS0 : ROWS0;
+}
+
 // The rows of group grp: per slot its row within its matrix, the row's first block, whether it
 // exists; returns the matrix (QKV: 0 = Wq, 1 = Wk, 2 = Wv; GU: 0 = gate, 1 = up).
-uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS], out bool sok[ROWS]) {
+uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS],
+                out bool sok[ROWS]) {
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = mode == MODE_QKV  ? ROWS0 + 2u * ROWS1
-                        : mode == MODE_GU ? 2u * ROWS0
-                                          : ROWS0;
+    const uint n_rows = mode_rows(mode);
     uint sm = 0u;
     for (uint s = 0; s < ROWS; ++s) {
         uint r;
@@ -461,10 +465,7 @@ void main() {
     const uint tid = gl_LocalInvocationID.x, mode = MODE_CONST < 8u ? MODE_CONST : pc.mode;
     const uint nblk = NCOLS / 32u;  // ncols is a multiple of 32, x_off of 4 (ops.cpp checks)
     const uint half_rows = ROWS / 2u;
-    const uint n_rows = ROW_END != 0u          ? ROW_END
-                        : mode == MODE_QKV ? ROWS0 + 2u * ROWS1
-                        : mode == MODE_GU  ? 2u * ROWS0
-                                           : ROWS0;
+    const uint n_rows = ROW_END != 0u ? ROW_END : mode_rows(mode);
     const uint n_groups = mode == MODE_SILU ? (ROWS0 + half_rows - 1u) / half_rows
                                             : (n_rows + ROWS - 1u) / ROWS;
     // x' is staged once and serves every group of rows this workgroup takes: the workgroups
