@@ -76,6 +76,11 @@ layout(constant_id = 21) const float EPS_C = 0.0;
 layout(constant_id = 22) const uint N_ROT_C = 0;
 layout(constant_id = 23) const float FREQ_BASE_C = 0.0;
 layout(constant_id = 24) const uint HAS_FF_C = 0;
+// 1: x is row step_tokens[0] of the embedding table at binding 3, in the matrix's own type
+// (Q4_0 or Q8_0) and row stride, and workgroup 0 also writes that row to binding 11 for the
+// residual: the decode step's lookup folded into layer 0's QKV (EMBER_VULKAN_EMBED_FOLD=0 keeps
+// its own dispatch and barrier).
+layout(constant_id = 25) const uint EMBED_C = 0;
 #define X_OFF (X_OFF_C != 0u ? X_OFF_C - 1u : pc.x_off)
 #define Y_OFF (Y_OFF_C != 0u ? Y_OFF_C - 1u : pc.y_off)
 #define ROW_FIRST (ROW_FIRST_C != 0u ? ROW_FIRST_C - 1u : pc.row_first)
@@ -112,6 +117,11 @@ layout(binding = 6) writeonly buffer KBuf { float16_t kc[]; };
 layout(binding = 7) writeonly buffer VBuf { float16_t vc[]; };
 DECLARE_STEP_BUFFER(8)
 layout(binding = 9) readonly buffer FBuf { float ff[]; };
+layout(binding = 11) writeonly buffer XOutBuf { vec4 xo4[]; };
+#if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
+layout(binding = 3) readonly buffer EBufQ { uvec4 eq[]; };
+layout(binding = 3) readonly buffer EBufD { float16_t ed[]; };
+#endif
 
 layout(push_constant) uniform PC {
     uint ncols;
@@ -255,8 +265,35 @@ void stage_xsum(uint c0, uint c1) {
 #endif
 }
 
-// Column vec4 c of x (SILU_IN: of SiLU(gate) * up).
+// Column vec4 c of the embedding row step_tokens[0] (EMBED_C): elements 4j..4j+3 of block
+// c / 8, j = c % 8, exactly as get_rows.comp dequantizes them.
+vec4 embed_vec4(uint c) {
+#if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
+    const uint rb = step_tokens[0] * STRIDE, blk = c / 8u, j = c % 8u;
+    const float d = float(ed[QR_SCALE(rb, blk, NCOLS / 32u)]);
+#if defined(TYPE_Q4_0)
+    // Element e < 16 is byte e's low nibble, e >= 16 byte e - 16's high one.
+    const uint w = eq[QR_QUANTS(rb, blk)][j & 3u] >> (4u * (j >> 2));
+    const vec4 q = vec4(uvec4(w, w >> 8, w >> 16, w >> 24) & 15u) - 8.0;
+#else
+    const int w = int(eq[QR_QUANTS(rb, blk) + (j >> 2)][j & 3u]);
+    const vec4 q = vec4(bitfieldExtract(w, 0, 8), bitfieldExtract(w, 8, 8),
+                        bitfieldExtract(w, 16, 8), bitfieldExtract(w, 24, 8));
+#endif
+    return q * d;
+#else
+    return vec4(0.0);
+#endif
+}
+
+// Column vec4 c of x (SILU_IN: of SiLU(gate) * up; EMBED_C: of the token's embedding, which
+// workgroup 0 also writes to x).
 vec4 load_x(uint xb, uint c) {
+    if (EMBED_C != 0u) {
+        vec4 v = embed_vec4(c);
+        if (linear_workgroup() == 0u) xo4[xb + c] = v;
+        return v;
+    }
     vec4 v = x4[xb + c];
     if (SILU_IN == 0u) return v;
     return v / (1.0 + exp(-v)) * x4[xb + c + NCOLS / 4u];

@@ -55,7 +55,8 @@ uint64_t step_bytes(int batch) {
     return step_grid_offset(batch) + 12;
 }
 
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo);
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo,
+                           bool fold_embed);
 
 AttentionShape attention_shape(const LlamaHParams& hp, int n) {
     return {n, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
@@ -84,11 +85,18 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
                       bool fuse_wo = false) {
     const LlamaHParams& hp = m.hp;
     const Dims d = dims_of(hp);
-    rec.tag("embed");
-    EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
-    rec.barrier();
+    // A decode step's first QKV can look its token up itself, without this dispatch and its
+    // barrier.
+    const bool fold_embed =
+        n == 1 && m.fused_layers &&
+        fused_embed_supported(rec, *m.tok_embd, *m.layers[0].wq, *m.layers[0].wk, *m.layers[0].wv);
+    if (!fold_embed) {
+        rec.tag("embed");
+        EMBER_TRY(op_get_rows(rec, *m.tok_embd, b.step, b.x, n));
+        rec.barrier();
+    }
     if (n == 1 && m.fused_layers) {
-        EMBER_TRY(record_fused_layers(rec, m, b, fuse_wo));
+        EMBER_TRY(record_fused_layers(rec, m, b, fuse_wo, fold_embed));
     } else {
         EMBER_TRY(record_layers(rec, m, b, n));
     }
@@ -139,7 +147,8 @@ Status record_forward(Recorder& rec, const DeviceModel& m, const Buffers& b, int
 // One token through every layer in five dependent dispatches per layer: norm + QKV + RoPE +
 // cache store, attention, output projection + residual, norm + gate/up + SiLU, down + residual;
 // four where attention and output projection fuse (fuse_wo).
-Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo) {
+Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b, bool fuse_wo,
+                           bool fold_embed) {
     const LlamaHParams& hp = m.hp;
     const BufferRange ff = m.rope_freqs ? m.rope_freqs->pieces[0].range : BufferRange{};
     const AttentionShape shape = attention_shape(hp, 1);
@@ -189,6 +198,7 @@ Status record_fused_layers(Recorder& rec, const DeviceModel& m, const Buffers& b
         qkv.head_dim = hp.head_dim;
         qkv.n_rot = hp.n_rot;
         qkv.freq_base = hp.rope_freq_base;
+        if (l == 0 && fold_embed) qkv.embed = m.tok_embd;
         EMBER_TRY(stage('q', "norm + qkv + rope + kv store",
                         [&] { return op_matvec_fused(rec, timed(qkv, 0)); }));
         if (fuse_wo && attention_wo_supported(rec, shape, *L.wo)) {

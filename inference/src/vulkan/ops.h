@@ -121,6 +121,9 @@ struct FusedMatvec {
     float eps = 0;
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
     float freq_base = 10000;
+    // Qkv of a decode step's first layer: x is the embedding row of the step's token, read from
+    // this table (fused_embed_supported), and the row is also written to x for the residual.
+    const DeviceTensor* embed = nullptr;
     // Timing only (Device::timeline): where a Q4_0 subgroup-mode dispatch writes each subgroup's
     // timestamps, and its slot there (matvec_fused_h.comp, TIMELINE).
     BufferRange timeline;
@@ -140,6 +143,11 @@ bool fused_matvec_f16_type(GgmlType type);
 // the float types, blocks of 32 for the quantized ones (K-quant superblocks hold 8).
 uint32_t fused_row_stride(const DeviceTensor& w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
+// Whether a decode step's QKV of wq, wk, wv can look its input up in this embedding table itself
+// (FusedMatvec::embed): one piece, the weights' own type (Q4_0 or Q8_0) and width, and
+// matvec_fused_h.comp's subgroup mode. EMBER_VULKAN_EMBED_FOLD=0 turns it off.
+bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
+                           const DeviceTensor& wk, const DeviceTensor& wv);
 // Whether gate/up can store its rows apart (FusedMode::GateUp) and down read them (silu_in):
 // both run in matvec_fused_h.comp's subgroup mode here. EMBER_VULKAN_GU_APART=0 keeps the
 // Silu mode.

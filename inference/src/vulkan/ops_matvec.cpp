@@ -196,13 +196,14 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // Unused bindings still need a valid buffer.
     auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
-    // Binding 10 is read only by the timeline variant (f.timeline); the others ignore it.
+    // Binding 10 is read only by the timeline variant (f.timeline), 11 written only where x is
+    // looked up in the embedding table (f.embed, then at binding 3); the others ignore them.
     auto bindings = {w0.pieces[0].range, w1.pieces[0].range,
-                     w2.pieces[0].range, f.x,
+                     w2.pieces[0].range, f.embed ? f.embed->pieces[0].range : f.x,
                      or_x(f.norm),       f.y,
                      or_y(f.k_cache),    or_y(f.v_cache),
                      or_x(f.step),       or_x(f.ff),
-                     or_y(f.timeline)};
+                     or_y(f.timeline),   f.x};
     const Adapter& a = rec.context().adapter();
     // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
@@ -242,6 +243,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                           "fused mat-vec: gate and up apart (and SiLU on the input) need the "
                           "subgroup kernel (F16 arithmetic), which does not take these " +
                               std::string(type_name(w0.type)) + " rows here");
+    if (f.embed && (!subgroups || !fused_embed_supported(rec, *f.embed, w0, w1, w2)))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: the embedding lookup folds only into a QKV of its own "
+                          "type (Q4_0 or Q8_0) and width in the subgroup kernel");
     if (!subgroups && (fused_matvec_f16_only(w0.type) || row_end))
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
@@ -272,7 +277,7 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
              shape_const(pc.x_off + 1), shape_const(pc.y_off + 1), shape_const(row_first + 1),
              shape_const(row_end + 1), shape_const(std::bit_cast<uint32_t>(pc.eps)),
              shape_const(pc.n_rot), shape_const(std::bit_cast<uint32_t>(pc.freq_base)),
-             shape_const(pc.has_ff + 1)});
+             shape_const(pc.has_ff + 1), f.embed ? 1u : 0u});
     } else if (h.rows) {
         // Threads take whole blocks: as few steps per thread as 128 threads allow.
         const uint64_t nblk = uint64_t(w0.cols) / 32;
@@ -310,6 +315,19 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
     // only change how much of x a workgroup stages.)
     const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
     return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
+}
+
+bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
+                           const DeviceTensor& wk, const DeviceTensor& wv) {
+    static const bool on = !env_is("EMBER_VULKAN_EMBED_FOLD", "0");
+    const GgmlType t = table.type;
+    if (!on || (t != GgmlType::Q4_0 && t != GgmlType::Q8_0) || table.pieces.size() != 1 ||
+        wq.type != t || wk.type != t || wv.type != t || table.cols != wq.cols ||
+        fused_row_stride(table) != fused_row_stride(wq) ||
+        !fused_matvec_supports(rec.context().adapter(), {&wq, &wk, &wv}))
+        return false;
+    const FusedH h = fused_h_plan(rec, wq, wk.rows);
+    return h.rows && h.warp_unroll;
 }
 
 uint32_t fused_row_stride(const DeviceTensor& w) {
