@@ -260,8 +260,18 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             const uint64_t all = uint64_t(f.mode == FusedMode::Qkv ? rows0 + 2 * rows1 : rows0);
             n_wg = std::max<uint64_t>(1, (n_wg * (row_end - row_first) + all - 1) / all);
         }
-        const uint64_t per_part = (groups_of(h.rows) + per_wg - 1) / per_wg;
+        const uint64_t groups = groups_of(h.rows), per_part = (groups + per_wg - 1) / per_wg;
         n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
+        // The rounds of groups evened out: as many rounds, but no last round of a few groups
+        // that the whole dispatch waits for (7B Q4_0's QKV: 6,144 groups over 5,280 subgroups
+        // took two rounds, the second 16% full; 384 workgroups take two full ones). Not for
+        // gate/up, whose fewer workgroups then ran slower on the H200 (docs/performance.md,
+        // item 106). EMBER_VULKAN_MATVEC_BALANCE=0 keeps the GPU filled once.
+        static const bool balance = !env_is("EMBER_VULKAN_MATVEC_BALANCE", "0");
+        if (balance && f.mode != FusedMode::GateUp && f.mode != FusedMode::Silu) {
+            const uint64_t sg = n_wg / pc.ksplit * per_wg, rounds = (groups + sg - 1) / sg;
+            n_wg = (groups + rounds * per_wg - 1) / (rounds * per_wg) * pc.ksplit;
+        }
         // (EMBER_VULKAN_TIMELINE: the Q4_0 variant with timestamps.)
         const bool timed = f.timeline.buffer && w0.type == GgmlType::Q4_0;
         return rec.dispatch_linear(
