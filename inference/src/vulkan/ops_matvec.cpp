@@ -266,9 +266,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         // that the whole dispatch waits for (7B Q4_0's QKV: 6,144 groups over 5,280 subgroups
         // took two rounds, the second 16% full; 384 workgroups take two full ones). Not for
         // gate/up, whose fewer workgroups then ran slower on the H200 (docs/performance.md,
-        // item 106). EMBER_VULKAN_MATVEC_BALANCE=0 keeps the GPU filled once.
-        static const bool balance = !env_is("EMBER_VULKAN_MATVEC_BALANCE", "0");
-        if (balance && f.mode != FusedMode::GateUp && f.mode != FusedMode::Silu) {
+        // item 106). EMBER_VULKAN_MATVEC_BALANCE holds a bit per FusedMode, 7 (the default)
+        // for Store, Add and Qkv; 0 keeps the GPU filled once.
+        static const uint32_t balance = env_u32("EMBER_VULKAN_MATVEC_BALANCE", 7);
+        if (balance >> uint32_t(f.mode) & 1u) {
             const uint64_t sg = n_wg / pc.ksplit * per_wg, rounds = (groups + sg - 1) / sg;
             n_wg = (groups + rounds * per_wg - 1) / (rounds * per_wg) * pc.ksplit;
         }
