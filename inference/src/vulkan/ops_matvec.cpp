@@ -198,12 +198,14 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
     // Binding 10 is read only by the timeline variant (f.timeline), 11 written only where x is
     // looked up in the embedding table (f.embed, then at binding 3); the others ignore them.
+    // (The validation layer counts 11 as written by every variant: bound to x, the dispatches
+    // of one QKV, which no barrier separates, would read what another "writes".)
     auto bindings = {w0.pieces[0].range, w1.pieces[0].range,
                      w2.pieces[0].range, f.embed ? f.embed->pieces[0].range : f.x,
                      or_x(f.norm),       f.y,
                      or_y(f.k_cache),    or_y(f.v_cache),
                      or_x(f.step),       or_x(f.ff),
-                     or_y(f.timeline),   f.x};
+                     or_y(f.timeline),   f.embed ? f.x : f.y};
     const Adapter& a = rec.context().adapter();
     // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
