@@ -222,6 +222,34 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
     return out;
 }
 
+// Where the readback memory is host-cached (lavapipe's and NVIDIA's), the logits are read where
+// the GPU wrote them: the same values as the copy (EMBER_VULKAN_LOGITS_VIEW=0), each step's own.
+TEST_F(Forward, LogitsViewEqualsCopy) {
+    auto s = synth_model(GgmlType::Q4_0);
+    auto vk = create_backend_model(s->m, test_options(32));
+    ASSERT_TRUE(vk.ok()) << vk.error().message;
+    auto view = (*vk)->create_runner(32);
+    ::setenv("EMBER_VULKAN_LOGITS_VIEW", "0", 1);
+    auto copy = (*vk)->create_runner(32);
+    ::unsetenv("EMBER_VULKAN_LOGITS_VIEW");
+    ASSERT_TRUE(view.ok() && copy.ok());
+    EXPECT_FALSE((*copy)->has_logits_view());
+    if (!(*view)->has_logits_view()) GTEST_SKIP() << "no host-cached readback memory";
+    const std::vector<int32_t> steps[] = {{1, 17, 299, 42, 0}, {5}, {77}, {298}};
+    std::vector<float> want(300), prev;
+    int pos = 0;
+    for (const auto& t : steps) {
+        auto got = (*view)->forward_view(t, pos);
+        ASSERT_TRUE(got.ok()) << got.error().message;
+        ASSERT_TRUE((*copy)->forward(t, pos, want.data()).ok());
+        pos += int(t.size());
+        ASSERT_EQ(got->size(), want.size());
+        EXPECT_EQ(std::vector<float>(got->begin(), got->end()), want) << "position " << pos;
+        EXPECT_NE(std::vector<float>(got->begin(), got->end()), prev) << "position " << pos;
+        prev.assign(got->begin(), got->end());
+    }
+}
+
 // The fused decode kernels compute what the one-op-per-dispatch path computes, for every type
 // they handle (with RoPE frequency factors and a tied output too); other types do not use them.
 // Q4_0 and Q8_0 run twice: F16 dot products (where the device has them) and F32. Q4_1, Q5_x

@@ -171,7 +171,8 @@ public:
     Session& operator=(const Session&) = delete;
 
     // Appends tokens (one batch) at position n_past() and returns the logits of the last one.
-    // The span stays valid until the next call.
+    // The span stays valid until the next eval or eval_argmax (it may point into the backend's
+    // own buffer).
     Result<std::span<const float>> eval(std::span<const int32_t> tokens);
     // Same, but returns only the argmax of the last logits (computed on the device if possible).
     Result<int32_t> eval_argmax(std::span<const int32_t> tokens);

@@ -17,6 +17,12 @@ public:
     // Evaluates tokens at positions [pos, pos + tokens.size()) as one batch, appending their
     // K/V to the cache, and writes the logits of the last token (n_vocab floats) to logits.
     virtual Status forward(std::span<const int32_t> tokens, int pos, float* logits) = 0;
+    // Same, but returns the logits where the backend keeps them on the host, valid until the
+    // next call: no copy. Called only when has_logits_view().
+    virtual bool has_logits_view() const { return false; }
+    virtual Result<std::span<const float>> forward_view(std::span<const int32_t> tokens, int pos) {
+        return make_error("internal", "forward_view: this backend keeps no logits on the host");
+    }
     // Same, returning only the argmax of the last logits, computed on the device so that only
     // 4 bytes come back. Called only when has_device_argmax().
     virtual bool has_device_argmax() const { return false; }

@@ -31,6 +31,11 @@ Result<std::unique_ptr<Session>> Session::create(Model& model, const SessionPara
 
 Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens) {
     Impl& s = *m_impl;
+    if (s.runner->has_logits_view()) {
+        EMBER_ASSIGN_OR_RETURN(auto view, s.runner->forward_view(tokens, s.n_past));
+        s.n_past += int(tokens.size());
+        return view;
+    }
     EMBER_TRY(s.runner->forward(tokens, s.n_past, s.logits.data()));
     s.n_past += int(tokens.size());
     return std::span<const float>(s.logits);

@@ -123,6 +123,10 @@ bool Device::is_host_coherent(uint32_t t) const {
     return m_adapter.mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 }
 
+bool Device::is_host_cached(uint32_t t) const {
+    return m_adapter.mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+}
+
 Result<Fence> Fence::create(const Device& device) {
     VkFenceCreateInfo ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence f = VK_NULL_HANDLE;

@@ -29,6 +29,7 @@ public:
     Result<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
                                  VkMemoryPropertyFlags preferred) const;
     bool is_host_coherent(uint32_t memory_type) const;
+    bool is_host_cached(uint32_t memory_type) const;
     // EMBER_VULKAN_PIPELINE_STATS=1 on a driver with VK_KHR_pipeline_executable_properties:
     // pipelines are created with their compiler statistics, printed to stderr (diagnostics).
     bool pipeline_stats() const { return m_pipeline_stats; }

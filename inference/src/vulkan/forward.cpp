@@ -343,6 +343,11 @@ public:
     static Result<std::unique_ptr<Runner>> create(std::shared_ptr<LoadedModel> loaded, int n_ctx);
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
     Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override;
+    // Where the readback memory is host-cached, the logits are read where the GPU wrote them:
+    // the copy of 32,000 of them cost 0.2-0.4% of a 7B Q4_0 token on the H200 and 1-1.6% of a
+    // TinyLlama one (docs/performance.md, item 108). EMBER_VULKAN_LOGITS_VIEW=0 copies them.
+    bool has_logits_view() const override { return m_logits_view; }
+    Result<std::span<const float>> forward_view(std::span<const int32_t> tokens, int pos) override;
     int n_ctx() const override { return m_n_ctx; }
     // Greedy decoding reads back the token id, not the logits (argmax.comp).
     bool has_device_argmax() const override { return true; }
@@ -366,6 +371,7 @@ private:
     int m_batch = 1;
     Arena m_arena;
     Buffer m_step, m_readback, m_timeline;
+    bool m_logits_view = false;
     Buffers m_buf;
     CommandPool m_pool;
     Fence m_fence;
@@ -489,6 +495,7 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
         b.v_cache.push_back(r->m_arena.get(svc[l]));
     }
     b.readback = r->m_readback.range();
+    r->m_logits_view = r->m_readback.host_cached() && !env_is("EMBER_VULKAN_LOGITS_VIEW", "0");
     b.logits_direct = !env_is("EMBER_VULKAN_LOGITS_DIRECT", "0");
     if (ctx.device().timeline()) {
         // Device-local: the timestamps' writes must not cross the bus during the step.
@@ -587,6 +594,13 @@ Status VulkanRunner::forward(std::span<const int32_t> tokens, int pos, float* lo
     EMBER_TRY(run(tokens, pos, Output::Logits));
     std::memcpy(logits, m_readback.mapped(), size_t(m_loaded->model.hp.n_vocab) * 4);
     return {};
+}
+
+Result<std::span<const float>> VulkanRunner::forward_view(std::span<const int32_t> tokens,
+                                                          int pos) {
+    EMBER_TRY(run(tokens, pos, Output::Logits));
+    return std::span<const float>(static_cast<const float*>(m_readback.mapped()),
+                                  m_loaded->model.hp.n_vocab);
 }
 
 Result<int32_t> VulkanRunner::forward_argmax(std::span<const int32_t> tokens, int pos) {

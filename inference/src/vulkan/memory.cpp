@@ -91,6 +91,7 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
                  "vkBindBufferMemory");
     if (kind != BufferKind::DeviceLocal) {
         EMBER_ASSIGN_OR_RETURN(b.m_mapped, b.m_memory.map());
+        b.m_host_cached = device.is_host_cached(type);
     }
     return b;
 }

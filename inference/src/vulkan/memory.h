@@ -59,6 +59,8 @@ public:
     VkBuffer handle() const { return m_buffer.handle(); }
     VkDeviceSize size() const { return m_size; }
     void* mapped() const { return m_mapped; }
+    // Mapped memory that the host reads through its caches (worth reading in place).
+    bool host_cached() const { return m_host_cached; }
     BufferRange range() const { return {handle(), 0, m_size}; }
     BufferRange range(VkDeviceSize offset, VkDeviceSize size) const {
         return {handle(), offset, size};
@@ -69,6 +71,7 @@ private:
     Memory m_memory;
     VkDeviceSize m_size = 0;
     void* m_mapped = nullptr;
+    bool m_host_cached = false;
 };
 
 // Places many ranges in a few big device-local buffers (no more than maxMemoryAllocationSize
