@@ -294,6 +294,8 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         kernels.push_back({"1", "4", "512", 2e-6, "1"});
         kernels.push_back({"1", "8", "512", 2e-6, "2", "128"});
         kernels.push_back({"1", "2", "3", 2e-6, "3", "64"});
+        // Workgroups of a size that is no power of two (7B's gate/up on NVIDIA: 448 threads).
+        kernels.push_back({"1", "2", "5", 2e-6, "4", "448"});
         // Uneven column parts where subgroups are narrow (5120 columns: 54, 54 and 52 blocks;
         // 5 parts of 32), one step or several.
         kernels.push_back({"1", "2", "512", 2e-6, "2", "256", "3"});

@@ -209,8 +209,18 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     const Adapter& a = rec.context().adapter();
     // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+    // Q4_0 and Q8_0 gate/up of 4,096 columns or more on NVIDIA: 3 workgroups of 14 subgroups an
+    // SM. The kernel's 48 registers leave room for 42 subgroups an SM, and 7B's 22,016 rows take
+    // 4 full rounds over 5,544 subgroups, where 40 an SM took a fifth round, a sixth full (7B
+    // Q4_0 +0.8%, Q8_0 +0.5% on the H200; TinyLlama's 2,048 columns not: docs/performance.md,
+    // item 109).
+    const bool gu_wide = f.mode == FusedMode::GateUp && w0.cols >= 4096 && a.sm_count &&
+                         sgs == 32 && (w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0);
+    const std::string mode_s = std::to_string(int(f.mode));
     const uint32_t h_wg = std::clamp<uint32_t>(
-        env_u32("EMBER_VULKAN_MATVEC_WG", 256), 32,
+        env_u32(("EMBER_VULKAN_MATVEC_WG" + mode_s).c_str(),
+                env_u32("EMBER_VULKAN_MATVEC_WG", gu_wide ? 448 : 256)),
+        32,
         std::min({sgs >= 8 ? 1024u : 512u, a.props.limits.maxComputeWorkGroupSize[0],
                   a.props.limits.maxComputeWorkGroupInvocations}));
     const uint64_t per_wg = std::max<uint32_t>(h_wg / sgs, 1);
@@ -218,11 +228,12 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // 7B Q4_0 decoded 0.6-2% faster on the H200, Q8_0 slower, TinyLlama's Q4_0 the same,
     // docs/performance.md item 82). EMBER_VULKAN_MATVEC_Q4_SM sets the Q4_0 count, in quarters.
     const bool q4_wide = w0.type == GgmlType::Q4_0 && w0.cols >= 4096;
-    const uint32_t per_sm = std::max<uint32_t>(1024 / h_wg, 1) *
-                            (q4_wide ? env_u32("EMBER_VULKAN_MATVEC_Q4_SM", 5) : 4) / 4;
+    const uint32_t per_sm = gu_wide
+                                ? std::max<uint32_t>(1344 / h_wg, 1)
+                                : std::max<uint32_t>(1024 / h_wg, 1) *
+                                      (q4_wide ? env_u32("EMBER_VULKAN_MATVEC_Q4_SM", 5) : 4) / 4;
     uint64_t n_wg = env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? a.sm_count * per_sm : 256);
-    n_wg =
-        env_u32(("EMBER_VULKAN_MATVEC_WGS" + std::to_string(int(f.mode))).c_str(), uint32_t(n_wg));
+    n_wg = env_u32(("EMBER_VULKAN_MATVEC_WGS" + mode_s).c_str(), uint32_t(n_wg));
     // Residual adds whose groups of 2 rows would leave subgroups idle (7B's down and output
     // projections: 2,048 groups for 4,224 subgroups) split the columns into parts of at most
     // 96 Q4_0 or 128 Q8_0 blocks (one or two steps a lane, the best measured on the H200), each
