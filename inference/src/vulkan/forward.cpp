@@ -344,8 +344,8 @@ public:
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
     Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override;
     // Where the readback memory is host-cached, the logits are read where the GPU wrote them:
-    // the copy of 32,000 of them cost 0.2-0.4% of a 7B Q4_0 token on the H200 and 1-1.6% of a
-    // TinyLlama one (docs/performance.md, item 108). EMBER_VULKAN_LOGITS_VIEW=0 copies them.
+    // the copy of 32,000 of them cost 0.2-0.4% of a 7B Q4_0 token on the H200 and 0.9-1.6% of
+    // a TinyLlama one (docs/performance.md, item 108). EMBER_VULKAN_LOGITS_VIEW=0 copies them.
     bool has_logits_view() const override { return m_logits_view; }
     Result<std::span<const float>> forward_view(std::span<const int32_t> tokens, int pos) override;
     int n_ctx() const override { return m_n_ctx; }

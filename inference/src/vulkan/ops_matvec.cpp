@@ -210,10 +210,10 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
     // Q4_0 and Q8_0 gate/up of 4,096 columns or more on NVIDIA: 3 workgroups of 14 subgroups an
-    // SM. The kernel's 48 registers leave room for 42 subgroups an SM, and 7B's 22,016 rows take
-    // 4 full rounds over 5,544 subgroups, where 40 an SM took a fifth round, a sixth full (7B
-    // Q4_0 +0.8%, Q8_0 +0.5% on the H200; TinyLlama's 2,048 columns not: docs/performance.md,
-    // item 109).
+    // SM. The kernel's 48 registers leave room for 42 subgroups (1,344 threads) an SM, and 7B's
+    // 22,016 rows take 4 full rounds over 5,544 subgroups, where 40 an SM took a fifth round, a
+    // sixth full (7B Q4_0 +0.6-0.8%, Q8_0 +0.3-0.5% on the H200; TinyLlama's 2,048 columns not:
+    // docs/performance.md, item 109).
     const bool gu_wide = f.mode == FusedMode::GateUp && w0.cols >= 4096 && a.sm_count &&
                          sgs == 32 && (w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0);
     const std::string mode_s = std::to_string(int(f.mode));
