@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [engine] [app] [test]   (default: all)
 set -euo pipefail
 
-engine=(build-essential cmake ninja-build pkg-config git libpcre2-dev nlohmann-json3-dev
+engine=(build-essential cmake ninja-build pkg-config git libpcre2-dev libicu-dev nlohmann-json3-dev
         libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools)
 app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls
      qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs

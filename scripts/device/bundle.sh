@@ -16,6 +16,8 @@ for t in ${EMBER_DEVICE_TESTS:-test_vulkan}; do
     find "$build/tests" -name "$t" -type f -executable -exec cp {} "$out/bin/" \;
 done
 cp "$(ldconfig -p | awk '/libpcre2-8.so.0 .*x86-64/ {print $NF; exit}')" "$out/lib/"
+# ICU (the NFC of Qwen's tokenizer): the device has another ICU version than Debian 12's.
+ldd "$build/tools/ember-cli" | awk '/libicu/ {print $3}' | xargs -r cp -t "$out/lib/"
 cp "$root/../shared/models/stories260K.gguf" "$root/../shared/models/stories260K.reference.json" \
     "$out/shared/models/"
 strip "$out/bin/"* 2>/dev/null || true

@@ -1,6 +1,7 @@
 // SentencePiece on small in-memory vocabularies.
 #include <gtest/gtest.h>
 
+#include "gguf/writer.h"
 #include "synthetic_vocab.h"
 #include "tok_test_util.h"
 
@@ -169,6 +170,78 @@ TEST(Spm, EndOfGeneration) {
     EXPECT_EQ(u->eot(), kFirstPiece + 1);
     EXPECT_TRUE(u->is_end_of_generation(kFirstPiece + 1));
     EXPECT_FALSE(u->is_end_of_generation(kFirstPiece));
+}
+
+// Gemma's SentencePiece vocabulary, as llama.cpp's converter writes it: BOS 2, EOS 1, no
+// dummy prefix (tokenizer.ggml.add_space_prefix false), turn markers as control tokens.
+// Read through a GGUF so that the key itself is covered.
+TEST(Spm, GemmaVocabularyHasNoDummyPrefix) {
+    const std::vector<std::pair<std::string, int32_t>> toks = {{"<pad>", 3},
+                                                               {"<eos>", 3},
+                                                               {"<bos>", 3},
+                                                               {"<unk>", 2},
+                                                               {"<start_of_turn>", 3},
+                                                               {"<end_of_turn>", 3},
+                                                               {"\n", 1},
+                                                               {"\xE2\x96\x81", 1},
+                                                               {"H", 1},
+                                                               {"i", 1},
+                                                               {"Hi", 1},
+                                                               {"\xE2\x96\x81Hi", 1},
+                                                               {"u", 1},
+                                                               {"s", 1},
+                                                               {"e", 1},
+                                                               {"r", 1},
+                                                               {"us", 1},
+                                                               {"er", 1},
+                                                               {"user", 1}};
+    const auto build = [&](std::optional<bool> add_space_prefix) {
+        gguf::Writer w;
+        w.set_string("tokenizer.ggml.model", "llama");
+        std::vector<std::string> texts;
+        std::vector<float> scores;
+        std::vector<int32_t> types;
+        for (const auto& [text, type] : toks) {
+            texts.push_back(text);
+            scores.push_back(-float(texts.size()));  // earlier pieces merge first
+            types.push_back(type);
+        }
+        w.set_string_array("tokenizer.ggml.tokens", texts);
+        w.set_f32_array("tokenizer.ggml.scores", scores);
+        w.set_i32_array("tokenizer.ggml.token_type", types);
+        w.set_u32("tokenizer.ggml.bos_token_id", 2);
+        w.set_u32("tokenizer.ggml.eos_token_id", 1);
+        w.set_u32("tokenizer.ggml.unknown_token_id", 3);
+        w.set_bool("tokenizer.ggml.add_bos_token", true);
+        if (add_space_prefix) w.set_bool("tokenizer.ggml.add_space_prefix", *add_space_prefix);
+        auto bytes = w.to_bytes();
+        EXPECT_TRUE(bytes.ok());
+        auto file = gguf::File::from_bytes(std::move(bytes).value(), "gemma-vocab.gguf");
+        EXPECT_TRUE(file.ok());
+        auto t = Tokenizer::from_gguf(**file);
+        EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+        return t.ok() ? std::move(t).value() : nullptr;
+    };
+    const int32_t bos = 2, sot = 4, eot = 5, nl = 6, hi = 10, space_hi = 11, user = 18;
+
+    auto gemma = build(false);
+    ASSERT_TRUE(gemma);
+    EXPECT_FALSE(gemma->add_space_prefix());
+    EXPECT_EQ(gemma->encode("Hi", false, false), (std::vector<int32_t>{hi}));
+    EXPECT_EQ(gemma->encode(" Hi", false, false), (std::vector<int32_t>{space_hi}));
+    EXPECT_EQ(gemma->encode("Hi", true, false), (std::vector<int32_t>{bos, hi}));
+    // No space after a special token either: a chat turn tokenizes as written.
+    EXPECT_EQ(gemma->encode("<start_of_turn>user\nHi<end_of_turn>", false, true),
+              (std::vector<int32_t>{sot, user, nl, hi, eot}));
+    EXPECT_EQ(gemma->decode({bos, space_hi}), " Hi");  // no dummy prefix to take off
+    EXPECT_EQ(gemma->decode({bos, hi}), "Hi");
+
+    // The same vocabulary without the key: SentencePiece's default adds the prefix.
+    auto llama = build(std::nullopt);
+    ASSERT_TRUE(llama);
+    EXPECT_TRUE(llama->add_space_prefix());
+    EXPECT_EQ(llama->encode("Hi", false, false), (std::vector<int32_t>{space_hi}));
+    EXPECT_EQ(llama->decode({bos, space_hi}), "Hi");
 }
 
 TEST(Spm, InvalidUtf8InputRoundTrips) {

@@ -6,6 +6,7 @@
 
 #include "test_util.h"
 #include "tok_test_util.h"
+#include "tokenizer/normalize.h"
 
 namespace ember::test {
 namespace {
@@ -65,6 +66,54 @@ std::vector<std::string> vocab_files() {
     return out;
 }
 
+// <vocab>.gguf.ref.json (where present): Hugging Face's facts about each text.
+struct RefCase {
+    std::string text;
+    std::vector<int32_t> ids;                // no BOS, special tokens not parsed
+    std::vector<int32_t> ids_parse_special;  // every added token split out
+    std::string decoded;                     // decode(ids), special tokens kept
+    bool round_trip = false;                 // decoded == text
+};
+
+std::vector<RefCase> read_ref(const std::string& gguf_path) {
+    std::vector<RefCase> out;
+    const auto j = nlohmann::json::parse(read_file_bytes(gguf_path + ".ref.json"), nullptr, false);
+    if (j.is_discarded() || !j.contains("texts") || !j["texts"].is_array()) {
+        ADD_FAILURE() << gguf_path << ".ref.json: expected an object with a 'texts' array";
+        return out;
+    }
+    for (const auto& t : j["texts"]) {
+        RefCase c;
+        c.text = t.at("text").get<std::string>();
+        c.ids = t.at("ids").get<std::vector<int32_t>>();
+        c.ids_parse_special = t.at("ids_parse_special").get<std::vector<int32_t>>();
+        c.decoded = t.at("decoded").get<std::string>();
+        c.round_trip = t.at("round_trip").get<bool>();
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::vector<std::string> ref_files() {
+    std::vector<std::string> out;
+    const fs::path dir = shared_path("vocab");
+    if (!fs::is_directory(dir)) return out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+        const std::string p = e.path().string();
+        if (e.path().extension() == ".gguf" && fs::exists(p + ".ref.json")) out.push_back(p);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// What decode(encode(text)) gives: the text itself, or its NFC form for a tokenizer that
+// normalizes (Qwen's).
+std::string expected_round_trip(const Tokenizer& tok, const std::string& text) {
+    std::string normalized;
+    if (tok.nfc() && tok::nfc_normalize(text, normalized)) return normalized;
+    return text;
+}
+
 TEST(VocabFiles, FindsTheSharedVocabularies) {
     const auto files = vocab_files();
     ASSERT_GE(files.size(), 2u) << "expected ggml-vocab-*.gguf with .inp/.out in "
@@ -88,26 +137,68 @@ TEST(VocabFiles, TokenizeMatchesLlamaCppVectors) {
                               << ids_str(ids) << "\n  expected " << ids_str(cases[i].ids);
             }
         }
+        std::printf("%s: %zu of %zu texts match\n", fs::path(path).filename().c_str(),
+                    cases.size() - size_t(failures), cases.size());
         EXPECT_EQ(failures, 0);
     }
 }
 
 // Both tokenizers are lossless on these texts: SentencePiece has byte fallback for every
 // character outside its vocabulary and decode() removes the one space of the dummy prefix;
-// byte-level BPE covers every byte. So no text is excluded. (A SentencePiece vocabulary without
-// byte tokens would not round-trip characters it lacks: they become <unk>.)
+// byte-level BPE covers every byte. So no text is excluded, but a tokenizer that normalizes
+// to NFC gives back the NFC form. (A SentencePiece vocabulary without byte tokens would not
+// round-trip characters it lacks: they become <unk>.)
 TEST(VocabFiles, RoundTrip) {
     for (const std::string& path : vocab_files()) {
         SCOPED_TRACE(path);
         auto tok = load_tokenizer(path);
         ASSERT_TRUE(tok);
         for (const VocabCase& c : read_cases(path)) {
-            EXPECT_EQ(tok->decode(tok->encode(c.text, false, false)), c.text)
+            const std::string expected = expected_round_trip(*tok, c.text);
+            EXPECT_EQ(tok->decode(tok->encode(c.text, false, false)), expected)
                 << "'" << escaped(c.text) << "'";
             // With BOS (a control token that decodes to nothing) the text is the same.
-            EXPECT_EQ(tok->decode(tok->encode(c.text, true, false)), c.text)
+            EXPECT_EQ(tok->decode(tok->encode(c.text, true, false)), expected)
                 << "'" << escaped(c.text) << "'";
         }
+    }
+}
+
+// Hugging Face's ids (with and without special tokens parsed), decoded text and whether the
+// text round-trips, from <vocab>.gguf.ref.json.
+TEST(VocabFiles, MatchesHuggingFaceReference) {
+    const auto files = ref_files();
+    if (files.empty()) GTEST_SKIP() << "no *.gguf.ref.json in " << shared_path("vocab");
+    for (const std::string& path : files) {
+        SCOPED_TRACE(path);
+        auto tok = load_tokenizer(path);
+        ASSERT_TRUE(tok);
+        const auto refs = read_ref(path);
+        EXPECT_FALSE(refs.empty());
+        size_t passed = 0;
+        for (size_t i = 0; i < refs.size(); ++i) {
+            const RefCase& r = refs[i];
+            const auto ids = tok->encode(r.text, false, false);
+            const auto ids_special = tok->encode(r.text, false, true);
+            const std::string decoded = tok->decode(r.ids);
+            const bool round_trip = tok->decode(ids) == r.text;
+            const bool ok = ids == r.ids && ids_special == r.ids_parse_special &&
+                            decoded == r.decoded && round_trip == r.round_trip;
+            if (ok) {
+                ++passed;
+                continue;
+            }
+            ADD_FAILURE() << "text " << i << " '" << escaped(r.text) << "'\n  ids      "
+                          << ids_str(ids) << "\n  expected " << ids_str(r.ids)
+                          << "\n  ids with special tokens parsed " << ids_str(ids_special)
+                          << "\n  expected                       " << ids_str(r.ids_parse_special)
+                          << "\n  decoded '" << escaped(decoded) << "', expected '"
+                          << escaped(r.decoded) << "'\n  round trip " << round_trip << ", expected "
+                          << r.round_trip;
+        }
+        std::printf("%s: %zu of %zu reference texts match\n", fs::path(path).filename().c_str(),
+                    passed, refs.size());
+        EXPECT_EQ(passed, refs.size());
     }
 }
 

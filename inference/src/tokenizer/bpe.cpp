@@ -1,8 +1,9 @@
 // Byte-level BPE (tokenizer.ggml.model = "gpt2"): regex pre-tokenization, GPT-2 byte-to-unicode
 // mapping, merges by rank (the index in tokenizer.ggml.merges).
 
-#include "tokenizer/pretokenize.h"
 #include "tokenizer/merge.h"
+#include "tokenizer/normalize.h"
+#include "tokenizer/pretokenize.h"
 #include "tokenizer/tokenizer_impl.h"
 #include "tokenizer/unicode.h"
 
@@ -43,6 +44,7 @@ public:
                 int32_t(i));
         }
         EMBER_ASSIGN_OR_RETURN(m_pre, PreTokenizer::create(v.pre));
+        m_nfc = m_pre->spec().nfc;
         if (!v.add_bos) v.add_bos = m_pre->spec().add_bos && v.bos.has_value();
         if (!v.add_eos) v.add_eos = false;
 
@@ -81,15 +83,19 @@ public:
                                 bool parse_special) const override {
         std::vector<int32_t> out;
         if (add_special && m_add_bos) out.push_back(m_bos);
-        std::string word;
+        std::string word, normalized;
         for (const Fragment& f : split_special(text, parse_special)) {
             if (f.id >= 0) {
                 out.push_back(f.id);
                 continue;
             }
-            for (auto [b, e] : m_pre->split(f.text)) {
+            // As Hugging Face's tokenizers, the text between special tokens is normalized
+            // (the special tokens themselves are matched as written).
+            std::string_view plain = f.text;
+            if (m_nfc && nfc_normalize(plain, normalized)) plain = normalized;
+            for (auto [b, e] : m_pre->split(plain)) {
                 word.clear();
-                for (size_t i = b; i < e; ++i) word += byte_to_unicode()[uint8_t(f.text[i])];
+                for (size_t i = b; i < e; ++i) word += byte_to_unicode()[uint8_t(plain[i])];
                 encode_word(word, out);
             }
         }

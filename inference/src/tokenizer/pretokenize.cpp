@@ -17,6 +17,9 @@ namespace {
 #define EMBER_LLAMA3_RE                                                                       \
     EMBER_CONTRACTIONS_RE R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*)" \
                           R"(|\s*[\r\n]+|\s+(?!\S)|\s+)"
+#define EMBER_QWEN2_RE                                                                   \
+    EMBER_CONTRACTIONS_RE R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)" \
+                          R"(|\s*[\r\n]+|\s+(?!\S)|\s+)"
 #define EMBER_PORO_RE R"( ?[^(\s|.,!?\x{2026}\x{3002}\x{FF0C}\x{3001}\x{0964}\x{06D4}\x{060C})]+)"
 
 struct NamedSpec {
@@ -36,10 +39,14 @@ const std::vector<NamedSpec>& registry() {
     }};
     const PreTokenizerSpec kLlama3{{EMBER_LLAMA3_RE}, true, true};
     const PreTokenizerSpec kLlama3Regex{{EMBER_LLAMA3_RE}};
-    const PreTokenizerSpec kQwen2{{
-        EMBER_CONTRACTIONS_RE R"(|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
-                              R"(|\s*[\r\n]+|\s+(?!\S)|\s+)",
-    }};
+    const PreTokenizerSpec kQwen2Regex{{EMBER_QWEN2_RE}};
+    // Qwen's tokenizer.json (Qwen 2, 2.5, 3 and the DeepSeek-R1 distills of Qwen, which
+    // llama.cpp names "deepseek-r1-qwen") has an NFC normalizer, and Hugging Face's ids are the
+    // reference; llama.cpp skips it, so the two differ on text that is not NFC (e.g. "e" +
+    // U+0301 from a macOS file name). Only the GGUF's pre name says it is Qwen's tokenizer:
+    // others sharing the regex (stablelm2, hunyuan) do not normalize.
+    PreTokenizerSpec kQwen2 = kQwen2Regex;
+    kQwen2.nfc = true;
     const PreTokenizerSpec kDeepseekLlm{{
         "[\\r\\n]",
         // Cased letters (Lu, Ll, Lt) of DeepSeek's tokenizer.json, as code point ranges.
@@ -101,7 +108,8 @@ const std::vector<NamedSpec>& registry() {
          kGpt2},
         {{"llama-bpe", "llama3", "llama-v3", "falcon3"}, kLlama3},
         {{"dbrx", "smaug-bpe", "chatglm-bpe"}, kLlama3Regex},
-        {{"qwen2", "qwen2.5", "deepseek-r1-qwen", "stablelm2", "hunyuan"}, kQwen2},
+        {{"qwen2", "qwen2.5", "deepseek-r1-qwen"}, kQwen2},
+        {{"stablelm2", "hunyuan"}, kQwen2Regex},
         {{"deepseek-llm"}, kDeepseekLlm},
         {{"deepseek-coder"}, kDeepseekCoder},
         {{"deepseek-v3"}, kDeepseekV3},

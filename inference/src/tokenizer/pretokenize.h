@@ -15,6 +15,7 @@ struct PreTokenizerSpec {
     std::vector<const char*> regexes;  // applied in turn, each one splitting the previous pieces
     bool ignore_merges = false;        // a word that is a whole token is not merged (Llama 3)
     bool add_bos = false;              // default of tokenizer.ggml.add_bos_token
+    bool nfc = false;                  // text is normalized to NFC first (Qwen)
 };
 
 // Spec for a tokenizer.ggml.pre name; nullptr when the name is unknown.

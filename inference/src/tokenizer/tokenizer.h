@@ -1,8 +1,8 @@
 // Tokenizers read from GGUF metadata: SentencePiece (`llama`) and byte-level BPE (`gpt2`).
 #pragma once
 
-#include <cstdint>
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,10 +13,18 @@
 #include "ember/result.h"
 
 namespace ember {
-namespace gguf { class File; }
+namespace gguf {
+class File;
+}
 
 enum class TokenType : int32_t {  // tokenizer.ggml.token_type
-    Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6,
+    Undefined = 0,
+    Normal = 1,
+    Unknown = 2,
+    Control = 3,
+    UserDefined = 4,
+    Unused = 5,
+    Byte = 6,
 };
 
 // The tokenizer.ggml.* metadata, decoded; from_vocab builds a tokenizer from it without a file
@@ -66,6 +74,9 @@ public:
     const std::string& model_name() const { return m_model; }  // "llama" or "gpt2"
     // SentencePiece: '▁' is prepended to text (decode() strips the space it adds).
     bool add_space_prefix() const { return m_add_space_prefix; }
+    // Text is normalized to NFC before it is tokenized (Qwen's vocabularies), so decode()
+    // gives the NFC form of text that was not NFC.
+    bool nfc() const { return m_nfc; }
     // The id whose token text is exactly text (any type), or -1.
     int32_t find_token(std::string_view text) const;
 
@@ -98,8 +109,10 @@ protected:
     IdMap m_all_ids;    // token text -> id, every token
     // Special tokens by their first byte, longest text first.
     std::array<std::vector<int32_t>, 256> m_special_by_byte;
-    bool m_has_user_defined = false;  // some token is user-defined (split even without parse_special)
+    bool m_has_user_defined =
+        false;  // some token is user-defined (split even without parse_special)
     bool m_add_space_prefix = false;
+    bool m_nfc = false;
     std::string m_model;
     std::vector<std::string> m_tokens;
     std::vector<TokenType> m_types;
