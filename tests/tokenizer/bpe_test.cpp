@@ -41,6 +41,35 @@ TEST(Bpe, MergesFollowRank) {
     EXPECT_EQ(c->decode(ids), bin);
 }
 
+TEST(Bpe, RepeatedMergeKeepsItsFirstRank) {
+    // "b c" is listed again after "a b": its first rank (0) still wins over "a b" (1).
+    VocabData v = bpe_vocab({{"b", "c"}, {"a", "b"}});
+    v.merges.push_back(v.merges[0]);
+    auto t = make(v);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(pieces(*t, t->encode("abc", false, false)), (Strings{"a", "bc"}));
+    // A merge that is not at the first space of its entry ("a b c" is "a" + "b c") matches
+    // only that split.
+    VocabData w = bpe_vocab({{"x", "y"}});
+    w.merges.insert(w.merges.begin(), "x y z");
+    auto u = make(w);
+    ASSERT_TRUE(u);
+    EXPECT_EQ(pieces(*u, u->encode("xy", false, false)), (Strings{"xy"}));
+}
+
+TEST(Bpe, TextOfASpecialTokenCanStillBeAPlainToken) {
+    // "hi" is both a merge result and, later in the vocabulary, a control token with the same
+    // text: text finds the control token (the last one), plain text still merges to the
+    // normal one.
+    VocabData v = bpe_vocab({{"h", "i"}}, {{"hi", TokenType::Control}});
+    const auto normal = int32_t(v.tokens.size() - 2), control = int32_t(v.tokens.size() - 1);
+    auto t = make(v);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->find_token("hi"), control);
+    EXPECT_EQ(t->encode("hi", false, false), (std::vector<int32_t>{normal}));
+    EXPECT_EQ(t->encode("hi", false, true), (std::vector<int32_t>{control}));
+}
+
 TEST(Bpe, SpaceIsPartOfTheWord) {
     auto t = make(bpe_vocab({{" ", "h"}, {" h", "i"}, {"h", "i"}}));
     ASSERT_TRUE(t);

@@ -185,18 +185,21 @@ Status Tokenizer::init_common(VocabData& v, std::vector<std::string> pieces) {
         m_add_eos = false;
     }
 
-    m_all_ids.clear();
-    m_plain_ids.clear();
-    m_all_ids.reserve(m_tokens.size());
-    m_plain_ids.reserve(m_tokens.size());
+    m_ids.clear();
+    m_plain_shadowed.clear();
+    m_ids.reserve(m_tokens.size());
     for (auto& b : m_special_by_byte) b.clear();
     m_has_user_defined = false;
     for (size_t i = 0; i < m_tokens.size(); ++i) {
         const std::string& t = m_tokens[i];
         const auto id = int32_t(i);
-        m_all_ids[t] = id;  // duplicates: the last one wins, as in llama.cpp
         const TokenType type = m_types[i];
-        if (type != TokenType::Control && type != TokenType::UserDefined) m_plain_ids[t] = id;
+        const bool plain = type != TokenType::Control && type != TokenType::UserDefined;
+        auto [it, inserted] = m_ids.try_emplace(t, IdEntry{id, plain});
+        if (!inserted) {  // a duplicate text: the last one wins, as in llama.cpp
+            if (!plain && it->second.plain) m_plain_shadowed[t] = it->second.id;
+            it->second = IdEntry{id, plain};
+        }
         if ((type == TokenType::Control || type == TokenType::UserDefined ||
              type == TokenType::Unknown) &&
             !t.empty()) {
@@ -226,8 +229,8 @@ Status Tokenizer::init_common(VocabData& v, std::vector<std::string> pieces) {
 }
 
 int32_t Tokenizer::find_token(std::string_view text) const {
-    auto it = m_all_ids.find(text);
-    return it == m_all_ids.end() ? -1 : it->second;
+    auto it = m_ids.find(text);
+    return it == m_ids.end() ? -1 : it->second.id;
 }
 
 bool Tokenizer::is_end_of_generation(int32_t id) const {

@@ -86,11 +86,14 @@ protected:
         std::string_view text;
         int32_t id = -1;
     };
-    struct StringHash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    // A token's text -> the last token with that text (llama.cpp keeps the last duplicate too),
+    // and whether plain text may produce it (not control or user-defined). The keys view
+    // m_tokens, which does not change once init_common has built the map.
+    struct IdEntry {
+        int32_t id;
+        bool plain;
     };
-    using IdMap = std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>>;
+    using IdMap = std::unordered_map<std::string_view, IdEntry>;
 
     // Validates ids and types, fills the members below. pieces: what each token decodes to.
     Status init_common(VocabData& v, std::vector<std::string> pieces);
@@ -100,17 +103,23 @@ protected:
     std::vector<Fragment> split_special(std::string_view text, bool parse_special) const;
     // Id of a token that plain text may produce (not control or user-defined), or -1.
     int32_t lookup_plain(std::string_view text) const {
-        auto it = m_plain_ids.find(text);
-        return it == m_plain_ids.end() ? -1 : it->second;
+        auto it = m_ids.find(text);
+        if (it == m_ids.end()) return -1;
+        if (it->second.plain) return it->second.id;
+        if (m_plain_shadowed.empty()) return -1;
+        auto d = m_plain_shadowed.find(text);
+        return d == m_plain_shadowed.end() ? -1 : d->second;
     }
 
     std::vector<std::string> m_pieces;
-    IdMap m_plain_ids;  // token text -> id, for tokens that plain text may produce
-    IdMap m_all_ids;    // token text -> id, every token
+    IdMap m_ids;
+    // Text -> the last plain token with that text, where a later special token has the same
+    // text (so m_ids names the special one). Empty in real vocabularies.
+    std::unordered_map<std::string_view, int32_t> m_plain_shadowed;
     // Special tokens by their first byte, longest text first.
     std::array<std::vector<int32_t>, 256> m_special_by_byte;
-    bool m_has_user_defined =
-        false;  // some token is user-defined (split even without parse_special)
+    // Some token is user-defined (split even without parse_special).
+    bool m_has_user_defined = false;
     bool m_add_space_prefix = false;
     bool m_nfc = false;
     std::string m_model;
