@@ -30,8 +30,10 @@ Status Args::parse(int argc, char** argv, int first) {
                 value = argv[++i];
             }
             m_values[a] = value;
+            m_all.emplace_back(a, value);
         } else {
-            return make_error("cli.bad_option", "unknown option '" + a + "' (see ember-cli --help)");
+            return make_error("cli.bad_option",
+                              "unknown option '" + a + "' (see ember-cli --help)");
         }
     }
     return {};
@@ -41,6 +43,13 @@ std::optional<std::string> Args::get(const std::string& name) const {
     auto it = m_values.find(name);
     if (it == m_values.end()) return std::nullopt;
     return it->second;
+}
+
+std::vector<std::string> Args::get_all(const std::string& name) const {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : m_all)
+        if (k == name) out.push_back(v);
+    return out;
 }
 
 std::string Args::get_or(const std::string& name, const std::string& def) const {

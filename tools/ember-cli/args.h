@@ -23,7 +23,9 @@ public:
     Status parse(int argc, char** argv, int first);
 
     bool has(const std::string& name) const { return m_values.count(name) || m_set.count(name); }
-    std::optional<std::string> get(const std::string& name) const;
+    std::optional<std::string> get(const std::string& name) const;  // the last one given
+    // Every value of an option that may be repeated (--var a=1 --var b=2), in order.
+    std::vector<std::string> get_all(const std::string& name) const;
     std::string get_or(const std::string& name, const std::string& def) const;
     Result<std::string> require(const std::string& name) const;
     Result<long long> get_int(const std::string& name, long long def, long long lo, long long hi) const;
@@ -34,6 +36,7 @@ private:
     std::set<std::string> m_flags, m_valued;
     std::map<std::string, std::string> m_aliases;
     std::map<std::string, std::string> m_values;
+    std::vector<std::pair<std::string, std::string>> m_all;  // every valued option, in order
     std::set<std::string> m_set;
     std::vector<std::string> m_positional;
 };
@@ -48,6 +51,7 @@ int cmd_template(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_pull(int argc, char** argv);  // cmd_pull.cpp; needs EMBER_HAVE_PULL (Qt)
+int cmd_serve(int argc, char** argv);  // cmd_serve.cpp; needs EMBER_HAVE_SERVE (cpp-httplib)
 
 // Prints "ember-cli: <message>" to stderr and returns 1.
 int fail(const std::string& message);

@@ -127,9 +127,53 @@ int cmd_devices(int argc, char** argv) {
     return 0;
 }
 
+namespace {
+
+// --var NAME=VALUE: VALUE is a JSON value, or a plain string where it is not JSON.
+Status add_var(ChatTemplateInputs& in, const std::string& spec) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+        return make_error("cli.bad_option", "--var needs NAME=VALUE, got '" + spec + "'");
+    const std::string value = spec.substr(eq + 1);
+    auto j = nlohmann::ordered_json::parse(value, nullptr, false);
+    in.vars_json[spec.substr(0, eq)] = j.is_discarded() ? nlohmann::json(value).dump() : j.dump();
+    return {};
+}
+
+Result<nlohmann::ordered_json> read_json(const std::string& path) {
+    EMBER_ASSIGN_OR_RETURN(std::string text, read_file(path));
+    auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+    if (j.is_discarded()) return make_error("cli.bad_json", path + ": not valid JSON");
+    return j;
+}
+
+// The messages file: an array of messages, or an object with "messages" (and optionally
+// "tools"), as in an OpenAI request. Each message is passed to the template whole.
+Status read_messages(ChatTemplateInputs& in, const std::string& path) {
+    EMBER_ASSIGN_OR_RETURN(nlohmann::ordered_json mj, read_json(path));
+    if (mj.is_object() && mj.contains("tools") && !mj["tools"].is_null())
+        in.tools_json = mj["tools"].dump();
+    if (mj.is_object() && mj.contains("messages")) mj = mj["messages"];
+    if (!mj.is_array())
+        return make_error("cli.bad_json", path +
+                                              ": expected a JSON array of messages, or an "
+                                              "object with \"messages\"");
+    for (size_t k = 0; k < mj.size(); ++k) {
+        auto m = ChatMessage::from_json(mj[k].dump());
+        if (!m)
+            return make_error(m.error().code, path + ": message " + std::to_string(k + 1) + ": " +
+                                                  m.error().message);
+        in.messages.push_back(std::move(*m));
+    }
+    return {};
+}
+
+}  // namespace
+
 int cmd_template(int argc, char** argv) {
     Args a({"--add-generation-prompt"},
-           {"--model", "--template-file", "--messages", "--bos-token", "--eos-token"},
+           {"--model", "--template-file", "--messages", "--bos-token", "--eos-token", "--tools",
+            "--var"},
            {{"-m", "--model"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     ChatTemplateInputs in;
@@ -139,7 +183,8 @@ int cmd_template(int argc, char** argv) {
         if (!file) return fail(file.error());
         auto t = (*file)->get_string("tokenizer.chat_template");
         if (!t) {
-            std::fprintf(stderr, "ember-cli: %s has no chat template; using ChatML\n", path->c_str());
+            std::fprintf(stderr, "ember-cli: %s has no chat template; using ChatML\n",
+                         path->c_str());
             tmpl = chatml_template();
         } else {
             tmpl = *t;
@@ -158,17 +203,16 @@ int cmd_template(int argc, char** argv) {
     }
     auto mpath = a.require("--messages");
     if (!mpath) return fail(mpath.error());
-    auto mtext = read_file(*mpath);
-    if (!mtext) return fail(mtext.error());
-    nlohmann::json mj = nlohmann::json::parse(*mtext, nullptr, false);
-    if (mj.is_object() && mj.contains("messages")) mj = mj["messages"];
-    if (!mj.is_array()) return fail(*mpath + ": expected a JSON array of {\"role\", \"content\"} objects");
-    for (const auto& m : mj) {
-        if (!m.is_object() || !m.contains("role") || !m["role"].is_string() ||
-            !m.contains("content") || !m["content"].is_string())
-            return fail(*mpath + ": each message needs string fields \"role\" and \"content\"");
-        in.messages.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+    if (auto st = read_messages(in, *mpath); !st) return fail(st.error());
+    if (auto tools = a.get("--tools")) {
+        auto tj = read_json(*tools);
+        if (!tj) return fail(tj.error());
+        if (tj->is_object() && tj->contains("tools")) *tj = (*tj)["tools"];
+        if (!tj->is_array()) return fail(*tools + ": expected a JSON array of tool definitions");
+        in.tools_json = tj->dump();
     }
+    for (const std::string& spec : a.get_all("--var"))
+        if (auto st = add_var(in, spec); !st) return fail(st.error());
     in.add_generation_prompt = a.has("--add-generation-prompt");
     if (auto b = a.get("--bos-token")) in.bos_token = *b;
     if (auto e = a.get("--eos-token")) in.eos_token = *e;

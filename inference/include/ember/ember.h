@@ -8,10 +8,12 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ember/result.h"
@@ -97,9 +99,40 @@ struct MemoryStats {
     std::string source;    // "VK_EXT_memory_budget", "heap size + own allocations", "process RSS"
 };
 
+// One message of a conversation, as chat templates see it. role and content are enough for
+// plain text turns. Anything more (an assistant's tool_calls, a tool result's tool_call_id or
+// name, reasoning_content, content given as a list of parts) goes in `json`: the whole message
+// as one JSON object, as in an OpenAI request or Hugging Face's apply_chat_template, e.g.
+//   {"role": "assistant", "content": null, "tool_calls": [{"type": "function",
+//    "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}
+// Where `json` is set, templates see exactly that object (every key, nothing renamed or
+// converted) and role/content are not used for rendering; from_json fills them for display.
+// Keep the order of keys when building it (nlohmann::ordered_json, not json): templates print
+// objects such as tool arguments in that order, as Python does.
 struct ChatMessage {
-    std::string role;      // "system", "user", "assistant"
-    std::string content;
+    std::string role;     // "system", "user", "assistant", "tool"
+    std::string content;  // plain text
+    std::string json;     // empty, or the whole message as a JSON object (see above)
+
+    ChatMessage() = default;
+    ChatMessage(std::string role_, std::string content_, std::string json_ = {})
+        : role(std::move(role_)), content(std::move(content_)), json(std::move(json_)) {}
+
+    // Checks a JSON message (an object with a string "role"; "content" a string, null, a list of
+    // parts or absent; "tool_calls" a list of objects) and keeps it in `json`. role is copied;
+    // content is the string, or the "text" of the text parts joined by newlines.
+    static Result<ChatMessage> from_json(std::string_view json);
+};
+
+// How apply_chat_template renders, beyond the messages.
+struct ChatTemplateOptions {
+    bool add_generation_prompt = true;
+    // A JSON array of tool definitions (OpenAI / Hugging Face form), or empty for none: then
+    // templates see tools as none, as transformers passes tools=None.
+    std::string tools_json;
+    // Extra template variables, each a JSON value: {"enable_thinking", "false"},
+    // {"reasoning_effort", "\"low\""}. They may override bos_token or eos_token.
+    std::map<std::string, std::string> vars_json;
 };
 
 class Model {
@@ -125,6 +158,11 @@ public:
     // Renders with the model's chat template, or ChatML if it has none (used_fallback tells).
     Result<std::string> apply_chat_template(std::span<const ChatMessage> messages,
                                             bool add_generation_prompt,
+                                            bool* used_fallback = nullptr) const;
+    // The same with tools and extra template variables; a malformed message, tools list or
+    // variable is an error naming it.
+    Result<std::string> apply_chat_template(std::span<const ChatMessage> messages,
+                                            const ChatTemplateOptions& options,
                                             bool* used_fallback = nullptr) const;
 
     struct Impl;
