@@ -252,6 +252,48 @@ TEST(Gpt2Vocab, SpecialTokensAndDefaults) {
     EXPECT_EQ(tok->token_to_piece(special[2]), "b");
 }
 
+// Llama 3's GGUF has no tokenizer.ggml.add_bos_token: llama-bpe adds BOS by default.
+TEST(Llama3Vocab, BosByDefaultAndEndOfTurn) {
+    const std::string path = shared_path("vocab/ggml-vocab-llama3.gguf");
+    if (!fs::exists(path)) GTEST_SKIP() << path << " is not there";
+    auto tok = load_tokenizer(path);
+    ASSERT_TRUE(tok);
+    EXPECT_FALSE(tok->nfc());
+    EXPECT_TRUE(tok->add_bos());
+    EXPECT_EQ(tok->bos(), 128000);
+    const auto ids = tok->encode("Hello", true, false);
+    ASSERT_EQ(ids.size(), 2u) << ids_str(ids);
+    EXPECT_EQ(ids[0], 128000);
+    EXPECT_EQ(tok->decode(ids), "Hello");
+    EXPECT_TRUE(tok->is_end_of_generation(128009));  // <|eot_id|>
+    EXPECT_EQ(tok->find_token("<|eot_id|>"), 128009);
+    EXPECT_EQ(tok->encode("<|eot_id|>", false, true), (std::vector<int32_t>{128009}));
+}
+
+// Qwen3: add_bos_token false; user-defined tokens (<think>) are split out of plain text,
+// control tokens (<|im_start|>) only when special tokens are parsed.
+TEST(Qwen3Vocab, NoBosAndUserDefinedTokens) {
+    const std::string path = shared_path("vocab/ggml-vocab-qwen3.gguf");
+    if (!fs::exists(path)) GTEST_SKIP() << path << " is not there";
+    auto tok = load_tokenizer(path);
+    ASSERT_TRUE(tok);
+    EXPECT_TRUE(tok->nfc());
+    EXPECT_FALSE(tok->add_bos());
+    EXPECT_EQ(tok->encode("Hello", true, false), tok->encode("Hello", false, false));
+    const int32_t think = tok->find_token("<think>"), im_start = tok->find_token("<|im_start|>");
+    ASSERT_GE(think, 0);
+    ASSERT_GE(im_start, 0);
+    EXPECT_EQ(tok->token_type(think), TokenType::UserDefined);
+    EXPECT_EQ(tok->token_type(im_start), TokenType::Control);
+    const auto plain = tok->encode("<|im_start|><think>", false, false);
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), think), 1) << ids_str(plain);
+    EXPECT_EQ(std::count(plain.begin(), plain.end(), im_start), 0) << ids_str(plain);
+    EXPECT_EQ(tok->encode("<|im_start|><think>", false, true),
+              (std::vector<int32_t>{im_start, think}));
+    EXPECT_TRUE(tok->is_end_of_generation(tok->find_token("<|im_end|>")));
+    EXPECT_TRUE(tok->is_end_of_generation(tok->find_token("<|endoftext|>")));
+}
+
 TEST(SpmVocab, SpecialTokensParsedOnlyWhenAsked) {
     auto tok = load_tokenizer(shared_path("vocab/ggml-vocab-llama-spm.gguf"));
     ASSERT_TRUE(tok);
