@@ -61,9 +61,13 @@ struct TinyModel {
     std::set<std::string> drop_keys;
     uint32_t vocab_tokens = 0;                   // entries in tokenizer.ggml.tokens; 0: vocab
     std::map<uint32_t, std::string> token_text;  // replaces the text of these token ids
+    std::map<std::string, std::string> views;    // tensor -> the tensor whose bytes it shares
+    std::vector<std::pair<std::string, gguf::Value>> values;  // metadata set last
 
-    static TinyModel make(GgmlType type = GgmlType::F32) {
+    static TinyModel make(GgmlType type = GgmlType::F32, uint32_t embd = 256, uint32_t ffn = 256) {
         TinyModel m;
+        m.embd = embd;
+        m.ffn = ffn;
         uint32_t seed = 1;
         auto matrix = [&](const std::string& name, uint32_t cols, uint32_t rows) {
             m.tensors.push_back(
@@ -90,6 +94,18 @@ struct TinyModel {
         }
         return m;
     }
+
+    // n layers whose tensors all alias layer 0's bytes (identical aliases: same type and shape).
+    void alias_layers(uint32_t n) {
+        n_layer = n;
+        std::vector<std::string> layer0;
+        for (const auto& t : tensors)
+            if (t.name.rfind("blk.0.", 0) == 0) layer0.push_back(t.name.substr(6));
+        for (uint32_t l = 1; l < n; l++)
+            for (const auto& suffix : layer0)
+                views["blk." + std::to_string(l) + "." + suffix] = "blk.0." + suffix;
+    }
+    void set(const std::string& key, gguf::Value v) { values.emplace_back(key, std::move(v)); }
 
     TensorSpec& tensor(const std::string& name) {
         for (auto& t : tensors)
@@ -144,6 +160,11 @@ struct TinyModel {
         u32("tokenizer.ggml.eos_token_id", 2);
         u32("tokenizer.ggml.unknown_token_id", 0);
         for (const auto& t : tensors) w.add_tensor(t.name, t.type, t.dims, t.bytes);
+        for (const auto& [name, of] : views) {
+            for (const auto& t : tensors)
+                if (t.name == of) w.add_view(name, t.type, t.dims, of);
+        }
+        for (const auto& [key, v] : values) w.set_value(key, v);
         return w;
     }
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -235,15 +236,36 @@ private:
     uint64_t m_values = 0;
 };
 
+bool same_layout(const TensorInfo& a, const TensorInfo& b) {
+    return a.type == b.type && std::equal(std::begin(a.ne), std::end(a.ne), std::begin(b.ne));
+}
+
+// What a non-regular path is, for the message that refuses it.
+Error not_regular(const std::string& path, mode_t mode) {
+    const char* kind = S_ISDIR(mode)    ? "a directory"
+                       : S_ISFIFO(mode) ? "a FIFO (named pipe)"
+                       : S_ISSOCK(mode) ? "a socket"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                                        : "of an unknown kind";
+    return make_error("gguf.io", "gguf: " + path + " is " + kind +
+                                     ", not a regular file: a model must be a regular .gguf file");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<File>> File::open(const std::string& path) {
     std::unique_ptr<File> f(new File());
     f->m_path = path;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // A FIFO or a device would block open() or read() forever: look before opening, then open
+    // without blocking (the path may have changed since), and check what was opened.
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0)
+        return make_error("gguf.io", "gguf: cannot open " + path + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return not_regular(path, st.st_mode);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return make_error("gguf.io", "gguf: cannot open " + path + ": " + std::strerror(errno));
-    struct stat st;
     if (::fstat(fd, &st) != 0) {
         int e = errno;
         ::close(fd);
@@ -251,8 +273,10 @@ Result<std::unique_ptr<File>> File::open(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {
         ::close(fd);
-        return make_error("gguf.io", "gguf: " + path + " is not a regular file");
+        return not_regular(path, st.st_mode);
     }
+    // Regular files ignore O_NONBLOCK; cleared all the same so that nothing depends on it.
+    if (int fl = ::fcntl(fd, F_GETFL); fl >= 0) ::fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     f->m_size = uint64_t(st.st_size);
     if (f->m_size > 0) {
         void* map = ::mmap(nullptr, f->m_size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -427,12 +451,44 @@ Status File::parse() {
                     " bytes, data section at " + std::to_string(m_data_offset) + ")");
     }
 
+    EMBER_TRY(check_overlaps());
+
     m_kv_index.clear();
     m_kv_index.reserve(m_kv.size());
     for (size_t i = 0; i < m_kv.size(); ++i) m_kv_index.emplace(m_kv[i].key, i);
     m_tensor_index.clear();
     m_tensor_index.reserve(m_tensors.size());
     for (size_t i = 0; i < m_tensors.size(); ++i) m_tensor_index.emplace(m_tensors[i].name, i);
+    return {};
+}
+
+// Tensors may share bytes only as identical aliases (same offset, type and shape): any other
+// overlap means the same bytes would be read as two different things, and a file of a few
+// megabytes could make backends that copy each tensor allocate gigabytes.
+Status File::check_overlaps() const {
+    std::vector<size_t> order(m_tensors.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return m_tensors[a].offset < m_tensors[b].offset; });
+    auto range = [](const TensorInfo& t) {
+        return "[" + std::to_string(t.offset) + ", " + std::to_string(t.offset + t.n_bytes) + ")";
+    };
+    const TensorInfo* last = nullptr;  // the tensor whose range ends furthest so far
+    for (size_t i : order) {
+        const TensorInfo& t = m_tensors[i];
+        if (!last || t.offset >= last->offset + last->n_bytes) {
+            last = &t;
+            continue;
+        }
+        if (t.offset == last->offset && same_layout(t, *last)) continue;  // an identical alias
+        return make_error("gguf.overlap",
+                          "gguf: " + m_path + ": tensor '" + printable(t.name) + "' (" +
+                              std::string(type_name(t.type)) + ", data " + range(t) +
+                              ") overlaps tensor '" + printable(last->name) + "' (" +
+                              std::string(type_name(last->type)) + ", data " + range(*last) +
+                              "); tensors may share bytes only as identical aliases (same "
+                              "offset, type and shape)");
+    }
     return {};
 }
 

@@ -108,6 +108,7 @@ public:
 private:
     File() = default;
     Status parse();
+    Status check_overlaps() const;
 
     std::string m_path;
     const uint8_t* m_base = nullptr;

@@ -1,10 +1,15 @@
+#include <unordered_set>
+
 #include "gguf/gguf.h"
 
 namespace ember::gguf {
 
 TensorTally tally_tensors(const File& file) {
     TensorTally t;
+    // Identical aliases (the only overlap the reader accepts) hold their bytes once.
+    std::unordered_set<uint64_t> seen;
     for (const TensorInfo& ti : file.tensors()) {
+        if (!seen.insert(ti.offset).second) continue;
         const std::string type(type_name(ti.type));
         t.n_params += ti.n_elements();
         t.n_bytes += ti.n_bytes;

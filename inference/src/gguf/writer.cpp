@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <unordered_set>
+#include <unordered_map>
 
 namespace ember::gguf {
 
@@ -251,6 +251,11 @@ void Writer::add_tensor(const std::string& name, GgmlType type, std::vector<uint
     m_tensors.push_back({name, type, std::move(dims), std::move(fill), n});
 }
 
+void Writer::add_view(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
+                      const std::string& of, uint64_t byte_offset) {
+    m_tensors.push_back({name, type, std::move(dims), nullptr, std::nullopt, of, byte_offset});
+}
+
 Status Writer::emit(Sink& sink) const {
     uint64_t alignment = m_alignment;
     for (const KeyValue& kv : m_kv) {
@@ -264,16 +269,16 @@ Status Writer::emit(Sink& sink) const {
 
     // Check everything before the first byte is written.
     std::vector<uint64_t> sizes, offsets;
-    std::unordered_set<std::string> names;
+    std::unordered_map<std::string, size_t> names;
     uint64_t offset = 0;
     for (const PendingTensor& t : m_tensors) {
         std::string what = "tensor '" + t.name + "': ";
         if (t.name.empty()) return bad("empty tensor name");
-        if (!names.insert(t.name).second) return bad(what + "duplicate name");
+        if (!names.emplace(t.name, sizes.size()).second) return bad(what + "duplicate name");
         if (t.dims.empty() || t.dims.size() > 4) return bad(what + "needs 1 to 4 dimensions");
         auto tt = type_traits(t.type);
         if (!tt) return bad(what + "unknown type id " + std::to_string(uint32_t(t.type)));
-        if (!t.fill) return bad(what + "no fill function");
+        if (!t.fill && t.view_of.empty()) return bad(what + "no fill function");
         uint64_t n = 1;
         bool overflow = false;
         for (uint64_t d : t.dims) {
@@ -292,6 +297,13 @@ Status Writer::emit(Sink& sink) const {
             return bad(what + "given " + std::to_string(*t.given_bytes) +
                        " bytes, its shape needs " + std::to_string(bytes));
         sizes.push_back(bytes);
+        if (!t.view_of.empty()) {
+            auto it = names.find(t.view_of);
+            if (it == names.end() || !m_tensors[it->second].view_of.empty())
+                return bad(what + "'" + t.view_of + "' is not an earlier tensor with bytes");
+            offsets.push_back(offsets[it->second] + t.view_offset);
+            continue;
+        }
         offsets.push_back(offset);
         uint64_t padded = bytes + (alignment - bytes % alignment) % alignment;
         if (__builtin_add_overflow(offset, padded, &offset)) return bad(what + "offset overflows");
@@ -323,6 +335,7 @@ Status Writer::emit(Sink& sink) const {
     std::unique_ptr<uint8_t[]> buf;
     uint64_t buf_size = 0;
     for (size_t i = 0; i < m_tensors.size(); ++i) {
+        if (!m_tensors[i].view_of.empty()) continue;  // no bytes of its own
         uint64_t n = sizes[i];
         if (n > buf_size) {
             buf.reset();  // give back the old buffer before taking a larger one

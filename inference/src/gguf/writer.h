@@ -33,6 +33,12 @@ public:
     void add_tensor(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
                     std::vector<uint8_t> bytes);
 
+    // Adds a tensor with no bytes of its own: its data starts byte_offset bytes into that of
+    // `of`, an earlier tensor added with bytes. Same type, dims and offset 0 make an identical
+    // alias, which readers accept; anything else overlaps, which they refuse (tests).
+    void add_view(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
+                  const std::string& of, uint64_t byte_offset = 0);
+
     Status write(const std::string& path) const;
     Result<std::vector<uint8_t>> to_bytes() const;  // small files only (tests)
 
@@ -43,6 +49,8 @@ private:
         std::vector<uint64_t> dims;
         std::function<void(uint8_t*, uint64_t)> fill;
         std::optional<uint64_t> given_bytes;  // size of the bytes given to add_tensor, if any
+        std::string view_of;                  // add_view: the tensor whose bytes it shares
+        uint64_t view_offset = 0;
     };
     struct Sink;
     Status emit(Sink& sink) const;

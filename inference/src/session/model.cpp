@@ -6,6 +6,7 @@
 #include "ember/ember.h"
 #include "gguf/gguf.h"
 #include "model/validate.h"
+#include "session/memory.h"
 #include "session/model_impl.h"
 #include "templates/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -91,7 +92,9 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
 
     // Pick the backend: Vulkan when asked or available, the CPU otherwise, always saying why.
     BackendInfo fallback;
-    const int n_ctx = std::max(1, std::min<int>(params.n_ctx, int(impl->llama.hp.n_ctx_train)));
+    // In 64 bits: a context_length of 2^31 or more must not wrap to a negative int.
+    const int n_ctx =
+        int(std::max<int64_t>(1, std::min<int64_t>(params.n_ctx, impl->llama.hp.n_ctx_train)));
     impl->n_ctx = n_ctx;
     if (params.backend != BackendKind::Cpu) {
 #ifdef EMBER_HAVE_VULKAN
@@ -118,6 +121,10 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             EMBER_LOG_WARN("using the CPU: %s", fallback.fallback_reason.c_str());
     }
     if (!impl->backend) {
+        // Before the repacked weights and a session's KV cache are allocated.
+        const CpuMemoryNeed need =
+            cpu_memory_need(*impl->file, impl->llama, n_ctx, params.n_threads, true);
+        EMBER_TRY(check_host_memory(need, n_ctx, path, "running this model"));
         EMBER_ASSIGN_OR_RETURN(impl->backend, cpu::create_backend_model(impl->llama, params.n_threads));
         impl->backend_info = impl->backend->info();
         impl->backend_info.fallback_code = fallback.fallback_code;

@@ -4,7 +4,9 @@
 
 #include "ember/ember.h"
 #include "sampling/argmax.h"
+#include "session/memory.h"
 #include "session/model_impl.h"
+#include "session/nonfinite.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ember {
@@ -23,27 +25,38 @@ Result<std::unique_ptr<Session>> Session::create(Model& model, const SessionPara
     auto impl = std::make_unique<Impl>();
     impl->model = &model;
     int n_ctx = params.n_ctx > 0 ? params.n_ctx : model.impl().n_ctx;
-    n_ctx = std::min<int>(n_ctx, int(model.impl().llama.hp.n_ctx_train));
+    n_ctx = int(std::min<int64_t>(n_ctx, model.impl().llama.hp.n_ctx_train));
+    if (model.impl().backend_info.kind == BackendKind::Cpu) {  // before the KV cache exists
+        const CpuMemoryNeed need = cpu_memory_need(*model.impl().file, model.impl().llama, n_ctx,
+                                                   model.impl().params.n_threads, false);
+        EMBER_TRY(check_host_memory(need, n_ctx, model.info().path, "a session"));
+    }
     EMBER_ASSIGN_OR_RETURN(impl->runner, model.impl().backend->create_runner(n_ctx));
     impl->logits.resize(size_t(model.n_vocab()));
     return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
+// The first evaluation of a session (or after a reset) checks its logits: finite weights can
+// still overflow, and a scan of n_vocab floats once per prompt costs nothing.
 Result<std::span<const float>> Session::eval(std::span<const int32_t> tokens) {
     Impl& s = *m_impl;
+    const bool first = s.n_past == 0;
+    std::span<const float> out;
     if (s.runner->has_logits_view()) {
-        EMBER_ASSIGN_OR_RETURN(auto view, s.runner->forward_view(tokens, s.n_past));
-        s.n_past += int(tokens.size());
-        return view;
+        EMBER_ASSIGN_OR_RETURN(out, s.runner->forward_view(tokens, s.n_past));
+    } else {
+        EMBER_TRY(s.runner->forward(tokens, s.n_past, s.logits.data()));
+        out = s.logits;
     }
-    EMBER_TRY(s.runner->forward(tokens, s.n_past, s.logits.data()));
+    if (first) EMBER_TRY(check_finite_logits(out, s.model->impl()));
     s.n_past += int(tokens.size());
-    return std::span<const float>(s.logits);
+    return out;
 }
 
 Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
     Impl& s = *m_impl;
-    if (!s.runner->has_device_argmax()) {
+    // The device's argmax hides NaN logits: a first evaluation reads them all back.
+    if (!s.runner->has_device_argmax() || s.n_past == 0) {
         EMBER_ASSIGN_OR_RETURN(auto logits, eval(tokens));
         return argmax(logits);
     }
