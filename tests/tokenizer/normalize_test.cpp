@@ -57,6 +57,45 @@ std::unique_ptr<Tokenizer> make(VocabData v) {
     return t.ok() ? std::move(t).value() : nullptr;
 }
 
+// Random mixes of ASCII, combining marks, precomposed letters, Hangul jamo and invalid bytes:
+// the output is NFC (normalizing it again changes nothing), and a Qwen-style vocabulary
+// decodes its ids to exactly that output.
+TEST(Nfc, RandomTextIsNormalizedOnceAndRoundTrips) {
+    const std::vector<std::string> parts = {"a",
+                                            "e",
+                                            " ",
+                                            "\n",
+                                            "\xCC\x81",
+                                            "\xCC\xA3",
+                                            "\xCC\x82",
+                                            "\xC3\xA9",
+                                            "\xE1\x84\x80",
+                                            "\xE1\x85\xA1",
+                                            "\xE1\x86\xA8",
+                                            "\xE2\x84\xAB",
+                                            "\xEA\xB0\x80",
+                                            "\xFF",
+                                            "\xC3",
+                                            "\xE1\x84",
+                                            "\xF0\x9F\xA6\x99",
+                                            "\xE0\xA4\x95",
+                                            "\xE0\xA4\xBC"};
+    auto t = make(bpe_vocab({{"\xC3", "\xA9"}, {"e", "\xCC\x81"}}, {}, "qwen2"));
+    ASSERT_TRUE(t);
+    uint32_t seed = 12345;
+    auto next = [&seed] { return (seed = seed * 1664525u + 1013904223u) >> 8; };
+    for (int round = 0; round < 2000; ++round) {
+        std::string text;
+        const uint32_t n = next() % 12;
+        for (uint32_t i = 0; i < n; ++i) text += parts[next() % parts.size()];
+        std::string once = text;
+        tok::nfc_normalize(text, once);
+        std::string twice;
+        EXPECT_FALSE(tok::nfc_normalize(once, twice)) << escaped(text);
+        EXPECT_EQ(t->decode(t->encode(text, false, false)), once) << escaped(text);
+    }
+}
+
 TEST(Nfc, OnlyQwensVocabulariesNormalize) {
     // "é" (U+00E9, bytes C3 A9) is one token; the decomposed form would be "e" + CC 81.
     const auto merges = std::vector<std::pair<std::string, std::string>>{{"\xC3", "\xA9"}};
