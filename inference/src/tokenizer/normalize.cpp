@@ -13,8 +13,8 @@
 namespace ember::tok {
 namespace {
 
-// ICU's NFC data is built into libicuuc, so this only fails on a broken ICU: then the text is
-// tokenized as it is (as llama.cpp does), with one warning.
+// Fails only with a broken ICU installation: then text is tokenized as it is (as llama.cpp
+// does), after one warning.
 const icu::Normalizer2* nfc_instance() {
     static const icu::Normalizer2* nfc = [] {
         UErrorCode st = U_ZERO_ERROR;
@@ -36,13 +36,13 @@ icu::StringPiece piece(std::string_view s) {
 }  // namespace
 
 bool nfc_normalize(std::string_view text, std::string& out) {
-    // Fast path: ASCII is NFC, and a combining mark that could compose with the last ASCII
-    // character is not ASCII itself.
+    // Fast path: ASCII text is NFC. Otherwise ICU checks the whole text, since the first
+    // non-ASCII character may be a mark that composes with the ASCII letter before it.
     size_t first = 0;
     while (first < text.size() && uint8_t(text[first]) < 0x80) ++first;
     if (first == text.size()) return false;
     const icu::Normalizer2* nfc = nfc_instance();
-    if (!nfc || text.size() > size_t(INT32_MAX)) return false;
+    if (!nfc || text.size() > size_t(INT32_MAX)) return false;  // ICU takes int32 lengths
 
     // Runs of valid UTF-8 ([begin, end), valid) and single invalid bytes (not valid).
     struct Run {
