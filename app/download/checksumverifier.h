@@ -1,10 +1,12 @@
-// Hashes a finished download on a worker thread, so that a multi-GB file never blocks the UI.
+// Hashes a finished download on a worker thread, so that a multi-GB file never blocks the UI,
+// then checks its contents (the GGUF header) there too.
 #pragma once
 
 #include <QObject>
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -20,20 +22,28 @@ struct ExpectedChecksum {
     static ExpectedChecksum parse(const QString& algorithm, const QString& hex, QString* error);
 };
 
+// Checks a complete file's contents; returns what is wrong with it, or an empty string. Runs on
+// the verifier's worker thread, so it must not touch objects of other threads.
+using ContentCheck = std::function<QString(const QString& path)>;
+
 class ChecksumVerifier : public QObject {
     Q_OBJECT
 public:
     explicit ChecksumVerifier(QObject* parent = nullptr);
     ~ChecksumVerifier() override;  // cancels and joins the worker
 
-    // Starts hashing path; finished() comes later on this object's thread.
-    void start(const QString& path, const ExpectedChecksum& expected);
+    // Starts hashing path (when expected is set), then runs check (when given and the digest
+    // matched); finished() comes later on this object's thread.
+    void start(const QString& path, const ExpectedChecksum& expected,
+               const ContentCheck& check = {});
     void cancel();
     bool isRunning() const { return m_thread.joinable() && !m_done; }
 
 signals:
-    // matches: the digest equals the expected one. error: set when the file could not be read.
-    void finished(bool matches, const QString& actualHex, const QString& error);
+    // matches: the digest equals the expected one (true when none was expected). error: set when
+    // the file could not be read. problem: what the content check found wrong, else empty.
+    void finished(bool matches, const QString& actualHex, const QString& error,
+                  const QString& problem);
 
 private:
     void join();

@@ -6,7 +6,6 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 #include <QRegularExpression>
-#include <QStorageInfo>
 
 #include <algorithm>
 #include <cmath>
@@ -39,12 +38,6 @@ bool fatalNetworkError(QNetworkReply::NetworkError error) {
     }
 }
 
-qint64 defaultFreeSpace(const QString& directory) {
-    QStorageInfo info(directory);
-    if (!info.isValid() || !info.isReady()) return -1;
-    return info.bytesAvailable();
-}
-
 }  // namespace
 
 Downloader::Downloader(QObject* parent) : Downloader(nullptr, parent) {}
@@ -54,7 +47,7 @@ Downloader::Downloader(QNetworkAccessManager* nam, QObject* parent)
       m_nam(nam ? nam : new QNetworkAccessManager(this)),
       m_probe(new HeadProbe(m_nam, this)),
       m_verifier(new ChecksumVerifier(this)),
-      m_freeSpace(defaultFreeSpace) {
+      m_freeSpace(systemFreeSpace) {
     m_retryTimer.setSingleShot(true);
     connect(&m_retryTimer, &QTimer::timeout, this, &Downloader::onRetryTimer);
     m_tickTimer.setInterval(kTickMs);
@@ -89,7 +82,7 @@ void Downloader::setDestination(const QString& path) {
 bool Downloader::setChecksum(const QString& algorithm, const QString& hex, QString* error) {
     ExpectedChecksum c = ExpectedChecksum::parse(algorithm, hex, error);
     if (!c.isSet()) return false;
-    m_checksum = c;
+    setChecksum(c);
     return true;
 }
 
@@ -107,6 +100,7 @@ double Downloader::progress() const {
 QString Downloader::partPath(const QString& destination) {
     return destination + ".part";
 }
+
 QString Downloader::statePath(const QString& destination) {
     return destination + ".part.json";
 }
@@ -201,8 +195,13 @@ void Downloader::adoptPartialDownload() {
         removePartFiles();
         return;
     }
-    if (!m_checksum.isSet() && !saved->checksum.isEmpty())
+    if (!m_checksum.isSet() && !saved->checksum.isEmpty()) {
         m_checksum = ExpectedChecksum::parse(saved->checksumAlgorithm, saved->checksum, nullptr);
+        m_checksumSource = !m_checksum.isSet() ? ChecksumSource::None
+                           : saved->checksumSource == QLatin1String("server")
+                               ? ChecksumSource::Server
+                               : ChecksumSource::Given;
+    }
     if (m_expectedSize < 0) m_expectedSize = saved->expectedSize;
     m_etag = saved->etag;
     m_lastModified = saved->lastModified;
@@ -216,20 +215,7 @@ void Downloader::onProbeFinished(const RemoteFileInfo& info) {
         return;
     }
     if (info.ok) {
-        if (!m_checksum.isSet() && !info.sha256.isEmpty())
-            m_checksum = ExpectedChecksum::parse(QStringLiteral("sha256"), info.sha256, nullptr);
-        if (info.size >= 0) {
-            if (m_expectedSize >= 0 && info.size != m_expectedSize) {
-                fail(Error::SizeMismatch,
-                     QStringLiteral("%1 is %2 bytes on the server, expected %3")
-                         .arg(m_url.toString())
-                         .arg(info.size)
-                         .arg(m_expectedSize),
-                     Cleanup::RemovePart);
-                return;
-            }
-            m_expectedSize = info.size;
-        }
+        if (!takeServerChecksum(info.sha256, info.size)) return;
     }
     // A probe that failed for a passing reason is not fatal: the GET retries on its own.
     beginTransfer();
@@ -239,7 +225,9 @@ void Downloader::beginTransfer() {
     if (m_expectedSize >= 0 && m_received > m_expectedSize) truncatePart();
     if (!checkFreeSpace(true)) return;
     m_part.setFileName(partPath(m_destination));
-    if (!m_part.open(QIODevice::ReadWrite)) {
+    // Unbuffered: every write reaches the file at once, so a full disk fails the write that
+    // hit it (with its errno) and the .part's size is always what was received and kept.
+    if (!m_part.open(QIODevice::ReadWrite | QIODevice::Unbuffered)) {
         fail(Error::FileError,
              QStringLiteral("cannot open %1 for writing: %2")
                  .arg(m_part.fileName(), m_part.errorString()),
@@ -257,13 +245,15 @@ void Downloader::beginTransfer() {
     sendRequest();
 }
 
-void Downloader::sendRequest() {
+void Downloader::sendRequest(const QUrl& target) {
+    if (target.isEmpty()) m_hops = 0;  // a new attempt starts from the original url
     m_offset = m_received;
     m_receivedThisAttempt = 0;
     m_headersHandled = false;
-    QNetworkRequest request(m_url);
+    QNetworkRequest request(target.isEmpty() ? m_url : target);
+    // Redirects are followed by hand: Hugging Face puts the file's sha256 on the redirect.
     request.setAttribute(QNetworkRequest::RedirectPolicyAttribute,
-                         QNetworkRequest::NoLessSafeRedirectPolicy);
+                         QNetworkRequest::ManualRedirectPolicy);
     request.setTransferTimeout(m_transferTimeoutMs);
     // Byte ranges refer to the stored representation: no transparent decompression.
     request.setRawHeader("Accept-Encoding", "identity");
@@ -294,6 +284,7 @@ void Downloader::sendRequest() {
 bool Downloader::handleHeaders() {
     m_headersHandled = true;
     const int status = m_reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+    if (followRedirect(status)) return false;
     const QVariant length = m_reply->header(QNetworkRequest::ContentLengthHeader);
     if (status == 206) {
         static const QRegularExpression re(QStringLiteral("^bytes\\s+(\\d+)-(\\d+)/(\\d+|\\*)$"));
@@ -357,14 +348,18 @@ bool Downloader::writeData(const QByteArray& data) {
              Cleanup::RemovePart);
         return false;
     }
-    if (m_part.write(data) != data.size()) {
-        fail(Error::FileError,
-             QStringLiteral("cannot write %1: %2").arg(m_part.fileName(), m_part.errorString()),
-             Cleanup::KeepPart);
-        return false;
+    // A short write (the disk filled up) keeps what went in; the next write then fails with
+    // the reason.
+    for (qint64 done = 0; done < data.size();) {
+        const qint64 n = m_part.write(data.constData() + done, data.size() - done);
+        if (n <= 0) {
+            failWrite(m_part.errorString());
+            return false;
+        }
+        done += n;
+        m_received += n;
+        m_receivedThisAttempt += n;
     }
-    m_received += data.size();
-    m_receivedThisAttempt += data.size();
     emitProgress(false);
     return true;
 }
@@ -376,6 +371,7 @@ void Downloader::onReplyFinished() {
     const QString errorText = m_reply->errorString();
     const QString reason =
         m_reply->attribute(QNetworkRequest::HttpReasonPhraseAttribute).toString();
+    const QByteArray rangeHeader = m_reply->rawHeader("Content-Range");
     if ((status == 200 || status == 206) && !writeData(m_reply->readAll())) return;
     releaseReply();
     if (!m_part.flush()) {
@@ -397,6 +393,9 @@ void Downloader::onReplyFinished() {
     }
     if (status == 416) {
         // Nothing left to send: either the .part is already whole or it does not fit the file.
+        static const QRegularExpression re(QStringLiteral("^bytes\\s+\\*/(\\d+)$"));
+        const auto m = re.match(QString::fromLatin1(rangeHeader).trimmed());
+        if (m.hasMatch()) m_total = m.captured(1).toLongLong();
         if (m_expectedSize >= 0 && m_received == m_expectedSize) {
             transferComplete();
             return;
@@ -452,67 +451,6 @@ void Downloader::onRetryTimer() {
     if (m_state != State::Retrying) return;
     if (!checkFreeSpace(false)) return;
     sendRequest();
-}
-
-// ---- finishing -----------------------------------------------------------------------------
-
-void Downloader::transferComplete() {
-    m_tickTimer.stop();
-    m_part.close();
-    resetSpeed();
-    emitProgress(true);
-    if (m_expectedSize >= 0 && m_received != m_expectedSize) {
-        fail(Error::SizeMismatch,
-             QStringLiteral("%1 has %2 bytes, expected %3 (the download was removed)")
-                 .arg(partPath(m_destination))
-                 .arg(m_received)
-                 .arg(m_expectedSize),
-             Cleanup::RemovePart);
-        return;
-    }
-    saveState();
-    if (!m_checksum.isSet()) {
-        finalize(false);
-        return;
-    }
-    setState(State::Verifying);
-    m_verifier->start(partPath(m_destination), m_checksum);
-}
-
-void Downloader::onVerified(bool matches, const QString& actualHex, const QString& error) {
-    if (m_state != State::Verifying) return;
-    if (!error.isEmpty()) {
-        fail(Error::FileError, error, Cleanup::KeepPart);
-    } else if (!matches) {
-        fail(Error::ChecksumMismatch,
-             QStringLiteral("%1 checksum mismatch for %2: expected %3, got %4 (the download was "
-                            "removed)")
-                 .arg(m_checksum.algorithmName(), m_destination, m_checksum.hex, actualHex),
-             Cleanup::RemovePart);
-    } else {
-        finalize(true);
-    }
-}
-
-void Downloader::finalize(bool verified) {
-    const QString part = partPath(m_destination);
-    if (QFileInfo::exists(m_destination)) {
-        fail(Error::FileExists, QStringLiteral("%1 already exists").arg(m_destination),
-             Cleanup::KeepPart);
-        return;
-    }
-    QFile file(part);
-    if (!file.rename(m_destination)) {
-        fail(Error::FileError,
-             QStringLiteral("cannot rename %1 to %2: %3")
-                 .arg(part, m_destination, file.errorString()),
-             Cleanup::KeepPart);
-        return;
-    }
-    QFile::remove(statePath(m_destination));
-    setVerified(verified);
-    setState(State::Finished);
-    emit finished(m_destination);
 }
 
 // ---- control -------------------------------------------------------------------------------
@@ -619,6 +557,9 @@ void Downloader::saveState() {
     s.expectedSize = m_expectedSize >= 0 ? m_expectedSize : m_total;
     s.checksumAlgorithm = m_checksum.algorithmName();
     s.checksum = m_checksum.hex;
+    s.checksumSource = m_checksumSource == ChecksumSource::Server  ? QStringLiteral("server")
+                       : m_checksumSource == ChecksumSource::Given ? QStringLiteral("given")
+                                                                   : QString();
     s.bytesDone = m_received;
     s.etag = m_etag;
     s.lastModified = m_lastModified;
@@ -646,26 +587,6 @@ void Downloader::onTick() {
         saveState();
         checkFreeSpace(false);
     }
-}
-
-bool Downloader::checkFreeSpace(bool beforeStart) {
-    if (!m_freeSpace) return true;
-    const QString dir = QFileInfo(m_destination).absolutePath();
-    const qint64 free = m_freeSpace(dir);
-    if (free < 0) return true;
-    const qint64 total = bytesTotal();
-    const qint64 remaining = total >= 0 ? std::max<qint64>(0, total - m_received) : 0;
-    // Before starting, keep a margin so the disk is not left full; once running, only what is
-    // left of the file has to fit.
-    const qint64 needed = remaining + (beforeStart ? m_freeSpaceMargin : 0);
-    if (free >= needed) return true;
-    fail(Error::InsufficientSpace,
-         QStringLiteral("not enough disk space in %1: %2 free, %3 needed (%4 still to download%5)")
-             .arg(dir, formatBytes(free), formatBytes(needed), formatBytes(remaining),
-                  beforeStart ? QStringLiteral(" + %1 margin").arg(formatBytes(m_freeSpaceMargin))
-                              : QString()),
-         Cleanup::KeepPart);
-    return false;
 }
 
 void Downloader::setState(State state) {

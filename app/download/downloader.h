@@ -1,6 +1,12 @@
 // Downloads one file over HTTP(S): resumable, retried, checked for free space, and verified
 // before it appears under its final name.
 //
+// Verification, before the rename: the size (the expected one, else the total the server
+// announced in Content-Length or Content-Range); the checksum given, else the sha256 the server
+// reports (Hugging Face's X-Linked-ETag, on the HEAD's or the GET's redirect); and the content
+// check when one is set (the app and ember-cli check the GGUF header and tensor table).
+// checksSummary() says which of these were made.
+//
 // Files on disk, for a destination NAME:
 //   NAME.part       the bytes received so far (never a valid model: only a verified file is
 //                   renamed to NAME);
@@ -9,9 +15,11 @@
 //
 // What is left behind on failure:
 //   - a 4xx answer (404, 403...), a size or checksum mismatch, cancel(): nothing;
-//   - network failures or 5xx answers after the last retry, too little disk space, write errors,
-//     pause() or destruction mid-download: NAME.part and NAME.part.json if any byte arrived
-//     (start() or resume() later continues from there), nothing otherwise.
+//   - a file that fails the content check: nothing;
+//   - network failures or 5xx answers after the last retry, too little disk space (also a disk
+//     that fills up mid-download), write errors, pause() or destruction mid-download: NAME.part
+//     and NAME.part.json if any byte arrived (start() or resume() later continues from the
+//     bytes NAME.part holds), nothing otherwise.
 #pragma once
 
 #include <QElapsedTimer>
@@ -51,7 +59,7 @@ public:
         Downloading,
         Retrying,  // waiting out the backoff delay before the next attempt
         Paused,
-        Verifying,  // hashing the complete .part on a worker thread
+        Verifying,  // hashing and checking the complete .part on a worker thread
         Finished,
         Failed,
         Cancelled
@@ -60,16 +68,21 @@ public:
 
     enum class Error {
         NoError,
-        InvalidRequest,  // bad url or destination
-        FileExists,      // the destination already exists
-        InsufficientSpace,
-        HttpError,     // the server answered with an error status
-        NetworkError,  // connection, TLS, timeout... after the retries
-        FileError,     // reading or writing the local files
-        SizeMismatch,  // the server's size differs from the expected one
-        ChecksumMismatch
+        InvalidRequest,     // bad url or destination
+        FileExists,         // the destination already exists
+        InsufficientSpace,  // too little free space, or the disk filled up while writing
+        HttpError,          // the server answered with an error status
+        NetworkError,       // connection, TLS, timeout... after the retries
+        FileError,          // reading or writing the local files
+        SizeMismatch,       // the server's size differs from the expected one
+        ChecksumMismatch,
+        InvalidFile  // the content check refused the complete file (e.g. not a GGUF model)
     };
     Q_ENUM(Error)
+
+    // Where the checksum came from.
+    enum class ChecksumSource { None, Given, Server };
+    Q_ENUM(ChecksumSource)
 
     // Free bytes available to the directory; -1 when unknown (the check is skipped).
     using FreeSpaceFunction = std::function<qint64(const QString& directory)>;
@@ -87,10 +100,20 @@ public:
     // -1: unknown. When known, the server must agree and the result must have this size.
     void setExpectedSize(qint64 bytes) { m_expectedSize = bytes; }
     qint64 expectedSize() const { return m_expectedSize; }
-    void setChecksum(const ExpectedChecksum& checksum) { m_checksum = checksum; }
+    void setChecksum(const ExpectedChecksum& checksum) {
+        m_checksum = checksum;
+        m_checksumSource = checksum.isSet() ? ChecksumSource::Given : ChecksumSource::None;
+    }
     // algorithm: "sha256" or "md5". Returns false and sets *error for a malformed checksum.
     bool setChecksum(const QString& algorithm, const QString& hex, QString* error = nullptr);
     ExpectedChecksum checksum() const { return m_checksum; }
+    ChecksumSource checksumSource() const { return m_checksumSource; }
+    // Run on the complete file before the rename (on a worker thread); name says what it
+    // checks, for checksSummary() ("GGUF header").
+    void setContentCheck(const QString& name, ContentCheck check) {
+        m_contentCheckName = name;
+        m_contentCheck = std::move(check);
+    }
 
     // Tuning; the defaults suit the app, tests make them small.
     void setMaxRetries(int retries) { m_maxRetries = retries; }
@@ -112,10 +135,17 @@ public:
     Error error() const { return m_error; }
     QString errorString() const { return m_errorString; }
     bool verified() const { return m_verified; }  // the finished file matched a checksum
+    // The checks the finished (or verifying) file went through, in words: "size 2.0 MiB as the
+    // server announced, sha256 reported by the server, GGUF header"; what was not checked is
+    // said too ("no checksum known").
+    QString checksSummary() const;
 
     static QString partPath(const QString& destination);
     static QString statePath(const QString& destination);
     static QString formatBytes(qint64 bytes);
+    // Free bytes available to the directory (QStorageInfo), -1 when unknown: the default
+    // FreeSpaceFunction, and what a full disk's message reports.
+    static qint64 systemFreeSpace(const QString& directory);
 
 public slots:
     // Starts, or continues from NAME.part when its state matches this url.
@@ -145,7 +175,7 @@ private:
     void adoptPartialDownload();
     void onProbeFinished(const RemoteFileInfo& info);
     void beginTransfer();
-    void sendRequest();
+    void sendRequest(const QUrl& target = {});
     bool handleHeaders();
     void onReadyRead();
     void onReplyFinished();
@@ -154,7 +184,11 @@ private:
     void scheduleRetry(const QString& reason, Error error = Error::NetworkError);
     void onRetryTimer();
     void transferComplete();
-    void onVerified(bool matches, const QString& actualHex, const QString& error);
+    void onVerified(bool matches, const QString& actualHex, const QString& error,
+                    const QString& problem);
+    bool followRedirect(int status);
+    bool takeServerChecksum(const QString& sha256, qint64 size);
+    void failWrite(const QString& what);
     void finalize(bool verified);
     void onTick();
     bool checkFreeSpace(bool beforeStart);
@@ -178,6 +212,9 @@ private:
     QString m_destination;
     qint64 m_expectedSize = -1;
     ExpectedChecksum m_checksum;
+    ChecksumSource m_checksumSource = ChecksumSource::None;
+    QString m_contentCheckName;
+    ContentCheck m_contentCheck;
 
     int m_maxRetries = 5;
     int m_retryBaseDelayMs = 1000;
@@ -193,6 +230,7 @@ private:
 
     qint64 m_received = 0;  // bytes in the .part file
     qint64 m_total = -1;    // total size as the server reports it
+    int m_hops = 0;         // redirects followed by the current attempt
     qint64 m_offset = 0;    // where the current request started
     qint64 m_receivedThisAttempt = 0;
     bool m_headersHandled = false;

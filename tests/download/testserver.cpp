@@ -79,10 +79,14 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
                       QByteArray::number(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
         socket->disconnectFromHost();
     };
+    if (request.method == "HEAD" && m_headStatus != 0) {
+        reply(QByteArray::number(m_headStatus) + " Refused", QByteArray(), QByteArray());
+        return;
+    }
     if (request.path.startsWith("/hf/")) {
         reply("302 Found",
               "Location: /cdn/" + request.path.mid(4) + "\r\nX-Linked-Etag: \"" +
-                  sha256Hex().toLatin1() +
+                  (m_linkedSha256.isEmpty() ? sha256Hex() : m_linkedSha256).toLatin1() +
                   "\"\r\nX-Linked-Size: " + QByteArray::number(m_data.size()) + "\r\n",
               QByteArray());
         return;
@@ -133,6 +137,7 @@ void TestServer::respond(QTcpSocket* socket, const Request& request) {
         m_cutsLeft--;
         body = body.left(m_cutAfter);  // the announced length stays: the client sees a cut
     }
+    if (m_beforeBody) m_beforeBody();
     socket->write(head);
     if (m_stallAfter >= 0 && m_stallAfter < body.size()) {
         socket->write(body.left(m_stallAfter));

@@ -6,7 +6,7 @@
 //                     Hugging Face's resolve URLs do; /cdn/model.gguf serves the data
 //   anything else     404
 // Behaviours (switchable): cut the connection after N body bytes, stall after N body bytes,
-// ignore Range.
+// ignore Range, refuse HEAD, report another sha256 on the redirect, run a hook before a body.
 #pragma once
 
 #include <QByteArray>
@@ -15,6 +15,8 @@
 #include <QObject>
 #include <QTcpServer>
 #include <QUrl>
+
+#include <functional>
 
 class QTcpSocket;
 
@@ -45,6 +47,12 @@ public:
     }
     // GET responses stop sending after `bytes` body bytes and keep the connection open.
     void setStallAfter(qint64 bytes) { m_stallAfter = bytes; }
+    // HEAD requests get this status (e.g. 405, as some servers do); 0: answered normally.
+    void setHeadStatus(int status) { m_headStatus = status; }
+    // The sha256 the /hf/ redirect reports in X-Linked-Etag (default: the data's).
+    void setLinkedSha256(const QString& hex) { m_linkedSha256 = hex; }
+    // Called just before a GET response with data is written (e.g. to fill the disk).
+    void setBeforeBody(std::function<void()> hook) { m_beforeBody = std::move(hook); }
 
     const QByteArray& data() const { return m_data; }
     QString sha256Hex() const;
@@ -70,4 +78,7 @@ private:
     int m_failStatus = 0;
     int m_failsLeft = 0;
     bool m_ignoreRange = false;
+    int m_headStatus = 0;
+    QString m_linkedSha256;
+    std::function<void()> m_beforeBody;
 };

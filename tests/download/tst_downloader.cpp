@@ -1,5 +1,5 @@
 // Downloader against a local HTTP server: verification, resume, restart, retries, pause,
-// cancel, free space, errors.
+// cancel, free space, a disk that fills up, errors.
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
@@ -12,6 +12,7 @@
 #include "downloader.h"
 #include "downloadstate.h"
 #include "headprobe.h"
+#include "smalldisk.h"
 #include "testserver.h"
 
 namespace {
@@ -25,6 +26,15 @@ QByteArray readAll(const QString& path) {
 
 bool done(const Downloader& d) {
     return d.state() == Downloader::State::Finished || d.state() == Downloader::State::Failed;
+}
+
+// Writes zeros to path until the disk is full.
+void fillDisk(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly | QIODevice::Unbuffered)) return;
+    const QByteArray block(4096, '\0');
+    while (f.write(block) > 0) {
+    }
 }
 }  // namespace
 
@@ -53,6 +63,20 @@ private:
         d.setExpectedSize(m_data.size());
     }
     void waitDone(Downloader& d) { QTRY_VERIFY_WITH_TIMEOUT(done(d), kTimeoutMs); }
+    // A .part left by an earlier run for path, holding the first `bytes` of the data with the
+    // byte at `flip` changed, and its state (no checksum, no size).
+    void writeTamperedPart(const QString& path, qint64 bytes, qint64 flip) {
+        QByteArray part = m_data.left(bytes);
+        part[flip] = char(part[flip] ^ 0x5a);
+        QFile f(Downloader::partPath(dest()));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        QCOMPARE(f.write(part), bytes);
+        f.close();
+        DownloadState state;
+        state.url = m_server->url(path);
+        state.bytesDone = bytes;
+        QVERIFY(state.save(Downloader::statePath(dest()), nullptr));
+    }
     void expectInstalled(const Downloader& d) {
         QCOMPARE(d.state(), Downloader::State::Finished);
         QVERIFY(readAll(dest()) == m_data);
@@ -399,6 +423,142 @@ private slots:
         QCOMPARE(d->error(), Downloader::Error::SizeMismatch);
         QCOMPARE(m_server->gets().size(), 0);
         QCOMPARE(files(), QStringList());
+    }
+
+    void sha256OnTheGetRedirectIsVerified() {
+        // The server refuses HEAD: the sha256 comes from the GET's own redirect.
+        m_server->setHeadStatus(405);
+        auto d = make(QStringLiteral("/hf/model.gguf"));
+        d->start();
+        waitDone(*d);
+        expectInstalled(*d);
+        QVERIFY(d->verified());
+        QCOMPARE(d->checksumSource(), Downloader::ChecksumSource::Server);
+        QCOMPARE(d->checksum().hex, m_server->sha256Hex());
+        QCOMPARE(d->checksSummary(),
+                 QStringLiteral("size %1 bytes as the server announced, sha256 checksum reported "
+                                "by the server")
+                     .arg(m_data.size()));
+        QCOMPARE(m_server->gets().last().path, QByteArray("/cdn/model.gguf"));
+    }
+
+    void tamperedPartFailsTheServersSha256() {
+        // Resumed without a checksum of its own: the server's sha256 (on the GET's redirect)
+        // finds the changed byte, and nothing reaches the final name.
+        const qint64 kept = 1000 * 1000;
+        writeTamperedPart(QStringLiteral("/hf/model.gguf"), kept, 12345);
+        m_server->setHeadStatus(405);
+        auto d = make(QStringLiteral("/hf/model.gguf"));
+        d->start();
+        waitDone(*d);
+        QCOMPARE(d->error(), Downloader::Error::ChecksumMismatch);
+        QVERIFY2(d->errorString().contains(QStringLiteral("as the server reports")),
+                 qPrintable(d->errorString()));
+        QCOMPARE(files(), QStringList());
+        QCOMPARE(m_server->gets().last().headers.value("range"),
+                 "bytes=" + QByteArray::number(kept) + "-");  // it was resumed
+    }
+
+    void givenSha256DisagreeingWithTheServersIsRefused() {
+        m_server->setLinkedSha256(QString(64, QChar('0')));
+        auto d = make(QStringLiteral("/hf/model.gguf"));
+        expectSha256(*d);  // size and checksum known: no HEAD, the GET's redirect tells
+        d->start();
+        waitDone(*d);
+        QCOMPARE(d->error(), Downloader::Error::ChecksumMismatch);
+        QVERIFY2(d->errorString().contains(QStringLiteral("the server reports sha256")),
+                 qPrintable(d->errorString()));
+        QCOMPARE(m_server->gets().size(), 1);  // the redirect only: no byte was fetched
+        QCOMPARE(files(), QStringList());
+    }
+
+    void tamperedPartFailsTheContentCheck() {
+        // No checksum anywhere: the content check (the app's is the GGUF header) refuses it.
+        writeTamperedPart(QStringLiteral("/model.gguf"), 1000 * 1000, 2);
+        auto d = make();
+        const QByteArray head = m_data.left(16);
+        d->setContentCheck(QStringLiteral("test header"), [head](const QString& path) {
+            QFile f(path);
+            if (!f.open(QIODevice::ReadOnly)) return f.errorString();
+            return f.read(16) == head ? QString() : QStringLiteral("the header is wrong");
+        });
+        d->start();
+        waitDone(*d);
+        QCOMPARE(d->error(), Downloader::Error::InvalidFile);
+        QVERIFY2(d->errorString().contains(QStringLiteral("failed the test header check")) &&
+                     d->errorString().contains(QStringLiteral("the header is wrong")),
+                 qPrintable(d->errorString()));
+        QCOMPARE(files(), QStringList());
+    }
+
+    void checksSummarySaysWhatWasChecked() {
+        auto d = make();
+        d->setContentCheck(QStringLiteral("GGUF header"), [](const QString&) { return QString(); });
+        d->start();
+        waitDone(*d);
+        expectInstalled(*d);
+        QVERIFY(!d->verified());
+        QCOMPARE(d->checksSummary(),
+                 QStringLiteral("size %1 bytes as the server announced, no checksum known, GGUF "
+                                "header")
+                     .arg(m_data.size()));
+    }
+
+    void diskFullKeepsTheBytesAndTheStateAndResumes() {
+        SmallDisk disk;
+        const QString why = disk.mount(m_dir->path(), "1m");
+        if (!why.isEmpty()) QSKIP(qPrintable(why));
+        auto d = make();
+        expectSha256(*d);
+        // The disk fills up unseen (its free space is unknown), so a write hits the full disk.
+        d->setFreeSpaceFunction([](const QString&) { return qint64(-1); });
+        d->start();
+        waitDone(*d);
+        QCOMPARE(d->error(), Downloader::Error::InsufficientSpace);
+        QVERIFY2(d->errorString().startsWith(QStringLiteral("disk full: ")) &&
+                     d->errorString().contains(QStringLiteral("0 B free in ")) &&
+                     !d->errorString().contains(QStringLiteral("Unknown error")),
+                 qPrintable(d->errorString()));
+        const qint64 kept = QFileInfo(Downloader::partPath(dest())).size();
+        QVERIFY2(kept > 500 * 1000 && kept < m_data.size(), qPrintable(QString::number(kept)));
+        QCOMPARE(d->bytesReceived(), kept);
+        const auto state = DownloadState::load(Downloader::statePath(dest()));
+        QVERIFY(state.has_value());
+        QCOMPARE(state->url, m_server->url(QStringLiteral("/model.gguf")));
+        QCOMPARE(state->checksum, m_server->sha256Hex());
+        d.reset();
+
+        // Space again: a new run continues from the bytes on disk.
+        QVERIFY(disk.resize("8m"));
+        auto again = make();  // checksum and size from the state
+        again->setFreeSpaceMargin(0);
+        again->start();
+        waitDone(*again);
+        expectInstalled(*again);
+        QVERIFY(again->verified());
+        QCOMPARE(m_server->gets().last().headers.value("range"),
+                 "bytes=" + QByteArray::number(kept) + "-");
+    }
+
+    void stateIsNotEmptiedByAFullDisk() {
+        SmallDisk disk;
+        const QString why = disk.mount(m_dir->path(), "64k");
+        if (!why.isEmpty()) QSKIP(qPrintable(why));
+        const QString path = Downloader::statePath(dest());
+        DownloadState s;
+        s.url = m_server->url(QStringLiteral("/model.gguf"));
+        s.bytesDone = 1;
+        QVERIFY(s.save(path, nullptr));
+        fillDisk(m_dir->filePath(QStringLiteral("filler")));
+        s.bytesDone = 2;
+        QString error;
+        QVERIFY(!s.save(path, &error));
+        QVERIFY2(error.contains(QStringLiteral("No space left")), qPrintable(error));
+        const auto kept = DownloadState::load(path);
+        QVERIFY(kept.has_value());  // the previous state, whole
+        QCOMPARE(kept->bytesDone, qint64(1));
+        QCOMPARE(files(),
+                 (QStringList{QStringLiteral("filler"), QStringLiteral("model.gguf.part.json")}));
     }
 
     void existingDestinationIsNotOverwritten() {

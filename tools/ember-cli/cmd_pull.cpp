@@ -1,4 +1,5 @@
-// pull: downloads a model with the app's downloader (resumable, retried, verified).
+// pull: downloads a model with the app's downloader (resumable, retried, verified: size,
+// checksum given or reported by the server, and the GGUF header read by the engine's reader).
 #include "args.h"
 
 #ifdef EMBER_HAVE_PULL
@@ -13,6 +14,7 @@
 
 #include "catalog.h"
 #include "downloader.h"
+#include "gguf/gguf.h"
 #endif
 
 namespace ember::cli {
@@ -35,6 +37,18 @@ QString formatDuration(int seconds) {
     if (seconds < 3600)
         return QStringLiteral("%1m%2s").arg(seconds / 60).arg(seconds % 60, 2, 10, QChar('0'));
     return QStringLiteral("%1h%2m").arg(seconds / 3600).arg((seconds / 60) % 60, 2, 10, QChar('0'));
+}
+
+// The content check of a finished download, run before it gets its final name: the engine's
+// reader parses the header, the metadata and the tensor table, and checks that every tensor's
+// data lies inside the file.
+QString gguf_problem(const QString& path) {
+    auto file = gguf::File::open(path.toStdString());
+    if (!file) return QString::fromStdString(file.error().message);
+    if (!(*file)->get_string("general.architecture"))
+        return QStringLiteral("it has no general.architecture: not a model file");
+    if ((*file)->tensors().empty()) return QStringLiteral("it holds no tensors: not a model file");
+    return {};
 }
 
 int list_catalog() {
@@ -97,6 +111,7 @@ int cmd_pull(int argc, char** argv) {
         }
     }
     d.setMaxRetries(int(*retries));
+    d.setContentCheck(QStringLiteral("GGUF header"), gguf_problem);
 
     const bool tty = isatty(STDERR_FILENO);
     QElapsedTimer lastPrint;
@@ -136,8 +151,11 @@ int cmd_pull(int argc, char** argv) {
         if (s == Downloader::State::Verifying) {
             printProgress(true);
             endLine();
-            std::fprintf(stderr, "verifying %s checksum...\n",
-                         qPrintable(d.checksum().algorithmName()));
+            if (d.checksum().isSet())
+                std::fprintf(stderr, "verifying the %s checksum and the GGUF header...\n",
+                             qPrintable(d.checksum().algorithmName()));
+            else
+                std::fprintf(stderr, "checking the GGUF header...\n");
         }
     });
     QObject::connect(&d, &Downloader::finished, [&](const QString& path) {
@@ -146,6 +164,11 @@ int cmd_pull(int argc, char** argv) {
                      qPrintable(Downloader::formatBytes(QFileInfo(path).size())),
                      d.verified() ? qPrintable(", " + d.checksum().algorithmName() + " verified")
                                   : ", no checksum to verify");
+        std::fprintf(stderr, "checked: %s\n", qPrintable(d.checksSummary()));
+        if (!d.verified())
+            std::fprintf(stderr,
+                         "note: no checksum is known for this file, so only its size and GGUF "
+                         "header were checked; give --sha256 to check every byte\n");
         std::printf("%s\n", qPrintable(path));
         app.exit(0);
     });
