@@ -1,5 +1,7 @@
 #include "downloadlistmodel.h"
 
+#include <utility>
+
 int DownloadListModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : int(m_tasks.size());
 }
@@ -52,6 +54,18 @@ void DownloadListModel::remove(DownloadTask* task) {
     task->deleteLater();
     emit countChanged();
     emit tasksChanged(task->key());
+}
+
+void DownloadListModel::clear() {
+    if (m_tasks.isEmpty()) return;
+    beginResetModel();
+    const QList<DownloadTask*> tasks = std::exchange(m_tasks, {});
+    endResetModel();
+    for (DownloadTask* task : tasks) {
+        task->disconnect(this);
+        delete task;
+    }
+    emit countChanged();
 }
 
 DownloadTask* DownloadListModel::find(const QString& key) const {

@@ -25,6 +25,8 @@ public:
     void remove(DownloadTask* task);
     DownloadTask* find(const QString& key) const;
     DownloadTask* findByDestination(const QString& path) const;
+    // Deletes every task now (their .part files stay for a later resume).
+    void clear();
     const QList<DownloadTask*>& tasks() const { return m_tasks; }
 
 signals:

@@ -76,6 +76,8 @@ QString DownloadTask::errorKind() const {
             return QStringLiteral("size");
         case Downloader::Error::ChecksumMismatch:
             return QStringLiteral("checksum");
+        case Downloader::Error::InvalidFile:
+            return QStringLiteral("content");
     }
     return {};
 }
@@ -86,11 +88,17 @@ QString DownloadTask::errorString() const {
         case Downloader::Error::NoError:
             return {};
         case Downloader::Error::InsufficientSpace:
-            return tr("Not enough disk space. Free some space, then resume: %1").arg(why);
+            // Either refused before it started, or the disk filled up while writing ("disk
+            // full: …"); the bytes received are kept either way.
+            return why.startsWith(QLatin1String("disk full"))
+                       ? tr("The disk is full. Free some space, then resume: %1").arg(why)
+                       : tr("Not enough disk space. Free some space, then resume: %1").arg(why);
         case Downloader::Error::ChecksumMismatch:
             return tr("The downloaded file is corrupt and was deleted (checksum mismatch). "
                       "Try again: %1")
                 .arg(why);
+        case Downloader::Error::InvalidFile:
+            return tr("The downloaded file is not a usable model and was deleted: %1").arg(why);
         case Downloader::Error::SizeMismatch:
             return tr("The server's file is not the expected one: %1").arg(why);
         case Downloader::Error::NetworkError:
@@ -151,9 +159,10 @@ QString DownloadTask::statusText() const {
         case Downloader::State::Paused:
             return tr("Paused · %1").arg(progressText());
         case Downloader::State::Verifying:
-            return tr("Verifying the checksum…");
+            return m_downloader.checksum().isSet() ? tr("Verifying the checksum and the file…")
+                                                   : tr("Checking the file…");
         case Downloader::State::Finished:
-            return tr("Done");
+            return tr("Done (checked: %1)").arg(checks());
         case Downloader::State::Failed:
             return errorString();
         case Downloader::State::Cancelled:

@@ -39,11 +39,15 @@ public:
     QString state() const;
     double progress() const;  // 0..1, -1 while the size is unknown
     QString statusText() const;
-    // "space", "checksum", "network", "http", "file", "exists", "size", "invalid", or "".
+    // "space", "checksum", "content", "network", "http", "file", "exists", "size", "invalid",
+    // or "".
     QString errorKind() const;
     QString errorString() const;
     bool canPause() const;
     bool canResume() const;
+    // The checks the file went through, once verifying or finished: "size … as the server
+    // announced, sha256 checksum, GGUF header".
+    QString checks() const { return m_downloader.checksSummary(); }
 
     static QString formatEta(int seconds);
 

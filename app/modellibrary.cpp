@@ -64,6 +64,8 @@ ModelLibrary::ModelLibrary(std::unique_ptr<ModelInspector> inspector, Settings* 
 }
 
 ModelLibrary::~ModelLibrary() {
+    // Before the inspector goes with its thread: a download may be checking its file with it.
+    m_downloads.clear();
     if (m_copyThread) m_copyThread->wait();
     m_thread.quit();
     m_thread.wait();
@@ -172,6 +174,12 @@ void ModelLibrary::resumePartialDownloads() {
 
 DownloadTask* ModelLibrary::addTask(const QString& key, const QString& name) {
     auto* task = new DownloadTask(key, name, &m_nam);
+    // Only a readable GGUF model gets its final name (runs on the download's worker thread;
+    // inspectors are stateless).
+    ModelInspector* inspector = m_inspector;
+    task->downloader()->setContentCheck(tr("GGUF header"), [inspector](const QString& path) {
+        return inspector->inspect(path).error;
+    });
     if (m_setup) m_setup(task->downloader());
     connect(task, &DownloadTask::finished, this,
             [this, task](const QString& path) { onTaskFinished(task, path); });
@@ -245,7 +253,8 @@ bool ModelLibrary::addFromUrl(const QString& text, const QString& sha256) {
 }
 
 void ModelLibrary::onTaskFinished(DownloadTask* task, const QString& path) {
-    setInfo(tr("%1 is downloaded and ready to use.").arg(task->name()));
+    setInfo(
+        tr("%1 is downloaded and ready to use (checked: %2).").arg(task->name(), task->checks()));
     m_downloads.remove(task);
     refresh();
     Q_UNUSED(path);

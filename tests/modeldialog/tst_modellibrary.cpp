@@ -1,6 +1,7 @@
 // ModelLibrary over the real engine: GGUF headers of installed models read with the engine's
 // reader, fit estimates from ember::estimate_fit, and downloads from a local HTTP server
-// (progress, checksum and disk-space errors, pause, and resuming a .part at the next start).
+// (progress, checksum and disk-space errors, a file that is no model, a disk that fills up, pause,
+// and resuming a .part at the next start).
 #include <QCryptographicHash>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -8,6 +9,7 @@
 
 #include "embermodelinspector.h"
 #include "modellibrary.h"
+#include "smalldisk.h"
 #include "testserver.h"
 
 namespace {
@@ -140,6 +142,10 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(lib->installed()->count(), 1, 30000);
         QCOMPARE(lib->downloads()->count(), 0);
         QVERIFY(lib->infoMessage().contains("downloaded"));
+        QVERIFY2(lib->infoMessage().contains(QString("(checked: size %1 bytes as the server "
+                                                     "announced, sha256 checksum, GGUF header)")
+                                                 .arg(bytes.size())),
+                 qPrintable(lib->infoMessage()));
         QVERIFY(!modelsChanged.isEmpty());
         QCOMPARE(readAll(m_dir->filePath("model.gguf")), bytes);
         QTRY_VERIFY_WITH_TIMEOUT(!lib->installed()->inspecting(), 30000);
@@ -161,6 +167,58 @@ private slots:
         QCOMPARE(lib->installed()->count(), 0);
         lib->removeDownload("model.gguf");
         QCOMPARE(lib->downloads()->count(), 0);
+    }
+
+    void notAModelIsNeverAnnounced() {
+        // No checksum, and the server sends something that is not a GGUF model.
+        TestServer server(TestServer::randomData(200 * 1000, 5));
+        QVERIFY(server.listen());
+        auto lib = makeLibrary();
+        QVERIFY(lib->addFromUrl(server.url("/model.gguf").toString()));
+        auto* task = lib->downloads()->find("model.gguf");
+        QVERIFY(task);
+        QTRY_COMPARE_WITH_TIMEOUT(task->state(), QString("failed"), 30000);
+        QCOMPARE(task->errorKind(), QString("content"));
+        QVERIFY2(task->statusText().startsWith("The downloaded file is not a usable model") &&
+                     task->statusText().contains("not a GGUF file"),
+                 qPrintable(task->statusText()));
+        QVERIFY2(!lib->infoMessage().contains("ready"), qPrintable(lib->infoMessage()));
+        QCOMPARE(QDir(m_dir->path()).entryList(QDir::Files), QStringList());
+        QCOMPARE(lib->installed()->count(), 0);
+    }
+
+    void diskFillingUpIsReportedAndRetryResumes() {
+        SmallDisk disk;
+        const QString why = disk.mount(m_dir->path(), "1m");  // smaller than the model
+        if (!why.isEmpty()) QSKIP(qPrintable(why));
+        const QByteArray bytes = readAll(storiesModel());
+        TestServer server(bytes);
+        QVERIFY(server.listen());
+        auto lib = makeLibrary();
+        lib->setDownloadSetup([](Downloader* d) {
+            d->setMaxRetries(0);
+            // Free space unknown before the start: the disk fills up while writing.
+            d->setFreeSpaceFunction([](const QString&) { return qint64(-1); });
+        });
+        QVERIFY(lib->addFromUrl(server.url("/model.gguf").toString(), server.sha256Hex()));
+        auto* task = lib->downloads()->find("model.gguf");
+        QVERIFY(task);
+        QTRY_COMPARE_WITH_TIMEOUT(task->state(), QString("failed"), 30000);
+        QCOMPARE(task->errorKind(), QString("space"));
+        QVERIFY2(task->statusText().startsWith("The disk is full. Free some space, then resume") &&
+                     task->statusText().contains("0 B free in"),
+                 qPrintable(task->statusText()));
+        QVERIFY(task->canResume());
+        const qint64 kept = QFileInfo(m_dir->filePath("model.gguf.part")).size();
+        QVERIFY2(kept > 0 && kept < bytes.size(), qPrintable(QString::number(kept)));
+
+        QVERIFY(disk.resize("8m"));
+        task->resume();  // the Retry button
+        QTRY_COMPARE_WITH_TIMEOUT(lib->installed()->count(), 1, 30000);
+        QCOMPARE(readAll(m_dir->filePath("model.gguf")), bytes);
+        QCOMPARE(server.gets().last().headers.value("range"),
+                 "bytes=" + QByteArray::number(kept) + "-");
+        lib.reset();
     }
 
     void tooLittleDiskSpaceIsReported() {
