@@ -84,23 +84,33 @@ void ChatController::deleteConversation(qint64 id) {
     refreshList();
 }
 
-void ChatController::send(const QString& text) {
+bool ChatController::send(const QString& text) {
     const QString content = text.trimmed();
-    if (content.isEmpty() || m_responding) return;
-    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    if (content.isEmpty() || m_responding) return false;
+    if (!m_inference->modelLoaded()) {
+        setError(tr("Load a model first (Model menu)."));
+        return false;
+    }
     if (m_conversationId == 0) {
         QString title = content.simplified().left(48);
         if (content.simplified().size() > 48) title += QStringLiteral("…");
         m_conversationId = m_store->createConversation(title);
-        if (m_conversationId == 0) return setError(m_store->lastError());
+        if (m_conversationId == 0) {
+            setError(m_store->lastError());
+            return false;
+        }
         m_title = title;
         emit currentConversationChanged();
     }
     const qint64 id = m_store->appendMessage(m_conversationId, "user", content);
-    if (id == 0) return setError(m_store->lastError());
+    if (id == 0) {
+        setError(m_store->lastError());
+        return false;
+    }
     m_messages.append({id, "user", content, true, QDateTime::currentDateTime()});
     refreshList();
     startResponse();
+    return true;
 }
 
 void ChatController::startResponse() {

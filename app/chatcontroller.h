@@ -42,7 +42,9 @@ public:
     Q_INVOKABLE void selectConversation(qint64 id);
     Q_INVOKABLE void renameConversation(qint64 id, const QString& title);
     Q_INVOKABLE void deleteConversation(qint64 id);
-    Q_INVOKABLE void send(const QString& text);
+    // True once the message is stored (the input box may then be cleared); false, with the
+    // error shown, when it was not (no model, the database could not be written: a full disk).
+    Q_INVOKABLE bool send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
     Q_INVOKABLE void editAndResend(int row, const QString& text);

@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 
 // The message box: Enter sends, Shift+Enter starts a new line; Stop replaces Send while a
-// response is generating. `controller` needs: generating, send(text), stop().
+// response is generating. `controller` needs: generating, send(text) (true once the message is
+// stored), stop().
 Pane {
     id: root
     property var controller
@@ -14,8 +15,9 @@ Pane {
     function submit() {
         if (generating || !ready || input.text.trim().length === 0)
             return
-        controller.send(input.text)
-        input.clear()
+        // Cleared only once the message is stored: on a failure (a full disk) the text stays.
+        if (controller.send(input.text) === true)
+            input.clear()
     }
 
     padding: 12

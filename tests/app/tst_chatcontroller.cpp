@@ -50,7 +50,7 @@ class TestChatController : public QObject {
 
     QString sendAndWait(const QString& text) {
         QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
-        m_chat->send(text);
+        if (!m_chat->send(text)) return "<not sent>";
         if (!done.wait(10000)) return "<timeout>";
         return done.at(0).at(0).toString();
     }
@@ -152,6 +152,18 @@ private slots:
         QVERIFY(!saved[1].complete);
         m_chat->dismissError();
         QVERIFY(m_chat->errorMessage().isEmpty());
+    }
+
+    void sendSaysWhenTheMessageIsNotStored() {
+        // The input box clears only on true: a message that could not be stored (a full disk)
+        // stays there for the user.
+        setUp(words(1));
+        QVERIFY(!m_chat->send("   "));
+        m_store->close();  // writes now fail, as on a full disk
+        QVERIFY(!m_chat->send("Keep me"));
+        QVERIFY(!m_chat->errorMessage().isEmpty());
+        QCOMPARE(m_chat->messages()->count(), 0);
+        QVERIFY(!m_inference->generating());
     }
 
     void conversationsRenameSearchDelete() {

@@ -3,7 +3,7 @@ import QtTest
 import "../../../ui"
 
 // The input box against a mock controller: Enter sends, Shift+Enter adds a line,
-// Stop replaces Send while generating.
+// Stop replaces Send while generating, the text stays when the message is not accepted.
 Item {
     id: root
     width: 600
@@ -14,7 +14,8 @@ Item {
         property bool generating: false
         property var sent: []
         property int stops: 0
-        function send(text) { sent = sent.concat([text]) }
+        property bool accepts: true  // false: as when the message cannot be stored
+        function send(text) { sent = sent.concat([text]); return accepts }
         function stop() { stops += 1 }
     }
 
@@ -40,6 +41,7 @@ Item {
             mock.generating = false
             mock.sent = []
             mock.stops = 0
+            mock.accepts = true
             bar.ready = true
             bar.text = ""
             findChildNamed(bar, "messageInput").forceActiveFocus()
@@ -50,6 +52,17 @@ Item {
             keyClick(Qt.Key_Return)
             compare(mock.sent, ["Hi"])
             compare(bar.text, "", "the box is cleared after sending")
+        }
+
+        function test_textStaysWhenNotAccepted() {
+            mock.accepts = false
+            keyClick("H"); keyClick("i")
+            keyClick(Qt.Key_Return)
+            compare(mock.sent, ["Hi"])
+            compare(bar.text, "Hi", "the typed message is kept")
+            mouseClick(findChildNamed(bar, "sendButton"))
+            compare(mock.sent, ["Hi", "Hi"])
+            compare(bar.text, "Hi")
         }
 
         function test_keypadEnterSends() {
