@@ -142,8 +142,13 @@ Result<Value> Interp::eval_inner(const Expr& e) {
                                          "'");
             if (e.kind == K::Pos) return v.type == Type::Bool ? Value::integer(v.as_int()) : v;
             if (v.type == Type::Float) return Value::number(-v.f);
+            if (v.is_big()) {  // -(2**63) fits int64 again
+                const std::string& t = v.big_text();
+                const bool neg = t[0] == '-';
+                return Value::integer_text(!neg, std::string_view(t).substr(neg ? 1 : 0));
+            }
             if (v.as_int() == std::numeric_limits<int64_t>::min())
-                return error(e.line, "integer overflow");
+                return Value::integer_text(false, "9223372036854775808");
             return Value::integer(-v.as_int());
         }
         case K::Not: {
@@ -230,6 +235,9 @@ Result<Value> Interp::eval_binary(const std::string& op, const Value& a, const V
             }
             return unsupported();
         }
+        if (a.is_big() || b.is_big())
+            return error(line, "integer arithmetic beyond 64 bits is not supported (" + to_str(a) +
+                                   " " + op + " " + to_str(b) + ")");
         int64_t x = a.as_int(), y = b.as_int(), r = 0;
         auto overflow = [&]() { return error(line, "integer overflow in " + op); };
         if (op == "+") {

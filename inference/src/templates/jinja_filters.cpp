@@ -1,8 +1,5 @@
 // Jinja2's built-in filters and tests (plus transformers' tojson and an Ansible-style
 // regex_replace that GPT4All templates use).
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -11,16 +8,18 @@
 #include <cstdlib>
 #include <iterator>
 
+#include "templates/jinja_case.h"
 #include "templates/jinja_interp.h"
 
 namespace ember::jinja {
 
-std::string ascii_upper(std::string s);
-std::string ascii_lower(std::string s);
 std::string py_strip(const std::string& s, const Value& chars, bool left, bool right);
 Result<std::string> py_replace(Interp& in, int line, const std::string& s, const std::string& old,
                                const std::string& repl, int64_t count);
 Result<Value> percent_format(Interp& in, const std::string& fmt, const Value& args, int line);
+Result<Value> regex_replace(Interp& in, const std::string& subject, const std::string& pattern,
+                            const std::string& repl, bool icase, bool multiline, int64_t count,
+                            int line);
 
 namespace {
 
@@ -61,7 +60,7 @@ Result<Value> attr_path(Interp& in, const Value& item, const Value& attr, int li
 
 // Sort key of a value: lowercased when sorting case-insensitively.
 Value sort_key(const Value& v, bool case_sensitive) {
-    if (!case_sensitive && v.is_string()) return Value::string(ascii_lower(v.str()));
+    if (!case_sensitive && v.is_string()) return Value::string(py_lower(v.str()));
     return v;
 }
 
@@ -142,148 +141,6 @@ std::vector<std::string> split_lines(const std::string& s) {
     return lines;
 }
 
-// Python re.sub replacement syntax (\1, \g<1>, \g<name>) to PCRE2's ($1, ${name}).
-std::string translate_replacement(const std::string& r) {
-    std::string out;
-    for (size_t k = 0; k < r.size(); ++k) {
-        char c = r[k];
-        if (c == '$') {
-            out += "$$";
-        } else if (c == '\\' && k + 1 < r.size()) {
-            char n = r[k + 1];
-            if (std::isdigit(static_cast<unsigned char>(n))) {
-                size_t e = k + 1;
-                while (e < r.size() && e < k + 3 && std::isdigit(static_cast<unsigned char>(r[e])))
-                    ++e;
-                out += "${" + r.substr(k + 1, e - k - 1) + "}";
-                k = e - 1;
-            } else if (n == 'g' && k + 2 < r.size() && r[k + 2] == '<') {
-                size_t close = r.find('>', k + 3);
-                if (close == std::string::npos) {
-                    out += c;
-                    continue;
-                }
-                out += "${" + r.substr(k + 3, close - k - 3) + "}";
-                k = close;
-            } else if (n == 'n') {
-                out += '\n';
-                ++k;
-            } else if (n == 't') {
-                out += '\t';
-                ++k;
-            } else if (n == '\\') {
-                out += '\\';
-                ++k;
-            } else {
-                out += c;
-            }
-        } else {
-            out += c;
-        }
-    }
-    return out;
-}
-
-Result<Value> regex_replace(Interp& in, const std::string& subject, const std::string& pattern,
-                            const std::string& repl, bool icase, bool multiline, int64_t count,
-                            int line) {
-    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-    if (icase) opts |= PCRE2_CASELESS;
-    if (multiline) opts |= PCRE2_MULTILINE;
-    int errcode = 0;
-    PCRE2_SIZE erroff = 0;
-    pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   opts, &errcode, &erroff, nullptr);
-    if (!re) {
-        PCRE2_UCHAR msg[256];
-        pcre2_get_error_message(errcode, msg, sizeof(msg));
-        return in.error(line, "regex_replace: bad pattern '" + pattern + "' at offset " +
-                                  std::to_string(erroff) + ": " + reinterpret_cast<char*>(msg));
-    }
-    pcre2_match_context* mctx = pcre2_match_context_create(nullptr);
-    pcre2_set_match_limit(mctx,
-                          10'000'000);  // hostile patterns fail instead of backtracking for ever
-    pcre2_set_depth_limit(mctx, 10'000);
-    std::string r = translate_replacement(repl);
-    Value out;
-    std::string result;
-    if (count <= 0) {
-        PCRE2_SIZE outlen = subject.size() * 2 + r.size() + 64;
-        int rc = 0;
-        for (int attempt = 0; attempt < 2; ++attempt) {
-            result.assign(outlen, '\0');
-            rc = pcre2_substitute(re, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(),
-                                  0, PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH,
-                                  nullptr, mctx, reinterpret_cast<PCRE2_SPTR>(r.data()), r.size(),
-                                  reinterpret_cast<PCRE2_UCHAR*>(result.data()), &outlen);
-            if (rc != PCRE2_ERROR_NOMEMORY) break;
-            if (outlen > in.limits().max_output) break;
-        }
-        if (rc < 0) {
-            PCRE2_UCHAR msg[256];
-            pcre2_get_error_message(rc, msg, sizeof(msg));
-            pcre2_match_context_free(mctx);
-            pcre2_code_free(re);
-            return in.error(line,
-                            std::string("regex_replace failed: ") + reinterpret_cast<char*>(msg));
-        }
-        result.resize(outlen);
-    } else {
-        // A bounded count: substitute one match at a time.
-        result = subject;
-        size_t start = 0;
-        for (int64_t n = 0; n < count && start <= result.size(); ++n) {
-            pcre2_match_data* md = pcre2_match_data_create_from_pattern(re, nullptr);
-            int rc = pcre2_match(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(),
-                                 start, 0, md, mctx);
-            if (rc < 0) {
-                pcre2_match_data_free(md);
-                break;
-            }
-            PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
-            PCRE2_SIZE outlen = result.size() * 2 + r.size() + 64;
-            std::string buf(outlen, '\0');
-            int src =
-                pcre2_substitute(re, reinterpret_cast<PCRE2_SPTR>(result.data()), result.size(),
-                                 start, PCRE2_SUBSTITUTE_OVERFLOW_LENGTH, nullptr, mctx,
-                                 reinterpret_cast<PCRE2_SPTR>(r.data()), r.size(),
-                                 reinterpret_cast<PCRE2_UCHAR*>(buf.data()), &outlen);
-            size_t match_end = ov[1], match_start = ov[0];
-            pcre2_match_data_free(md);
-            if (src <= 0) break;
-            buf.resize(outlen);
-            size_t tail = result.size() - match_end;
-            size_t new_end = buf.size() - tail;
-            result = std::move(buf);
-            start = new_end == match_start ? new_end + 1 : new_end;
-        }
-    }
-    pcre2_match_context_free(mctx);
-    pcre2_code_free(re);
-    EMBER_TRY(in.charge(result.size(), line));
-    out = Value::string(std::move(result));
-    return out;
-}
-
-std::string title_case(const std::string& s) {
-    // Jinja2's title: words start after whitespace, '-', or an opening bracket.
-    std::string out;
-    bool start = true;
-    for (char c : s) {
-        bool sep = std::isspace(static_cast<unsigned char>(c)) || c == '-' || c == '(' ||
-                   c == '{' || c == '[' || c == '<';
-        if (sep) {
-            out += c;
-            start = true;
-        } else {
-            out += start ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
-                         : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            start = false;
-        }
-    }
-    return out;
-}
-
 double round_half_even(double x, int64_t digits) {
     if (digits >= 0 && digits <= 300 && std::isfinite(x)) {
         // printf rounds the exact binary value half-to-even, as Python's round() does.
@@ -334,15 +191,24 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "tojson") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"indent", "ensure_ascii", "separators", "sort_keys"}));
         JsonOptions opt;
-        if (a[0].is_integral())
-            opt.indent = static_cast<int>(std::clamp<int64_t>(a[0].as_int(), 0, 64));
-        else if (!a[0].is_undefined() && !a[0].is_none())
-            return in.error(line, "tojson: indent must be an integer");
+        // Any indent json.dumps takes: n spaces (none below 0) or a string, not capped; the
+        // output limit bounds the result.
+        opt.max_size = in.limits().max_output;
+        if (a[0].is_integral()) {
+            const int64_t n = a[0].as_int();
+            if (n > static_cast<int64_t>(opt.max_size))
+                return in.error(line, "tojson: indent " + std::to_string(n) + " is too large");
+            opt.indent = std::string(static_cast<size_t>(std::max<int64_t>(n, 0)), ' ');
+        } else if (a[0].is_string()) {
+            opt.indent = a[0].str();
+        } else if (!a[0].is_undefined() && !a[0].is_none()) {
+            return in.error(line, "tojson: indent must be an integer or a string");
+        }
         opt.ensure_ascii = truthy(a[1]);
         if (a[2].is_list() && a[2].list_data().items.size() == 2) {
             opt.item_sep = to_str(a[2].list_data().items[0]);
             opt.key_sep = to_str(a[2].list_data().items[1]);
-        } else if (opt.indent >= 0) {
+        } else if (opt.indent) {
             opt.item_sep = ",";
         }
         opt.sort_keys = truthy(a[3]);
@@ -360,12 +226,11 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     if (name == "upper" || name == "lower" || name == "capitalize" || name == "title") {
         EMBER_TRY(bind({}));
         std::string s = to_str(v);
-        if (name == "upper") return str_result(ascii_upper(s));
-        if (name == "lower") return str_result(ascii_lower(s));
-        if (name == "title") return str_result(title_case(s));
-        s = ascii_lower(s);
-        if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-        return str_result(s);
+        // Python's str methods on the whole Unicode range (Jinja2's title is its own).
+        if (name == "upper") return str_result(py_upper(s));
+        if (name == "lower") return str_result(py_lower(s));
+        if (name == "title") return str_result(jinja_title(s));
+        return str_result(py_capitalize(s));
     }
     if (name == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"old", "new", "count"}));
@@ -400,6 +265,12 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
             errno = 0;
             long long x = std::strtoll(s.c_str(), &end, base);
             if (!s.empty() && end && *end == '\0' && errno == 0) return Value::integer(x);
+            if (errno == ERANGE && base == 10 && !s.empty()) {  // Python's int() has no bound
+                const bool neg = s[0] == '-';
+                auto big = Value::integer_text(
+                    neg, std::string_view(s).substr(s[0] == '-' || s[0] == '+' ? 1 : 0));
+                if (big) return *big;
+            }
             double d = std::strtod(s.c_str(), &end);
             if (!s.empty() && end && *end == '\0' && std::isfinite(d) && std::fabs(d) < 9.2e18)
                 return Value::integer(static_cast<int64_t>(d));
@@ -425,6 +296,8 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     }
     if (name == "map" || name == "select" || name == "reject" || name == "selectattr" ||
         name == "rejectattr") {
+        // Jinja2 iterates only `if value:`, so none, undefined or empty give an empty sequence.
+        if (!truthy(v)) return Value::list();
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
         std::vector<Value> out;
         bool by_attr = name == "selectattr" || name == "rejectattr";
@@ -636,6 +509,38 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         }
         return Value::list(std::move(out));
     }
+    if (name == "slice") {
+        // Jinja2's slice: `slices` lists, the first len % slices of them one item longer; the
+        // others get fill_with appended when it is given.
+        EMBER_ASSIGN_OR_RETURN(auto a, bind({"slices", "fill_with"}));
+        if (!a[0].is_integral()) return in.error(line, "slice: slices must be an integer");
+        const int64_t n = a[0].as_int();
+        if (n == 0) return in.error(line, "slice: integer division or modulo by zero");
+        EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
+        if (n < 0) return Value::list();
+        if (static_cast<uint64_t>(n) > in.limits().max_items)
+            return in.error(line, "slice: too many slices");
+        const int64_t len = static_cast<int64_t>(items.size()), per = len / n, extra = len % n;
+        std::vector<Value> out;
+        int64_t offset = 0;
+        for (int64_t k = 0; k < n; ++k) {
+            const int64_t start = offset + k * per;
+            if (k < extra) ++offset;
+            const int64_t end = offset + (k + 1) * per;
+            std::vector<Value> part(items.begin() + start, items.begin() + end);
+            if (!a[1].is_undefined() && !a[1].is_none() && k >= extra) part.push_back(a[1]);
+            out.push_back(Value::list(std::move(part)));
+        }
+        return Value::list(std::move(out));
+    }
+    if (name == "random") {
+        // Jinja2 uses Python's random.choice; here the pick is deterministic per render
+        // (Interp::next_random), so a chat prompt does not change from one turn to the next.
+        EMBER_TRY(bind({}));
+        EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
+        if (items.empty()) return Value::undefined("random");
+        return items[in.next_random() % items.size()];
+    }
     if (name == "regex_replace") {
         EMBER_ASSIGN_OR_RETURN(
             auto a, bind({"pattern", "replacement", "ignorecase", "multiline", "count"}));
@@ -676,91 +581,6 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
     }
     if (name == "pprint") return str_result(to_repr(v));
     return in.error(line, "unknown filter '" + name + "'");
-}
-
-Result<bool> apply_test(Interp& in, const std::string& name, const Value& v, CallArgs& args,
-                        int line) {
-    auto arg = [&](size_t n) -> Result<Value> {
-        std::string what = "test '" + name + "'";
-        if (args.pos.size() + args.kw.size() != n)
-            return in.error(line, what + ": expects " + std::to_string(n) + " argument(s)");
-        return args.pos.empty() ? args.kw[0].second : args.pos[0];
-    };
-    if (name != "divisibleby" && name != "equalto" && name != "eq" && name != "==" &&
-        name != "ne" && name != "!=" && name != "lt" && name != "<" && name != "le" &&
-        name != "<=" && name != "gt" && name != ">" && name != "ge" && name != ">=" &&
-        name != "greaterthan" && name != "lessthan" && name != "sameas" && name != "in") {
-        if (!args.pos.empty() || !args.kw.empty())
-            return in.error(line, "test '" + name + "' takes no arguments");
-    }
-    if (name == "defined") return !v.is_undefined();
-    if (name == "undefined") return v.is_undefined();
-    if (name == "none") return v.is_none();
-    if (name == "string") return v.is_string();
-    if (name == "number") return v.is_number();
-    if (name == "integer") return v.type == Type::Int;
-    if (name == "float") return v.type == Type::Float;
-    if (name == "boolean") return v.type == Type::Bool;
-    if (name == "true") return v.type == Type::Bool && v.b;
-    if (name == "false") return v.type == Type::Bool && !v.b;
-    if (name == "mapping") return v.is_dict();
-    if (name == "iterable") return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
-    if (name == "sequence") return v.is_string() || v.is_list() || v.is_dict() || v.is_undefined();
-    if (name == "callable") return v.is_callable();
-    if (name == "escaped") return false;
-    if (name == "lower" || name == "upper") {
-        std::string s = to_str(v);
-        return s == (name == "lower" ? ascii_lower(s) : ascii_upper(s));
-    }
-    if (name == "odd" || name == "even") {
-        if (!v.is_integral()) return in.error(line, "test '" + name + "': expected an integer");
-        return (v.as_int() % 2 != 0) == (name == "odd");
-    }
-    if (name == "filter" || name == "test") return v.is_string();
-    if (name == "divisibleby") {
-        EMBER_ASSIGN_OR_RETURN(Value n, arg(1));
-        if (!v.is_integral() || !n.is_integral() || n.as_int() == 0)
-            return in.error(line, "divisibleby: needs integers and a non-zero divisor");
-        return v.as_int() % n.as_int() == 0;
-    }
-    if (name == "sameas") {
-        EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
-        if (v.type != o.type) return false;
-        if (v.p || o.p) return v.p == o.p;
-        return equals(v, o);
-    }
-    if (name == "in") {
-        EMBER_ASSIGN_OR_RETURN(Value seq, arg(1));
-        if (seq.is_string()) return v.is_string() && seq.str().find(v.str()) != std::string::npos;
-        if (seq.is_dict()) return seq.dict_data().find(v) != nullptr;
-        EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(seq, line));
-        for (const auto& x : items)
-            if (equals(x, v)) return true;
-        return false;
-    }
-    if (name == "equalto" || name == "eq" || name == "==") {
-        EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
-        return equals(v, o);
-    }
-    if (name == "ne" || name == "!=") {
-        EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
-        return !equals(v, o);
-    }
-    static const char* const ordering[] = {"lt", "<",  "le", "<=",          "gt",
-                                           ">",  "ge", ">=", "greaterthan", "lessthan"};
-    if (std::none_of(std::begin(ordering), std::end(ordering),
-                     [&](const char* n) { return name == n; }))
-        return in.error(line, "unknown test '" + name + "'");
-    EMBER_ASSIGN_OR_RETURN(Value o, arg(1));
-    if (v.is_undefined() || o.is_undefined())
-        return in.error(line, "test '" + name + "': value is undefined");
-    auto c = compare(v, o);
-    if (!c.ok()) return in.error(line, c.error().message);
-    if (name == "lt" || name == "<" || name == "lessthan") return *c < 0;
-    if (name == "le" || name == "<=") return *c <= 0;
-    if (name == "gt" || name == ">" || name == "greaterthan") return *c > 0;
-    if (name == "ge" || name == ">=") return *c >= 0;
-    return in.error(line, "unknown test '" + name + "'");
 }
 
 }  // namespace ember::jinja

@@ -110,9 +110,17 @@ Status Interp::assign_target(const Expr& target, Value v, int line) {
     return {};
 }
 
+uint64_t Interp::next_random() {
+    uint64_t z = (m_random += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
 Result<std::string> Interp::render(const Template& t) {
     std::string out;
     m_out = &out;
+    m_random = 0;
     auto top = std::make_shared<Scope>();
     top->parent = m_globals;
     m_scope = top;

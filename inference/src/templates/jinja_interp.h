@@ -55,6 +55,9 @@ public:
     void note_mutation(const Value& container);
 
     const Limits& limits() const { return m_limits; }
+    // The `random` filter's numbers: splitmix64 from a fixed seed, restarted by every render, so
+    // that the same template and inputs always render the same text.
+    uint64_t next_random();
 
 private:
     Limits m_limits;
@@ -63,6 +66,7 @@ private:
     std::string* m_out = nullptr;
     uint64_t m_steps = 0;
     uint64_t m_alloc = 0;
+    uint64_t m_random = 0;
     int m_call_depth = 0;
     int m_eval_depth = 0;
     Value m_filter_input;

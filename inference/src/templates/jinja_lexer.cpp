@@ -373,8 +373,9 @@ private:
                 errno = 0;
                 unsigned long long v = std::strtoull(num.c_str(), nullptr, 10);
                 if (errno == ERANGE || v > static_cast<unsigned long long>(INT64_MAX))
-                    return fail(p, "integer literal too large: " + num);
-                t.ival = static_cast<int64_t>(v);
+                    t.big = true;  // Python's ints have no bound: a BigInt value
+                else
+                    t.ival = static_cast<int64_t>(v);
             }
             t.text = num;
             m_pos = e;

@@ -28,6 +28,7 @@ struct Token {
     Tok type = Tok::Eof;
     std::string text;  // Text, Name, String (unescaped), Op
     int64_t ival = 0;
+    bool big = false;  // an Int literal beyond int64: its digits are in text
     double fval = 0;
     int line = 1;
 };

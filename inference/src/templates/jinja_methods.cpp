@@ -6,19 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "templates/jinja_case.h"
 #include "templates/jinja_interp.h"
 
 namespace ember::jinja {
-
-std::string ascii_upper(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string ascii_lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 // str.strip / lstrip / rstrip: whitespace, or any of `chars` when given (as code points).
 std::string py_strip(const std::string& s, const Value& chars, bool left, bool right) {
@@ -34,7 +25,7 @@ std::string py_strip(const std::string& s, const Value& chars, bool left, bool r
     }
     auto strip_at = [&](size_t k) {
         std::string_view ch(s.data() + offs[k], offs[k + 1] - offs[k]);
-        if (ws) return ch.size() == 1 && std::isspace(static_cast<unsigned char>(ch[0]));
+        if (ws) return py_is(ch, CharClass::Space);
         return std::find(set.begin(), set.end(), ch) != set.end();
     };
     size_t lo = 0, hi = n;
@@ -372,27 +363,11 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
         if (!cur.empty()) lines.push_back(cur);
         return str_list(lines);
     }
-    if (m == "upper" || m == "lower") {
+    if (m == "upper" || m == "lower" || m == "title" || m == "capitalize") {
         EMBER_TRY(bind({}));
-        return res(m == "upper" ? ascii_upper(s) : ascii_lower(s));
-    }
-    if (m == "title" || m == "capitalize") {
-        EMBER_TRY(bind({}));
-        // Python's title(): a letter after a non-letter starts a word.
-        std::string out = ascii_lower(s);
-        if (m == "capitalize") {
-            if (!out.empty())
-                out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
-            return res(out);
-        }
-        bool prev_alpha = false;
-        for (char& c : out) {
-            bool alpha = std::isalpha(static_cast<unsigned char>(c));
-            if (alpha && !prev_alpha)
-                c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            prev_alpha = alpha;
-        }
-        return res(out);
+        if (m == "upper") return res(py_upper(s));
+        if (m == "lower") return res(py_lower(s));
+        return res(m == "title" ? py_title(s) : py_capitalize(s));
     }
     if (m == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"old", "new", "count"}));
@@ -427,28 +402,13 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     if (m == "isdigit" || m == "isalpha" || m == "isalnum" || m == "isspace" || m == "isupper" ||
         m == "islower") {
         EMBER_TRY(bind({}));
-        if (s.empty()) return Value::boolean(false);
-        if (m == "isupper" || m == "islower") {
-            bool cased = false;
-            for (char c : s) {
-                if (std::isalpha(static_cast<unsigned char>(c))) {
-                    cased = true;
-                    if ((m == "isupper") !=
-                        static_cast<bool>(std::isupper(static_cast<unsigned char>(c))))
-                        return Value::boolean(false);
-                }
-            }
-            return Value::boolean(cased);
-        }
-        for (char c : s) {
-            unsigned char u = static_cast<unsigned char>(c);
-            bool ok = m == "isdigit"   ? std::isdigit(u)
-                      : m == "isalpha" ? std::isalpha(u)
-                      : m == "isalnum" ? std::isalnum(u)
-                                       : std::isspace(u);
-            if (!ok) return Value::boolean(false);
-        }
-        return Value::boolean(true);
+        if (m == "isupper") return Value::boolean(py_isupper(s));
+        if (m == "islower") return Value::boolean(py_islower(s));
+        const CharClass k = m == "isdigit"   ? CharClass::Digit
+                            : m == "isalpha" ? CharClass::Alpha
+                            : m == "isalnum" ? CharClass::Alnum
+                                             : CharClass::Space;
+        return Value::boolean(py_is(s, k));
     }
     return in.error(line, "str has no method '" + m + "'");
 }

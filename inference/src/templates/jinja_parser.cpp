@@ -492,7 +492,15 @@ private:
         }
         if (t.type == Tok::Int || t.type == Tok::Float) {
             ExprPtr e = node(Expr::Kind::Const, line);
-            e->value = t.type == Tok::Int ? Value::integer(t.ival) : Value::number(t.fval);
+            if (t.type == Tok::Float) {
+                e->value = Value::number(t.fval);
+            } else if (!t.big) {
+                e->value = Value::integer(t.ival);
+            } else {
+                auto big = Value::integer_text(false, t.text);
+                if (!big) return fail(big.error().message);
+                e->value = std::move(*big);
+            }
             next();
             return e;
         }

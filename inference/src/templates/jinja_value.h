@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -17,7 +18,20 @@ namespace ember::jinja {
 class Interp;
 struct Value;
 
-enum class Type : uint8_t { Undefined, None, Bool, Int, Float, String, List, Dict, Callable };
+// BigInt: an integer outside int64 (Python's ints are unbounded), kept as its decimal text;
+// it prints and compares as Python does, and arithmetic on it is an error.
+enum class Type : uint8_t {
+    Undefined,
+    None,
+    Bool,
+    Int,
+    BigInt,
+    Float,
+    String,
+    List,
+    Dict,
+    Callable
+};
 
 struct ListData {
     std::vector<Value> items;
@@ -62,6 +76,9 @@ struct Value {
     static Value none();
     static Value boolean(bool v);
     static Value integer(int64_t v);
+    // An integer from its decimal digits (no sign, leading zeros allowed): Int where it fits,
+    // else BigInt. An error unless digits is all ASCII digits.
+    static Result<Value> integer_text(bool negative, std::string_view digits);
     static Value number(double v);
     static Value string(std::string s);
     static Value list(std::vector<Value> items = {}, bool tuple = false);
@@ -76,8 +93,10 @@ struct Value {
     bool is_callable() const { return type == Type::Callable; }
     // bool counts as a number, as in Python.
     bool is_number() const {
-        return type == Type::Bool || type == Type::Int || type == Type::Float;
+        return type == Type::Bool || type == Type::Int || type == Type::BigInt ||
+               type == Type::Float;
     }
+    bool is_big() const { return type == Type::BigInt; }
     bool is_integral() const { return type == Type::Bool || type == Type::Int; }
 
     const std::string& str() const { return *static_cast<const std::string*>(p.get()); }
@@ -86,8 +105,10 @@ struct Value {
     DictData& dict_data() const { return *static_cast<DictData*>(p.get()); }
     Callable& callable() const { return *static_cast<Callable*>(p.get()); }
 
+    // A BigInt's as_int() is saturated to int64 (is_integral() is false for it).
     int64_t as_int() const { return type == Type::Bool ? (b ? 1 : 0) : i; }
-    double as_float() const { return type == Type::Float ? f : static_cast<double>(as_int()); }
+    double as_float() const;
+    const std::string& big_text() const { return str(); }  // BigInt: "-123..."
 };
 
 // Python semantics.
@@ -101,7 +122,10 @@ std::string to_repr(const Value& v);  // repr()
 std::string format_float(double d);   // Python's repr of a float
 
 struct JsonOptions {
-    int indent = -1;  // <0: single line
+    // json.dumps' indent: none for one line, else each level is indented by this text (an
+    // integer indent n is n spaces, as in Python; a negative one is "").
+    std::optional<std::string> indent;
+    size_t max_size = SIZE_MAX;  // longer output is an error
     std::string item_sep = ", ";
     std::string key_sep = ": ";
     bool sort_keys = false;
