@@ -26,34 +26,37 @@ ApplicationWindow {
     Material.accent: Material.DeepOrange
     Material.primary: Material.DeepOrange
 
+    AppActions {
+        id: actions
+        chat: window.chat
+        inference: window.inference
+        haveModels: !!window.models
+        onOpenModelRequested: modelDialog.open()
+        onManageModelsRequested: modelLibraryDialog.open()
+        onExportRequested: (format) => exportDialog.ask(format)
+        onSettingsRequested: settingsDialog.open()
+    }
+
     menuBar: MenuBar {
-        Menu {
+        AppMenu {
             title: qsTr("&File")
-            Action { text: qsTr("&New conversation"); shortcut: StandardKey.New; onTriggered: chat.newConversation() }
-            Action { text: qsTr("&Open model…"); shortcut: StandardKey.Open; onTriggered: modelDialog.open() }
-            Action { text: qsTr("&Models…"); shortcut: "Ctrl+M"; enabled: !!window.models; onTriggered: modelLibraryDialog.open() }
+            AppMenuItem { action: actions.newConversation }
+            AppMenuItem { action: actions.openModel }
+            AppMenuItem { action: actions.manageModels }
             MenuSeparator {}
-            Action {
-                text: qsTr("Export as &Markdown…")
-                enabled: chat.currentConversationId > 0
-                onTriggered: exportDialog.ask("markdown")
-            }
-            Action {
-                text: qsTr("Export as &JSON…")
-                enabled: chat.currentConversationId > 0
-                onTriggered: exportDialog.ask("json")
-            }
+            AppMenuItem { action: actions.exportMarkdown }
+            AppMenuItem { action: actions.exportJson }
             MenuSeparator {}
-            Action { text: qsTr("&Quit"); shortcut: StandardKey.Quit; onTriggered: Qt.quit() }
+            AppMenuItem { action: actions.quit }
         }
-        Menu {
+        AppMenu {
             title: qsTr("&Edit")
-            Action { text: qsTr("&Settings…"); shortcut: StandardKey.Preferences; onTriggered: settingsDialog.open() }
+            AppMenuItem { action: actions.settings }
         }
-        Menu {
+        AppMenu {
             title: qsTr("&Chat")
-            Action { text: qsTr("&Stop"); enabled: chat.generating; onTriggered: chat.stop() }
-            Action { text: qsTr("&Regenerate"); enabled: !chat.generating && inference.modelLoaded; onTriggered: chat.regenerate() }
+            AppMenuItem { action: actions.stop }
+            AppMenuItem { action: actions.regenerate }
         }
     }
 
