@@ -130,7 +130,8 @@ Item {
     Component {
         id: proseComponent
         TextEdit {
-            text: parent ? parent.segmentText : ""
+            objectName: "proseText"
+            text: parent ? Markdown.hardBreaks(parent.segmentText) : ""
             textFormat: TextEdit.MarkdownText
             readOnly: true
             selectByMouse: true

@@ -43,3 +43,16 @@ function split(text) {
     flush(fence === "" ? "prose" : "code");
     return segments;
 }
+
+// Chat messages keep their line breaks (poems, addresses, steps), as in the other chat apps:
+// each newline between two non-blank lines of prose becomes a CommonMark hard break (two
+// trailing spaces). A break at the end of a block (a heading, a list item before the next
+// item, a table row) is ignored by CommonMark, so structure is unchanged.
+function hardBreaks(text) {
+    var lines = (text || "").split("\n");
+    for (var i = 0; i + 1 < lines.length; ++i) {
+        if (lines[i].trim().length > 0 && lines[i + 1].trim().length > 0 && !/ {2}$|\\$/.test(lines[i]))
+            lines[i] = lines[i] + "  ";
+    }
+    return lines.join("\n");
+}

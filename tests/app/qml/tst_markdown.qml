@@ -2,9 +2,20 @@ import QtQuick
 import QtTest
 import "../../../ui/markdown.js" as Markdown
 
-// Splitting messages into prose and code segments.
+// Splitting messages into prose and code segments; line breaks kept as CommonMark hard breaks.
 TestCase {
     name: "Markdown"
+
+    TextEdit {
+        id: rendered
+        width: 600
+        textFormat: TextEdit.MarkdownText
+    }
+    // The plain text of `markdown` as the chat renders it.
+    function render(markdown) {
+        rendered.text = Markdown.hardBreaks(markdown)
+        return rendered.getText(0, rendered.length)
+    }
 
     function test_plainProse() {
         const s = Markdown.split("Hello **world**")
@@ -48,5 +59,24 @@ TestCase {
         const s = Markdown.split("Use `ls` and ``` inline ``` here")
         compare(s.length, 1)
         compare(s[0].type, "prose")
+    }
+
+    function test_singleNewlinesAreKept() {
+        // A poem keeps its lines.
+        const poem = render("Roses are red,\nviolets are blue.\n\nThe end.")
+        compare(rendered.lineCount, 3, JSON.stringify(poem))
+        compare(Markdown.hardBreaks("a\nb"), "a  \nb")
+        compare(Markdown.hardBreaks("a  \nb\\\nc\n\nd"), "a  \nb\\\nc\n\nd", "existing breaks stay")
+    }
+
+    function test_structureIsUnchanged() {
+        // Lists, tables and headings keep their structure: no stray spaces, pipes or lines.
+        const list = render("Steps:\n1. one\n2. two")
+        compare(rendered.lineCount, 3)
+        verify(list.indexOf("1.") < 0, JSON.stringify(list))
+        const table = render("| a | b |\n|---|---|\n| 1 | 2 |")
+        verify(table.indexOf("|") < 0 && table.indexOf("a") >= 0, JSON.stringify(table))
+        render("# Title\nText")
+        compare(rendered.lineCount, 2)
     }
 }
