@@ -4,7 +4,7 @@
 set -euo pipefail
 
 engine=(build-essential cmake ninja-build pkg-config git libpcre2-dev libicu-dev nlohmann-json3-dev
-        libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools)
+        libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools libcpp-httplib-dev)
 app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls
      qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
      qml6-module-qtqml-workerscript qml6-module-qtquick-templates qml6-module-qt-labs-settings
@@ -13,6 +13,9 @@ app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-co
 test=(libgtest-dev libgmock-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       xvfb xauth qml6-module-qttest qt6-declarative-dev-tools python3 clang libclang-rt-14-dev
       desktop-file-utils appstream dpkg-dev sqlite3 bc)
+# The server's tests drive it with the openai npm package. A node and npm already installed
+# (NodeSource's nodejs carries its own npm, which Debian's npm conflicts with) are kept.
+node=(nodejs npm)
 
 groups=("$@")
 [ ${#groups[@]} -eq 0 ] && groups=(engine app test)
@@ -21,7 +24,8 @@ for g in "${groups[@]}"; do
     case "$g" in
         engine) want+=("${engine[@]}") ;;
         app) want+=("${app[@]}") ;;
-        test) want+=("${test[@]}") ;;
+        test) want+=("${test[@]}")
+              command -v node >/dev/null && command -v npm >/dev/null || want+=("${node[@]}") ;;
         *) echo "deps.sh: unknown group '$g' (expected engine, app or test)" >&2; exit 2 ;;
     esac
 done

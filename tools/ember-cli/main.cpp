@@ -28,6 +28,10 @@ commands:
             each run; --membw: the device's read bandwidth, CPU or GPU; tg draws each next
             token at random as llama-bench does, --host-argmax takes the logits' argmax)
   devices   [--json]
+  serve     -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--ctx N]
+            [--parallel N] [--timeout S] [--max-body BYTES] [--backend ...] [--device ...]
+            [--threads N]   (an OpenAI-compatible API: docs/api.md; port 0 picks a free one;
+            EMBER_API_KEY is the key when --api-key is not given)
   pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version
 )";
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
         if (cmd == "bench") return ember::cli::cmd_bench(argc, argv);
         if (cmd == "devices") return ember::cli::cmd_devices(argc, argv);
         if (cmd == "pull") return ember::cli::cmd_pull(argc, argv);
+        if (cmd == "serve") return ember::cli::cmd_serve(argc, argv);
         if (cmd == "version" || cmd == "--version") {
             std::printf("ember-cli %s\n", ember::version());
             return 0;
