@@ -3,19 +3,34 @@ import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
 
-// An error or notice strip above the chat; hidden while its text is empty.
+// An error or notice strip above the chat; hidden while its text is empty. Both can be
+// dismissed; a notice (error: false) also goes away by itself `timeout` ms after it last
+// changed, an error stays until dismissed. Colours follow the light or dark theme.
 Rectangle {
     id: root
     property string text
     property bool error: true
+    property int timeout: 10000
     signal dismissed()
 
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
+
     visible: text.length > 0
-    Material.foreground: error ? "#8a1c12" : "#17406d"
+    Material.foreground: error ? theme.errorText : theme.infoText
     implicitHeight: visible ? row.implicitHeight + 12 : 0
-    color: error ? "#fdecea" : "#e8f1fd"
-    border.color: error ? "#f5c2bd" : "#bcd3f5"
+    color: error ? theme.errorBackground : theme.infoBackground
+    border.color: error ? theme.errorBorder : theme.infoBorder
     radius: 6
+
+    onTextChanged: if (!error && text.length > 0) expiry.restart(); else expiry.stop()
+    Timer {
+        id: expiry
+        objectName: "bannerExpiry"
+        interval: root.timeout
+        onTriggered: if (!root.error && root.text.length > 0) root.dismissed()
+    }
+    // Reading it (the pointer over it) keeps a notice up.
+    HoverHandler { onHoveredChanged: if (hovered) expiry.stop(); else if (!root.error && root.text.length) expiry.restart() }
 
     RowLayout {
         id: row
@@ -25,12 +40,14 @@ Rectangle {
         Label {
             objectName: "bannerText"
             text: root.text
-            color: root.error ? "#8a1c12" : "#17406d"
+            color: root.error ? theme.errorText : theme.infoText
             wrapMode: Text.Wrap
             Layout.fillWidth: true
         }
         ToolButton {
+            objectName: "bannerClose"
             text: "✕"
+            Accessible.name: qsTr("Dismiss")
             onClicked: root.dismissed()
         }
     }

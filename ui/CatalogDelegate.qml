@@ -7,6 +7,7 @@ import QtQuick.Layouts
 // progress; entries the engine cannot run say why instead.
 ItemDelegate {
     id: root
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
     required property string modelId
     required property string name
     required property string description
@@ -79,7 +80,7 @@ ItemDelegate {
                     Layout.fillWidth: true
                     visible: !root.supported
                     text: qsTr("Not supported yet: %1").arg(root.reason)
-                    color: "#b26a00"
+                    color: theme.warning
                     font.italic: true
                     wrapMode: Text.Wrap
                 }

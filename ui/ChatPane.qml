@@ -12,10 +12,11 @@ Page {
     property var perf   // PerfMonitor: the performance overlay's numbers
     signal openModelRequested()
     signal manageModelsRequested()
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     header: ToolBar {
-        Material.background: Material.theme === Material.Dark ? "#202226" : "#fafafa"
-        Material.foreground: Material.theme === Material.Dark ? "#e8e8e8" : "#202124"
+        Material.background: theme.header
+        Material.foreground: theme.headerText
         Material.elevation: 1
         RowLayout {
             anchors.fill: parent

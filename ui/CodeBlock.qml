@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls.Material
 import QtQuick.Controls
 import QtQuick.Layouts
 
@@ -8,11 +9,14 @@ Rectangle {
     property string code
     property string language
     property int fontSize: 14
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
+    // Always dark, so its buttons (Copy) take the dark theme's light text in both themes.
+    Material.theme: Material.Dark
 
     implicitHeight: column.implicitHeight
     radius: 6
-    color: "#1f2228"
-    border.color: "#33373f"
+    color: theme.codeBackground
+    border.color: theme.codeBorder
 
     ColumnLayout {
         id: column
@@ -25,7 +29,7 @@ Rectangle {
             Layout.rightMargin: 4
             Label {
                 text: root.language.length ? root.language : qsTr("code")
-                color: "#9aa0aa"
+                color: theme.codeLabel
                 font.pixelSize: root.fontSize - 2
                 Layout.fillWidth: true
             }
@@ -57,8 +61,8 @@ Rectangle {
             textFormat: TextEdit.PlainText
             font.family: "monospace"
             font.pixelSize: root.fontSize - 1
-            color: "#e6e6e6"
-            selectionColor: "#3d5a80"
+            color: theme.codeText
+            selectionColor: theme.codeSelection
         }
     }
 }

@@ -7,6 +7,7 @@ import QtQuick.Layouts
 // pause / resume / cancel buttons. task: a DownloadTask.
 ColumnLayout {
     id: root
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
     property var task
     signal removeRequested()
 
@@ -29,7 +30,7 @@ ColumnLayout {
         to: 1
         value: root.task && root.task.progress >= 0 ? root.task.progress : 0
         indeterminate: !!root.task && root.task.progress < 0 && !root.failed
-        Material.accent: root.failed ? "#c62828" : Material.DeepOrange
+        Material.accent: root.failed ? theme.failure : Material.DeepOrange
     }
     RowLayout {
         Layout.fillWidth: true
@@ -41,7 +42,7 @@ ColumnLayout {
             verticalAlignment: Text.AlignVCenter
             Layout.fillHeight: true
             text: root.task ? root.task.statusText : ""
-            color: root.failed ? "#c62828" : Material.hintTextColor
+            color: root.failed ? theme.failure : Material.hintTextColor
             font.pixelSize: 12
             wrapMode: Text.Wrap
             maximumLineCount: 3

@@ -10,16 +10,17 @@ Rectangle {
     property string detail    // the engine's full message, as a tooltip
 
     readonly property bool dark: Material.theme === Material.Dark
-    readonly property color tint: verdict === "gpu" ? "#2e7d32"
-                                : verdict === "nofit" ? "#c62828"
-                                : verdict === "cpu" ? "#5f6b7a" : "#9e9e9e"
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
+    readonly property color tint: verdict === "gpu" ? theme.success
+                                : verdict === "nofit" ? theme.failure
+                                : verdict === "cpu" ? theme.neutral : theme.unknown
 
     visible: text.length > 0
     implicitWidth: label.implicitWidth + 16
     implicitHeight: label.implicitHeight + 6
     radius: height / 2
-    color: Qt.rgba(tint.r, tint.g, tint.b, dark ? 0.28 : 0.12)
-    border.color: Qt.rgba(tint.r, tint.g, tint.b, 0.45)
+    color: theme.alpha(tint, dark ? 0.28 : 0.12)
+    border.color: theme.alpha(tint, 0.45)
 
     Label {
         id: label

@@ -7,6 +7,7 @@ import QtQuick.Layouts
 // to use or delete it. A file that is not a readable GGUF model shows the reader's error.
 ItemDelegate {
     id: root
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
     required property int index
     required property string name
     required property string path
@@ -33,7 +34,7 @@ ItemDelegate {
     down: false
     padding: 12
     background: Rectangle {
-        color: root.current ? Qt.rgba(1, 0.34, 0.13, 0.08) : "transparent"
+        color: root.current ? theme.currentRow : "transparent"
         Rectangle { anchors.bottom: parent.bottom; width: parent.width; height: 1; color: Material.dividerColor }
     }
 
@@ -91,7 +92,7 @@ ItemDelegate {
             visible: text.length > 0
             text: root.error.length ? qsTr("Not a usable model: %1").arg(root.error)
                 : root.problem.length ? qsTr("Cannot run yet: %1").arg(root.problem) : ""
-            color: root.error.length ? "#c62828" : "#b26a00"
+            color: root.error.length ? theme.failure : theme.warning
             wrapMode: Text.Wrap
         }
     }

@@ -19,6 +19,7 @@ Item {
     property bool editing: false
     readonly property bool isUser: role === "user"
     readonly property bool busy: controller ? controller.generating : false
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     implicitHeight: column.implicitHeight + 20
     width: ListView.view ? ListView.view.width : implicitWidth
@@ -56,8 +57,7 @@ Item {
                                                : column.width
             implicitHeight: segments.implicitHeight + 20
             radius: 10
-            color: root.isUser ? Qt.rgba(Material.accent.r, Material.accent.g, Material.accent.b, 0.14)
-                               : (Material.theme === Material.Dark ? "#2a2c31" : "#f3f4f6")
+            color: root.isUser ? theme.alpha(Material.accent, 0.14) : theme.assistantBubble
 
             Column {
                 id: segments

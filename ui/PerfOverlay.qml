@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 
 // The performance overlay: a translucent panel over the chat with the generation rates, the
@@ -7,6 +8,7 @@ import QtQuick.Layouts
 Rectangle {
     id: root
     property var metrics
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     readonly property real liveRate: metrics ? metrics.tokensPerSecond : 0
     readonly property real responseRate: metrics ? metrics.responseTokensPerSecond : 0
@@ -31,8 +33,8 @@ Rectangle {
     implicitWidth: 300
     implicitHeight: column.implicitHeight + 24
     radius: 10
-    color: Qt.rgba(0.09, 0.10, 0.11, 0.93)
-    border.color: Qt.rgba(1, 1, 1, 0.10)
+    color: theme.overlayBackground
+    border.color: theme.overlayBorder
 
     ColumnLayout {
         id: column
@@ -41,16 +43,16 @@ Rectangle {
         spacing: 5
 
         RowLayout {
-            Text { text: qsTr("PERFORMANCE"); color: "#9aa0a6"; font.pixelSize: 11; font.bold: true; font.letterSpacing: 1 }
+            Text { text: qsTr("PERFORMANCE"); color: theme.overlayTitle; font.pixelSize: 11; font.bold: true; font.letterSpacing: 1 }
             Item { Layout.fillWidth: true }
             Rectangle {
                 width: 8; height: 8; radius: 4
-                color: root.metrics && root.metrics.generating ? "#66bb6a" : "#5f6368"
+                color: root.metrics && root.metrics.generating ? theme.success : theme.idle
             }
             Text {
                 objectName: "perfState"
                 text: root.metrics && root.metrics.generating ? qsTr("generating") : qsTr("idle")
-                color: "#9aa0a6"
+                color: theme.overlayTitle
                 font.pixelSize: 11
             }
         }
@@ -62,7 +64,7 @@ Rectangle {
                     id: liveRate
                     objectName: "perfLiveRate"
                     text: root.rate(root.liveRate)
-                    color: "#ffffff"
+                    color: theme.overlayStrong
                     font.pixelSize: 28
                     font.bold: true
                 }
@@ -72,18 +74,18 @@ Rectangle {
                     anchors.leftMargin: 6
                     anchors.baseline: liveRate.baseline
                     text: qsTr("tok/s")
-                    color: "#b0b3b8"
+                    color: theme.overlayLabel
                     font.pixelSize: 12
                 }
             }
             Item { Layout.fillWidth: true }
             Column {
-                Text { anchors.right: parent.right; text: qsTr("response"); color: "#9aa0a6"; font.pixelSize: 11 }
+                Text { anchors.right: parent.right; text: qsTr("response"); color: theme.overlayTitle; font.pixelSize: 11 }
                 Text {
                     objectName: "perfResponseRate"
                     anchors.right: parent.right
                     text: root.rate(root.responseRate) + " tok/s"
-                    color: "#f1f3f4"
+                    color: theme.overlayValue
                     font.pixelSize: 13
                     font.family: "DejaVu Sans Mono"
                 }
@@ -99,10 +101,10 @@ Rectangle {
         Text {
             objectName: "perfSparklineCaption"
             text: qsTr("last 60 s · peak %1 tok/s").arg(root.rate(spark.maxValue))
-            color: "#80868b"
+            color: theme.overlayCaption
             font.pixelSize: 10
         }
-        Rectangle { Layout.fillWidth: true; height: 1; color: Qt.rgba(1, 1, 1, 0.08) }
+        Rectangle { Layout.fillWidth: true; height: 1; color: theme.overlayDivider }
         PerfRow {
             objectName: "perfPrompt"
             Layout.fillWidth: true
@@ -128,7 +130,7 @@ Rectangle {
             value: root.contextSize > 0 ? qsTr("%1 / %2").arg(root.contextUsed).arg(root.contextSize) : "—"
         }
         MeterBar { objectName: "perfContextBar"; Layout.fillWidth: true; value: root.contextUsed; total: root.contextSize }
-        Rectangle { Layout.fillWidth: true; height: 1; color: Qt.rgba(1, 1, 1, 0.08) }
+        Rectangle { Layout.fillWidth: true; height: 1; color: theme.overlayDivider }
         PerfRow {
             objectName: "perfBackend"
             Layout.fillWidth: true
@@ -153,7 +155,7 @@ Rectangle {
             objectName: "perfMemorySource"
             text: root.metrics && root.metrics.memorySource.length ? root.metrics.memorySource : ""
             visible: text.length > 0
-            color: "#80868b"
+            color: theme.overlayCaption
             font.pixelSize: 10
         }
     }

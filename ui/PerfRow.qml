@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls.Material
 import QtQuick.Layouts
 
 // One "label   value" line of the performance overlay.
@@ -8,17 +9,18 @@ RowLayout {
     property string value
     property bool mono: true   // digits line up; names read better proportional
     property alias valueItem: valueText
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     spacing: 8
     Text {
         text: root.label
-        color: "#b0b3b8"
+        color: theme.overlayLabel
         font.pixelSize: 12
     }
     Text {
         id: valueText
         text: root.value
-        color: "#f1f3f4"
+        color: theme.overlayValue
         font.pixelSize: 12
         font.family: root.mono ? "DejaVu Sans Mono" : "DejaVu Sans"
         horizontalAlignment: Text.AlignRight

@@ -8,7 +8,8 @@ Pane {
     id: root
     property var chat
     padding: 8
-    Material.background: Material.theme === Material.Dark ? "#18191c" : "#eef0f3"
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
+    Material.background: theme.sidebar
 
     ColumnLayout {
         anchors.fill: parent

@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls.Material
 
 // Tokens/s over the last minute: one value per sampling instant, newest at the right; the
 // vertical scale follows the largest value shown.
@@ -6,8 +7,9 @@ Canvas {
     id: root
     property var values: []
     property int capacity: 120
-    property color lineColor: "#ff7043"
+    property color lineColor: theme.sparkline
     readonly property real maxValue: values.length ? Math.max.apply(null, values) : 0
+    Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     implicitHeight: 44
     onValuesChanged: requestPaint()
@@ -18,9 +20,9 @@ Canvas {
         const ctx = getContext("2d")
         ctx.reset()
         // The track: the whole minute, so that a short history reads as recent.
-        ctx.fillStyle = Qt.rgba(1, 1, 1, 0.04)
+        ctx.fillStyle = theme.trackFaint
         ctx.fillRect(0, 0, width, height)
-        ctx.fillStyle = Qt.rgba(1, 1, 1, 0.15)
+        ctx.fillStyle = theme.track
         ctx.fillRect(0, height - 1, width, 1)
         const n = values.length
         if (n === 0 || width <= 0) return
@@ -33,7 +35,7 @@ Canvas {
         for (let i = 0; i < n; ++i) ctx.lineTo(x0 + i * step, yOf(values[i]))
         ctx.lineTo(x0 + (n - 1) * step, height)
         ctx.closePath()
-        ctx.fillStyle = Qt.rgba(lineColor.r, lineColor.g, lineColor.b, 0.25)
+        ctx.fillStyle = theme.alpha(lineColor, 0.25)
         ctx.fill()
         ctx.beginPath()
         for (let j = 0; j < n; ++j) {
