@@ -5,6 +5,7 @@ import QtQuick.Controls
 // longest entry, so that no entry is elided.
 Menu {
     id: menu
+    property real maximumWidth: 100000   // at most this wide (the window's width)
 
     // The widest entry decides the width; separators and the padding are added around it.
     width: {
@@ -14,7 +15,7 @@ Menu {
             if (item && item.contentItem)
                 widest = Math.max(widest, item.contentItem.implicitWidth + item.leftPadding + item.rightPadding)
         }
-        return widest + leftPadding + rightPadding
+        return Math.min(widest + leftPadding + rightPadding, maximumWidth)
     }
 
     delegate: AppMenuItem {}

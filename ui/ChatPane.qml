@@ -53,10 +53,11 @@ Page {
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
-        ProgressBar {
+        LoadProgress {
             Layout.fillWidth: true
-            visible: root.inference.loading
-            value: root.inference.loadProgress
+            Layout.leftMargin: 12
+            Layout.rightMargin: 8
+            inference: root.inference
         }
         Banner {
             objectName: "errorBanner"

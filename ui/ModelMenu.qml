@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Window
 
 // The model button of the chat header: lists the installed models and opens a file picker.
 Button {
@@ -11,17 +12,33 @@ Button {
 
     objectName: "modelMenuButton"
     flat: true
-    text: inference && inference.loading ? qsTr("Loading… %1%").arg(Math.round(inference.loadProgress * 100))
-        : inference && inference.modelLoaded ? inference.modelName + "  ▾"
+    // The model as the menu lists it: its file's name (the model's own name is the tooltip).
+    readonly property string displayName: {
+        if (!inference || !inference.modelLoaded) return ""
+        const file = inference.modelPath.split("/").pop()
+        return file.replace(/\.gguf$/i, "")
+    }
+    property alias menu: menu
+
+    text: inference && inference.loading ? qsTr("Loading…")
+        : displayName.length ? displayName + "  ▾"
         : qsTr("Choose a model  ▾")
+    ToolTip.visible: hovered && displayName.length > 0 && inference.modelName.length > 0
+    ToolTip.text: inference ? inference.modelName : ""
     onClicked: {
         inference.refreshModels()
         menu.open()
     }
 
-    Menu {
+    AppMenu {
         id: menu
+        objectName: "modelMenu"
+        // Wide enough for the longest file name, right-aligned with the button and no wider
+        // than the window, so that it opens whole inside the window's right edge.
+        x: root.width - width
         y: root.height
+        margins: 8
+        maximumWidth: root.Window.width - 16
         Instantiator {
             model: root.inference ? root.inference.installedModels : []
             delegate: MenuItem {
