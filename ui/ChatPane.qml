@@ -23,11 +23,14 @@ Page {
             anchors.leftMargin: 16
             anchors.rightMargin: 8
             Label {
+                objectName: "conversationTitle"
                 text: root.chat.currentTitle.length ? root.chat.currentTitle : qsTr("New conversation")
                 font.pixelSize: 16
                 font.bold: true
                 elide: Text.ElideRight
                 Layout.fillWidth: true
+                // The title keeps room in a narrow window; the labels beside it elide first.
+                Layout.minimumWidth: Math.min(implicitWidth, 140)
             }
             Label {
                 objectName: "backendLabel"
@@ -36,12 +39,15 @@ Page {
                       + (root.inference.lastStats.length ? " · " + root.inference.lastStats : "")
                 color: Material.hintTextColor
                 elide: Text.ElideRight
-                Layout.maximumWidth: 480
+                Layout.fillWidth: true
+                Layout.minimumWidth: 0
+                Layout.maximumWidth: Math.min(implicitWidth, 480)
             }
             PerfOverlayButton {
                 settings: root.settings
             }
             ModelMenu {
+                Layout.maximumWidth: 240
                 chat: root.chat
                 inference: root.inference
                 onOpenFileRequested: root.openModelRequested()

@@ -20,10 +20,14 @@ Dialog {
     readonly property var deviceNames: [qsTr("Auto")].concat(inference.devices.map((n, i) => qsTr("GPU %1: %2").arg(i).arg(n))).concat([qsTr("CPU")])
 
     ScrollView {
+        id: scroll
+        objectName: "settingsScroll"
         anchors.fill: parent
-        contentWidth: availableWidth
+        // The fields end left of the vertical scroll bar, which would cover them otherwise.
+        contentWidth: availableWidth - ScrollBar.vertical.width - 4
         GridLayout {
-            width: parent.width
+            objectName: "settingsGrid"
+            width: scroll.contentWidth
             columns: 2
             columnSpacing: 16
 

@@ -1,0 +1,71 @@
+import QtQuick
+import QtQuick.Controls
+import QtTest
+import "../../../ui"
+
+// The settings dialog in a short window: the scroll bar does not cover the fields.
+Item {
+    id: root
+    width: 720
+    height: 480
+
+    QtObject {
+        id: mockSettings
+        property string device: "auto"
+        property int threads: 0
+        property int contextLength: 2048
+        property real temperature: 0.8
+        property int topK: 40
+        property real topP: 0.95
+        property real minP: 0.05
+        property real repeatPenalty: 1.1
+        property int maxTokens: 512
+        property string systemPrompt: ""
+        property string theme: "system"
+        property int fontSize: 14
+        function resetToDefaults() {}
+    }
+    QtObject {
+        id: mockInference
+        property var devices: ["llvmpipe"]
+        property bool modelLoaded: true
+        property bool generating: false
+        property bool loading: false
+    }
+    QtObject { id: mockChat; function reloadModel() {} }
+
+    SettingsDialog {
+        id: dialog
+        parent: root
+        settings: mockSettings
+        inference: mockInference
+        chat: mockChat
+    }
+
+    TestCase {
+        name: "SettingsDialog"
+        when: windowShown
+
+        function child(item, name) {
+            if (item.objectName === name) return item
+            for (let i = 0; i < item.children.length; ++i) {
+                const found = child(item.children[i], name)
+                if (found) return found
+            }
+            return null
+        }
+
+        function test_scrollBarBesideTheFields() {
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const scroll = child(dialog.contentItem, "settingsScroll")
+            const grid = child(dialog.contentItem, "settingsGrid")
+            const bar = scroll.ScrollBar.vertical
+            verify(bar.visible && bar.width > 0, "the dialog scrolls in a short window")
+            const barLeft = bar.mapToItem(root, 0, 0).x
+            const gridRight = grid.mapToItem(root, grid.width, 0).x
+            verify(gridRight <= barLeft, "fields end at " + gridRight + ", the bar starts at " + barLeft)
+            dialog.close()
+        }
+    }
+}
