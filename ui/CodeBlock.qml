@@ -2,8 +2,9 @@ import QtQuick
 import QtQuick.Controls.Material
 import QtQuick.Controls
 import QtQuick.Layouts
+import "highlight.js" as Highlight
 
-// A fenced code block: language label, Copy button, monospace text.
+// A fenced code block: language label, Copy button, monospace text with syntax highlighting.
 Rectangle {
     id: root
     property string code
@@ -48,21 +49,32 @@ Rectangle {
                 Timer { id: resetLabel; interval: 1500; onTriggered: copyButton.text = qsTr("Copy") }
             }
         }
+        // The code as shown: highlighted, selectable.
         TextEdit {
-            id: codeText
-            objectName: "codeText"
+            objectName: "codeHighlighted"
             Layout.fillWidth: true
             Layout.margins: 10
             Layout.topMargin: 2
-            text: root.code
+            text: Highlight.toHtml(root.code, root.language, {
+                keyword: theme.codeKeyword, string: theme.codeString,
+                comment: theme.codeComment, number: theme.codeNumber })
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere
-            textFormat: TextEdit.PlainText
+            textFormat: TextEdit.RichText
             font.family: "monospace"
             font.pixelSize: root.fontSize - 1
             color: theme.codeText
             selectionColor: theme.codeSelection
+        }
+        // The code as copied: the plain text, exactly.
+        TextEdit {
+            id: codeText
+            objectName: "codeText"
+            visible: false
+            text: root.code
+            textFormat: TextEdit.PlainText
+            font.family: "monospace"
         }
     }
 }
