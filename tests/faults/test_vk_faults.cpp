@@ -3,11 +3,16 @@
 // engine does with it. Run bare, every test skips.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ember/ember.h"
+#include "session/model_impl.h"
 #include "test_util.h"
 #include "vulkan/context.h"
 #include "vulkan/fault.h"
@@ -67,16 +72,52 @@ Result<GenerateStats> run(Session& s, int max_tokens, int* callbacks = nullptr) 
     });
 }
 
+// The engine's log lines of a test (warnings and errors).
+struct LogCapture {
+    static void on_log(LogLevel level, const char* message, void* user) {
+        auto* self = static_cast<LogCapture*>(user);
+        std::lock_guard lock(self->mutex);
+        if (level >= LogLevel::Warn) self->text += std::string(message) + "\n";
+    }
+    LogCapture() { set_log_callback(on_log, this); }
+    ~LogCapture() { set_log_callback(nullptr, nullptr); }
+    std::string get() {
+        std::lock_guard lock(mutex);
+        return text;
+    }
+    std::mutex mutex;
+    std::string text;
+};
+
+// Greedy tokens of the CPU backend (the reference a working device must give).
+std::vector<int32_t> cpu_tokens(int max_tokens) {
+    auto cpu = Model::load(test::stories_model(), params(BackendKind::Cpu));
+    EXPECT_TRUE(cpu.ok()) << cpu.error().message;
+    if (!cpu.ok()) return {};
+    auto s = Session::create(**cpu);
+    EXPECT_TRUE(s.ok());
+    if (!s.ok()) return {};
+    auto g = run(**s, max_tokens);
+    EXPECT_TRUE(g.ok()) << g.error().message;
+    return g.ok() ? g->tokens : std::vector<int32_t>{};
+}
+
 // Fails the test if the validation layer (when on) reported errors, such as objects still
-// alive at vkDestroyDevice, during it.
+// alive at vkDestroyDevice, during it, or if device memory was freed while work submitted
+// before an error could still use it (vulkan::memory_freed_in_flight).
 class VkFault : public ::testing::Test {
 protected:
-    void SetUp() override { m_errors = validation_error_count(); }
+    void SetUp() override {
+        m_errors = validation_error_count();
+        m_freed_in_flight = memory_freed_in_flight();
+    }
     void TearDown() override {
         EXPECT_EQ(validation_error_count(), m_errors)
             << "the validation layer reported errors (leaked objects?)";
+        EXPECT_EQ(memory_freed_in_flight(), m_freed_in_flight)
+            << "device memory was freed while submitted work could still use it";
     }
-    uint64_t m_errors = 0;
+    uint64_t m_errors = 0, m_freed_in_flight = 0;
 };
 
 // EMBER_FAULT=vk_alloc:N. Depending on N the failing allocation is a weight block or the
@@ -129,8 +170,15 @@ TEST_F(VkFault, AllocationFailureIsCleanAndFallsBackOrFails) {
 }
 
 // EMBER_FAULT=vk_device_lost:N: the N-th submission after the load reports a lost device.
+// EMBER_FAULT=vk_wait_lost:N: the N-th wait after the load does, while the work still runs (so
+// that teardown must wait for it before freeing).
 TEST_F(VkFault, DeviceLostDuringGenerationIsAnErrorAndAFreshLoadWorks) {
-    REQUIRE_FAULT("vk_device_lost");
+    const bool at_wait = fault_env().rfind("vk_wait_lost", 0) == 0;
+    if (at_wait)
+        REQUIRE_FAULT("vk_wait_lost");
+    else
+        REQUIRE_FAULT("vk_device_lost");
+    const fault::Kind kind = at_wait ? fault::Kind::WaitLost : fault::Kind::DeviceLost;
     const uint64_t before = device_bytes();
     std::vector<int32_t> want;
     {
@@ -142,15 +190,22 @@ TEST_F(VkFault, DeviceLostDuringGenerationIsAnErrorAndAFreshLoadWorks) {
         ASSERT_TRUE(s.ok()) << s.error().message;
         int callbacks = 0;
         auto g = run(**s, 16, &callbacks);
-        ASSERT_EQ(fault::fired(fault::Kind::DeviceLost), 1u) << "the fault did not fire";
+        ASSERT_EQ(fault::fired(kind), 1u) << "the fault did not fire";
         ASSERT_FALSE(g.ok()) << "generation went on after the device was lost";
         EXPECT_EQ(g.error().code, "vulkan.device_lost") << g.error().message;
         EXPECT_NE(g.error().message.find("VK_ERROR_DEVICE_LOST"), std::string::npos);
+        EXPECT_NE(g.error().message.find(at_wait ? "vkWaitForFences" : "vkQueueSubmit"),
+                  std::string::npos)
+            << g.error().message;
         // The tokens before the loss were streamed; none after it.
         EXPECT_LT(callbacks, 16);
 
-        // The device stays lost for this model: eval reports it again, it does not hang or crash.
-        (*s)->reset();
+        // The session goes at once, its last submission possibly still running (the fixture
+        // checks that nothing was freed under it). The device stays lost for this model: a new
+        // session's eval reports it again, it does not hang or crash.
+        s->reset();
+        s = Session::create(**model);
+        ASSERT_TRUE(s.ok()) << s.error().message;
         std::vector<int32_t> one = {(*model)->bos()};
         auto e = (*s)->eval(one);
         ASSERT_FALSE(e.ok());
@@ -178,7 +233,123 @@ TEST_F(VkFault, DeviceLostDuringGenerationIsAnErrorAndAFreshLoadWorks) {
     auto cg = run(**cs, 16);
     ASSERT_TRUE(cg.ok()) << cg.error().message;
     EXPECT_EQ(g->tokens, cg->tokens) << "the fresh device computes something else";
-    EXPECT_EQ(fault::fired(fault::Kind::DeviceLost), 1u + 2u);  // the two evals above
+    // The two evals above found the device lost at submission.
+    EXPECT_EQ(fault::fired(fault::Kind::DeviceLost), at_wait ? 2u : 1u + 2u);
+}
+
+// EMBER_FAULT=vk_slow:N: from the N-th fence wait on, each wait sees its fence unsignalled for
+// 12 s worth of waits (as on lavapipe on a loaded machine, or a slow integrated GPU). That is
+// no error: the load and the generation wait, say that they do, and give the usual tokens.
+TEST_F(VkFault, SlowDeviceIsWaitedForNotAnError) {
+    REQUIRE_FAULT("vk_slow");
+    LogCapture log;
+    auto model = Model::load(test::stories_model(), params(BackendKind::Vulkan));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
+    auto s = Session::create(**model);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto g = run(**s, 16);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->n_generated, 16);
+    EXPECT_GE(fault::fired(fault::Kind::Slow), 16u) << "the fault did not slow the decode steps";
+    EXPECT_NE(log.get().find("still waiting for the GPU after"), std::string::npos) << log.get();
+    EXPECT_EQ(g->tokens, cpu_tokens(16));
+}
+
+// EMBER_FAULT=vk_hang:N: the N-th wait after the load never sees its fence signal. Cancelled,
+// the session goes at once, with its work treated as still running: the teardown waits for it
+// before freeing anything (the fixture checks), and the model works on in a new session.
+TEST_F(VkFault, HungWaitThenTeardownWaitsForTheWork) {
+    REQUIRE_FAULT("vk_hang");
+    auto model = Model::load(test::stories_model(), params(BackendKind::Vulkan));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
+    std::atomic<bool> cancel{false}, stop{false};
+    std::thread user([&] {
+        while (!stop && fault::fired(fault::Kind::Hang) == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        cancel = true;
+    });
+    {
+        auto runner = (*model)->impl().backend->create_runner(128);
+        ASSERT_TRUE(runner.ok()) << runner.error().message;
+        (*runner)->set_cancel(&cancel);
+        const std::vector<int32_t> prompt = (*model)->tokenize("Once upon a time", true, false);
+        std::vector<float> logits(static_cast<size_t>((*model)->n_vocab()));
+        Status st = (*runner)->forward(prompt, 0, logits.data());
+        for (int pos = int(prompt.size()); st.ok() && pos < 16; ++pos) {
+            const std::vector<int32_t> one = {int32_t(pos)};
+            st = (*runner)->forward(one, pos, logits.data());
+        }
+        stop = true;
+        user.join();
+        ASSERT_EQ(fault::fired(fault::Kind::Hang), 1u) << "the fault did not fire";
+        ASSERT_FALSE(st.ok()) << "the hung wait was not cancelled";
+        EXPECT_EQ(st.error().code, "vulkan.cancelled") << st.error().message;
+    }
+    auto s = Session::create(**model);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto g = run(**s, 16);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->tokens, cpu_tokens(16));
+}
+
+// EMBER_FAULT=vk_hang:N: the N-th wait after the load never sees its fence signal. The
+// runner's cancel flag ends the wait with "vulkan.cancelled"; the work is then treated as
+// still running, so the next evaluation and the teardown wait for it first (the fixture checks
+// that no memory was freed under it), and the runner works on afterwards.
+TEST_F(VkFault, HungWaitEndsWithCancelAndTheRunnerRecovers) {
+    REQUIRE_FAULT("vk_hang");
+    auto model = Model::load(test::stories_model(), params(BackendKind::Vulkan));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
+    BackendModel& backend = *(*model)->impl().backend;
+    const std::vector<int32_t> prompt = (*model)->tokenize("Once upon a time", true, false);
+    const size_t n_vocab = static_cast<size_t>((*model)->n_vocab());
+    std::atomic<bool> cancel{false}, stop{false};
+    // Cancels once the hang has begun, as a user pressing Stop would.
+    std::thread user([&] {
+        while (!stop && fault::fired(fault::Kind::Hang) == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        cancel = true;
+    });
+    auto runner = backend.create_runner(128);
+    ASSERT_TRUE(runner.ok()) << runner.error().message;
+    (*runner)->set_cancel(&cancel);
+    std::vector<float> logits(n_vocab);
+    // Prompt, then decode steps until the hung one (vk_hang:N picks which).
+    std::vector<std::pair<std::vector<int32_t>, int>> done;  // what was evaluated, and where
+    Status st;
+    int pos = 0;
+    for (int step = 0; step < 8 && st.ok(); ++step) {
+        std::vector<int32_t> in = step == 0 ? prompt : std::vector<int32_t>{int32_t(step + 10)};
+        st = (*runner)->forward(in, pos, logits.data());
+        if (st.ok()) done.emplace_back(in, pos), pos += int(in.size());
+    }
+    stop = true;
+    user.join();
+    ASSERT_EQ(fault::fired(fault::Kind::Hang), 1u) << "the fault did not fire";
+    ASSERT_FALSE(st.ok()) << "the hung wait was not cancelled";
+    EXPECT_EQ(st.error().code, "vulkan.cancelled") << st.error().message;
+
+    // The same runner goes on from where it was, and computes what a fresh one does.
+    cancel = false;
+    std::vector<float> again(n_vocab), fresh(n_vocab);
+    const std::vector<int32_t> next = {42};
+    ASSERT_TRUE((*runner)->forward(next, pos, again.data()).ok());
+    auto other = backend.create_runner(128);
+    ASSERT_TRUE(other.ok()) << other.error().message;
+    for (const auto& [in, at] : done) ASSERT_TRUE((*other)->forward(in, at, fresh.data()).ok());
+    ASSERT_TRUE((*other)->forward(next, pos, fresh.data()).ok());
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n_vocab; ++i) {
+        num += double(again[i] - fresh[i]) * (again[i] - fresh[i]);
+        den += double(fresh[i]) * fresh[i];
+    }
+    // (Not bit for bit: the fused decode attention adds with float atomics, in any order.)
+    EXPECT_LT(num, 1e-7 * den) << "after the cancel, the runner computes something else";
+    runner->reset();
+    other->reset();
 }
 
 // EMBER_FAULT=vk_pipeline: no pipeline can be built, so the load falls back to the CPU.

@@ -112,9 +112,19 @@ TEST(VulkanErrors, EveryResultMapsToACode) {
 
 TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
     EMBER_VK_REQUIRE_DEVICE();
-    auto dir =
-        std::filesystem::temp_directory_path() / ("ember-vk-cache-" + std::to_string(::getpid()));
+    // A folder of this test alone; the environment's own cache folder comes back afterwards,
+    // for the tests after this one in the same process (test_vulkan_validation). The adapters
+    // are enumerated first: lavapipe places Mesa's shader cache under XDG_CACHE_HOME then, for
+    // the whole process, and this folder is removed at the end ("Failed to create .../
+    // mesa_shader_cache/.. for shader cache (No such file or directory)" in later tests).
+    ASSERT_TRUE(Context::pick_adapter(test_device()).ok());
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("ember-vk-cache-" + std::to_string(::getpid()) + "-" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    const std::string previous = old ? old : "";
     ::setenv("XDG_CACHE_HOME", dir.c_str(), 1);
     std::filesystem::path file;
     for (int round = 0; round < 2; ++round) {
@@ -138,7 +148,10 @@ TEST_F(Devices, PipelineCacheIsWrittenAndReloaded) {
     for (const auto& e : std::filesystem::directory_iterator(dir / "ember"))
         n_files += e.is_regular_file();
     EXPECT_EQ(n_files, 1);
-    ::unsetenv("XDG_CACHE_HOME");
+    if (old)
+        ::setenv("XDG_CACHE_HOME", previous.c_str(), 1);
+    else
+        ::unsetenv("XDG_CACHE_HOME");
     std::filesystem::remove_all(dir);
 }
 

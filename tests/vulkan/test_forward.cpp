@@ -425,6 +425,78 @@ TEST_F(Forward, LongPromptIsSplitIntoBatches) {
     EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), exact_tol(GgmlType::Q4_0));
 }
 
+// The batch after a measured one takes what fits the target time at the measured seconds per
+// token, within [1, capacity] and the tokens left; before any measurement, kFirstBatch.
+TEST(BatchSize, FollowsTheMeasuredTime) {
+    EXPECT_EQ(next_batch_size(0, kBatchTargetS, kMaxBatch, 1000), kFirstBatch);
+    EXPECT_EQ(next_batch_size(0, kBatchTargetS, kMaxBatch, 10), 10);
+    EXPECT_EQ(next_batch_size(0.25 / 100, 0.25, kMaxBatch, 1000), 100);
+    EXPECT_EQ(next_batch_size(0.25 / 100, 0.5, kMaxBatch, 1000), 200);
+    EXPECT_EQ(next_batch_size(1e-7, 0.25, kMaxBatch, 1000), kMaxBatch);  // a fast GPU
+    EXPECT_EQ(next_batch_size(1e-7, 0.25, kMaxBatch, 7), 7);
+    EXPECT_EQ(next_batch_size(3.0, 0.25, kMaxBatch, 1000), 1);       // slower than the target
+    EXPECT_EQ(next_batch_size(3.0, 0, kMaxBatch, 1000), kMaxBatch);  // no time limit
+    EXPECT_EQ(next_batch_size(0, kBatchTargetS, 16, 1000), 16);      // a short context's capacity
+}
+
+// On a slow adapter a prompt goes in short submissions (a desktop GPU's watchdog stops long
+// ones): with a target far below what a token takes (EMBER_VULKAN_BATCH_MS), a prompt of
+// fewer than kMaxBatch tokens becomes kFirstBatch tokens, then one a submission. The logits
+// equal those of the same prompt in one batch (EMBER_VULKAN_BATCH_MS=0), up to the F16
+// rounding of the K/V that earlier batches leave in the cache, and the CPU's.
+TEST_F(Forward, LongPromptOnASlowAdapterIsSplitByMeasuredTime) {
+    auto s = synth_model(GgmlType::Q4_0);
+    const int n_prompt = kFirstBatch + 40, n_ctx = n_prompt + 8;
+    std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
+    for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % s->m.hp.n_vocab);
+    // Logits after the prompt and one decode step, and the profile's prompt submissions.
+    auto run = [&](const char* batch_ms, int& batches) {
+        std::vector<float> out(2 * size_t(s->m.hp.n_vocab));
+        ::setenv("EMBER_VULKAN_BATCH_MS", batch_ms, 1);
+        ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
+        ::testing::internal::CaptureStderr();
+        {
+            auto vk = create_backend_model(s->m, test_options(n_ctx));
+            EXPECT_TRUE(vk.ok()) << vk.error().message;
+            auto r =
+                vk.ok() ? (*vk)->create_runner(n_ctx) : Result<std::unique_ptr<Runner>>(vk.error());
+            EXPECT_TRUE(r.ok());
+            if (r.ok()) {
+                EXPECT_TRUE((*r)->forward(prompt, 0, out.data()).ok());
+                std::vector<int32_t> one = {7};
+                EXPECT_TRUE((*r)->forward(one, n_prompt, out.data() + s->m.hp.n_vocab).ok());
+            }
+        }
+        const std::string report = ::testing::internal::GetCapturedStderr();
+        ::unsetenv("EMBER_VULKAN_PROFILE");
+        ::unsetenv("EMBER_VULKAN_BATCH_MS");
+        const std::string key = "GPU profile, prompt batches: ";
+        const size_t at = report.find(key);
+        batches = at == std::string::npos ? -1 : std::atoi(report.c_str() + at + key.size());
+        return out;
+    };
+    int whole = 0, split = 0;
+    auto a = run("0", whole), b = run("0.000001", split);
+    EXPECT_EQ(whole, 1);
+    // kFirstBatch tokens, then one a submission; the last, with the logits, counts as a decode
+    // step in the profile.
+    EXPECT_EQ(split, 1 + (n_prompt - kFirstBatch) - 1);
+    const size_t V = s->m.hp.n_vocab;
+    // (Single-token batches run the decode kernels: F16 dot products where the device has them.)
+    EXPECT_LT(nmse(b.data(), a.data(), V), exact_tol(GgmlType::Q4_0)) << "after the prompt";
+    EXPECT_LT(nmse(b.data() + V, a.data() + V, V), exact_tol(GgmlType::Q4_0))
+        << "after a decode step";
+
+    auto twin = dequantized_twin(s->m);
+    auto cpu_model = cpu::create_backend_model(twin->m, 1);
+    ASSERT_TRUE(cpu_model.ok());
+    auto cr = (*cpu_model)->create_runner(n_ctx);
+    ASSERT_TRUE(cr.ok());
+    std::vector<float> lc(V);
+    ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
+    EXPECT_LT(nmse(b.data(), lc.data(), V), exact_tol(GgmlType::Q4_0));
+}
+
 TEST_F(Forward, RefusesAModelThatDoesNotFit) {
     auto s = synth_model(GgmlType::F32);
     auto est = estimate_fit(s->m, 32, test_device(), 100000);
@@ -554,7 +626,9 @@ TEST_F(Forward, TimelineRecordsTheDecodeMatvecs) {
     auto a = Context::pick_adapter(test_device());
     ASSERT_TRUE(a.ok());
     if (!a->shader_clock || !a->float16) GTEST_SKIP() << "no shader clocks or F16 arithmetic";
-    const std::string path = ::testing::TempDir() + "ember_timeline.bin";
+    // test_vulkan and test_vulkan_validation may run this test at the same time.
+    const std::string path =
+        ::testing::TempDir() + "ember_timeline_" + std::to_string(::getpid()) + ".bin";
     std::remove(path.c_str());
     ::setenv("EMBER_VULKAN_TIMELINE", path.c_str(), 1);
     {

@@ -1,6 +1,7 @@
 // What a compute backend (CPU, Vulkan) provides to the engine.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -30,6 +31,9 @@ public:
         return make_error("internal", "forward_argmax: this backend has no device argmax");
     }
     virtual int n_ctx() const = 0;
+    // A flag that, once set, ends a wait for the device early: the call returns a
+    // "*.cancelled" error (nullptr: none). Backends without such waits ignore it.
+    virtual void set_cancel(const std::atomic<bool>* cancel) { (void)cancel; }
 };
 
 // Weights resident on a backend, shared by the sessions of one model.

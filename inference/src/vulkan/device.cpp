@@ -1,6 +1,8 @@
 #include "vulkan/device.h"
 
 #include <chrono>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/env.h"
@@ -127,18 +129,118 @@ bool Device::is_host_cached(uint32_t t) const {
     return m_adapter.mem.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
 }
 
+namespace {
+
+std::atomic<uint64_t> g_freed_in_flight{0};
+
+// A wait on the device wakes this often to check for a cancel and to say how long it has
+// waited; it returns as soon as the fence signals.
+constexpr uint64_t kWaitSliceNs = 100ull * 1000 * 1000;
+constexpr double kWaitSliceS = 0.1;
+// vk_slow: a slowed wait first reports this many slices as timed out (12 s: past the first
+// progress line).
+constexpr uint64_t kSlowSlices = 120;
+// vk_hang: how long a hung wait's slice really takes (the test should not sleep 100 ms each).
+constexpr auto kHangSleep = std::chrono::milliseconds(10);
+
+// Progress lines of a long wait: after 10 s, then at each doubling.
+struct WaitLog {
+    const char* what;
+    double next_s = 10;
+    void tick(uint64_t slices, const char* suffix) {
+        const double waited = double(slices) * kWaitSliceS;
+        if (waited < next_s) return;
+        EMBER_LOG_WARN("vulkan: still waiting for %s after %.0f s (a slow or busy device)%s", what,
+                       waited, suffix);
+        next_s *= 2;
+    }
+};
+
+}  // namespace
+
+uint64_t memory_freed_in_flight() {
+    return g_freed_in_flight.load();
+}
+
+void count_memory_freed_in_flight() {
+    if (g_freed_in_flight.fetch_add(1) == 0)
+        EMBER_LOG_ERROR("vulkan: device memory freed while submitted work may still use it");
+}
+
 Result<Fence> Fence::create(const Device& device) {
     VkFenceCreateInfo ci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VkFence f = VK_NULL_HANDLE;
     EMBER_VK_TRY(vkCreateFence(device.handle(), &ci, nullptr, &f), "vkCreateFence");
-    return Fence(device.handle(), f);
+    return Fence(device, f);
 }
 
-Status Fence::wait_and_reset(uint64_t timeout_ns) {
+Fence::Fence(Fence&& o) noexcept
+    : Owned(std::move(o)),
+      m_owner(std::exchange(o.m_owner, nullptr)),
+      m_pending(std::exchange(o.m_pending, false)) {}
+
+Fence& Fence::operator=(Fence&& o) noexcept {
+    if (this != &o) {
+        drain();
+        Owned::operator=(std::move(o));
+        m_owner = std::exchange(o.m_owner, nullptr);
+        m_pending = std::exchange(o.m_pending, false);
+    }
+    return *this;
+}
+
+void Fence::submitted() {
+    m_pending = true;
+    m_owner->add_in_flight(1);
+}
+
+void Fence::done() {
+    if (!m_pending) return;
+    m_pending = false;
+    m_owner->add_in_flight(-1);
+}
+
+Status Fence::wait_and_reset(const std::atomic<bool>* cancel, const char* what) {
+    if (!m_pending) return {};
     VkFence f = handle();
-    EMBER_VK_TRY(vkWaitForFences(device(), 1, &f, VK_TRUE, timeout_ns), "vkWaitForFences");
+    const fault::WaitFault injected = fault::wait_begins(device());
+    WaitLog log{what};
+    for (uint64_t slices = 0;; ++slices) {
+        VkResult r;
+        if (injected == fault::WaitFault::Lost) {
+            r = VK_ERROR_DEVICE_LOST;
+        } else if (injected == fault::WaitFault::Hang ||
+                   (injected == fault::WaitFault::Slow && slices < kSlowSlices)) {
+            if (injected == fault::WaitFault::Hang) std::this_thread::sleep_for(kHangSleep);
+            r = VK_TIMEOUT;
+        } else {
+            r = vkWaitForFences(device(), 1, &f, VK_TRUE, kWaitSliceNs);
+        }
+        if (r == VK_SUCCESS) break;
+        // The work may still run (a device reported lost has stopped it or will): drain().
+        if (r != VK_TIMEOUT) return vk_error(r, "vkWaitForFences");
+        log.tick(slices + 1, cancel ? "; cancel stops the wait" : "");
+        if (cancel && cancel->load())
+            return make_error("vulkan.cancelled",
+                              std::string("cancelled while waiting for ") + what);
+    }
+    done();
     EMBER_VK_TRY(vkResetFences(device(), 1, &f), "vkResetFences");
     return {};
+}
+
+void Fence::drain() {
+    if (!m_pending) return;
+    VkFence f = handle();
+    WaitLog log{"submitted work to finish before its memory is freed"};
+    VkResult r;
+    for (uint64_t slices = 1;
+         (r = vkWaitForFences(device(), 1, &f, VK_TRUE, kWaitSliceNs)) == VK_TIMEOUT; ++slices)
+        log.tick(slices, "");
+    // Signalled, or the device is lost (its work will not run on): either way nothing of it
+    // still reads or writes our memory.
+    if (r == VK_SUCCESS) vkResetFences(device(), 1, &f);
+    done();
 }
 
 Result<CommandPool> CommandPool::create(const Device& device) {
@@ -160,8 +262,10 @@ Result<VkCommandBuffer> CommandPool::allocate() {
     return cb;
 }
 
-Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
-                       SubmitTimes* times) {
+Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence, SubmitTimes* times,
+                       const std::atomic<bool>* cancel) {
+    // Work still in flight from a wait that ended early uses this fence: let it finish.
+    fence.drain();
     auto now_us = [] {
         return std::chrono::duration<double, std::micro>(
                    std::chrono::steady_clock::now().time_since_epoch())
@@ -174,6 +278,7 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
     EMBER_VK_TRY(EMBER_FAULT_OR(DeviceLost, device.handle(),
                                 vkQueueSubmit(device.queue(), 1, &si, fence.handle())),
                  "vkQueueSubmit");
+    fence.submitted();
     // A decode step takes about a millisecond, and a blocking wait can oversleep by a similar
     // amount: poll first, and block only for long work.
     const double t1 = times ? now_us() : 0;
@@ -184,7 +289,7 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
            std::chrono::steady_clock::now() < deadline) {
     }
     if (r != VK_SUCCESS && r != VK_NOT_READY) return vk_error(r, "vkGetFenceStatus");
-    Status st = fence.wait_and_reset();
+    Status st = fence.wait_and_reset(cancel);
     if (times) {
         const double t2 = now_us();
         times->submit_us += t1 - t0;

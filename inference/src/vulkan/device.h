@@ -36,6 +36,10 @@ public:
     // EMBER_VULKAN_TIMELINE (a file) on a device with shader clocks: the fused decode's Q4_0
     // mat-vecs of the middle layer write timestamps (forward.cpp).
     bool timeline() const { return m_timeline; }
+    // Submissions whose fence nobody has seen signal yet. Memory freed while this is not zero
+    // may still be in use by the device (counted by memory_freed_in_flight(), for tests).
+    int in_flight() const { return m_in_flight.load(std::memory_order_relaxed); }
+    void add_in_flight(int delta) const { m_in_flight.fetch_add(delta, std::memory_order_relaxed); }
 
 private:
     Device() = default;
@@ -45,15 +49,42 @@ private:
     VkQueue m_queue = VK_NULL_HANDLE;
     bool m_pipeline_stats = false;
     bool m_timeline = false;
+    mutable std::atomic<int> m_in_flight{0};
 };
 
+// A fence that knows whether work submitted with it is still in flight. No wall-clock limit
+// decides success: a slow or busy adapter (lavapipe on a loaded machine) is waited for, with a
+// log line now and then; only a lost device, another Vulkan error or a cancel ends a wait
+// early, and then the work may still be running: drain() (also run by the destructor) waits
+// for it before anything it uses may be freed or recorded again.
 class Fence : public Owned<VkFence> {
 public:
-    using Owned::Owned;
+    Fence() = default;
+    Fence(Fence&& o) noexcept;
+    Fence& operator=(Fence&& o) noexcept;
+    ~Fence() { drain(); }
     static Result<Fence> create(const Device& device);
-    // Waits for the fence, polling `cancel` meanwhile; resets it afterwards.
-    Status wait_and_reset(uint64_t timeout_ns = 60ull * 1000 * 1000 * 1000);
+
+    // Called once work was submitted with this fence.
+    void submitted();
+    bool pending() const { return m_pending; }
+    // Waits until the device signals the fence, checking `cancel` (when given) between slices
+    // of the wait; resets the fence once signalled. `what` names the work in progress lines.
+    Status wait_and_reset(const std::atomic<bool>* cancel = nullptr, const char* what = "the GPU");
+    // Waits for pending work whatever it takes (no cancel), or until the device is lost.
+    void drain();
+
+private:
+    Fence(const Device& device, VkFence f) : Owned(device.handle(), f), m_owner(&device) {}
+    void done();
+    const Device* m_owner = nullptr;
+    bool m_pending = false;
 };
+
+// How often memory was freed while work was still in flight on its device (a bug; tests check
+// that error paths never do it).
+uint64_t memory_freed_in_flight();
+void count_memory_freed_in_flight();
 
 class CommandPool : public Owned<VkCommandPool> {
 public:
@@ -71,7 +102,9 @@ struct SubmitTimes {
     uint64_t n = 0;
     double last_done = -1;  // steady-clock us when the last wait ended
 };
+// A cancel (`cancel` set) returns "vulkan.cancelled" with the work possibly in flight (see
+// Fence).
 Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence,
-                       SubmitTimes* times = nullptr);
+                       SubmitTimes* times = nullptr, const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace ember::vulkan

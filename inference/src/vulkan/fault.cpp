@@ -20,7 +20,7 @@ struct Rule {
 
 struct State {
     std::mutex mutex;
-    Rule rules[3];
+    Rule rules[6];
     bool armed = false;       // vk_device_lost counts only after a model loaded
     std::set<VkDevice> lost;  // devices that reported VK_ERROR_DEVICE_LOST
 };
@@ -59,10 +59,16 @@ bool parse(const char* env, State& s) {
             k = Kind::DeviceLost;
         } else if (name == "vk_pipeline") {
             k = Kind::Pipeline;
+        } else if (name == "vk_slow") {
+            k = Kind::Slow;
+        } else if (name == "vk_hang") {
+            k = Kind::Hang;
+        } else if (name == "vk_wait_lost") {
+            k = Kind::WaitLost;
         } else {
             EMBER_LOG_WARN(
                 "EMBER_FAULT: unknown fault '%.*s' (expected vk_alloc:N, "
-                "vk_device_lost:N or vk_pipeline[:N])",
+                "vk_device_lost:N, vk_pipeline[:N], vk_slow:N, vk_hang:N or vk_wait_lost:N)",
                 int(name.size()), name.data());
             continue;
         }
@@ -117,8 +123,39 @@ VkResult inject(Kind kind, VkDevice device) {
             EMBER_LOG_WARN("EMBER_FAULT: failing pipeline creation #%llu",
                            (unsigned long long)r.seen);
             return VK_ERROR_UNKNOWN;
+        default:
+            break;
     }
     return VK_SUCCESS;
+}
+
+WaitFault wait_begins(VkDevice device) {
+    if (!enabled()) return WaitFault::None;
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    // A slow device is slow from the N-th wait on; hang and loss strike at the N-th wait after
+    // the load.
+    Rule& slow = rule(s, Kind::Slow);
+    if (slow.on && ++slow.seen >= slow.nth) {
+        ++slow.fired;
+        return WaitFault::Slow;
+    }
+    if (!s.armed) return WaitFault::None;
+    for (Kind k : {Kind::Hang, Kind::WaitLost}) {
+        Rule& r = rule(s, k);
+        if (!r.on || ++r.seen != r.nth) continue;
+        ++r.fired;
+        if (k == Kind::Hang) {
+            EMBER_LOG_WARN("EMBER_FAULT: fence wait #%llu after load never ends",
+                           (unsigned long long)r.seen);
+            return WaitFault::Hang;
+        }
+        EMBER_LOG_WARN("EMBER_FAULT: losing the device at fence wait #%llu after load",
+                       (unsigned long long)r.seen);
+        s.lost.insert(device);
+        return WaitFault::Lost;
+    }
+    return WaitFault::None;
 }
 
 void model_loaded() {

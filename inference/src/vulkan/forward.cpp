@@ -1,6 +1,7 @@
 #include "vulkan/forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -351,6 +352,7 @@ public:
     int n_ctx() const override { return m_n_ctx; }
     // Greedy decoding reads back the token id, not the logits (argmax.comp).
     bool has_device_argmax() const override { return true; }
+    void set_cancel(const std::atomic<bool>* cancel) override { m_cancel = cancel; }
     ~VulkanRunner() override;
 
 private:
@@ -387,9 +389,14 @@ private:
     ProfileTotals m_prof_totals[2];
     bool m_span = env_is("EMBER_VULKAN_PROFILE", "span");
     SubmitTimes m_times;  // span: the host's side of the decode submissions
+    const std::atomic<bool>* m_cancel = nullptr;
+    double m_batch_target_s = kBatchTargetS;
 };
 
 VulkanRunner::~VulkanRunner() {
+    // A cancelled or failed wait may have left the last submission running: nothing below
+    // (query pools, command buffers, buffers) may go before it ends.
+    m_fence.drain();
     if (m_timeline.handle()) dump_timeline();
     if (!m_prof[0]) return;
     std::fprintf(stderr, "%s%s", format_profile("prompt batches", m_prof_totals[1]).c_str(),
@@ -496,6 +503,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
     }
     b.readback = r->m_readback.range();
     r->m_logits_view = r->m_readback.host_cached() && !env_is("EMBER_VULKAN_LOGITS_VIEW", "0");
+    if (const std::string ms = env_str("EMBER_VULKAN_BATCH_MS"); !ms.empty())
+        r->m_batch_target_s = std::max(0.0, std::atof(ms.c_str()) / 1000.0);
     b.logits_direct = !env_is("EMBER_VULKAN_LOGITS_DIRECT", "0");
     if (ctx.device().timeline()) {
         // Device-local: the timestamps' writes must not cross the bus during the step.
@@ -526,6 +535,8 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
 
 Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
     Context& ctx = *m_loaded->ctx;
+    // The step buffer and the command buffers are the last submission's until it ends.
+    m_fence.drain();
     auto* step = static_cast<uint32_t*>(m_step.mapped());
     step[0] = uint32_t(pos);
     step[1] = uint32_t(tokens.size());
@@ -562,8 +573,8 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         // A decode buffer that also cleared the counters is recorded again next time.
         if (decode) m_decode_recorded[si][di] = !zero;
     }
-    EMBER_TRY(
-        submit_and_wait(ctx.device(), cmd, m_fence, prof && decode && m_span ? &m_times : nullptr));
+    EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence,
+                              prof && decode && m_span ? &m_times : nullptr, m_cancel));
     m_counters_zeroed = true;
     if (prof) EMBER_TRY(prof->collect(m_prof_totals[decode ? 0 : 1]));
     return {};
@@ -582,10 +593,20 @@ Status VulkanRunner::run(std::span<const int32_t> tokens, int pos, Output out) {
             return make_error("vulkan.bad_token", "token id " + std::to_string(t) +
                                                       " is outside the vocabulary (" +
                                                       std::to_string(n_vocab) + ")");
-    for (size_t i = 0; i < tokens.size(); i += size_t(m_batch)) {
-        size_t n = std::min(tokens.size() - i, size_t(m_batch));
-        bool last = i + n == tokens.size();
+    // Prompt batches sized by the time a token took in the last one, so that a submission
+    // stays short on a slow adapter (kBatchTargetS).
+    for (size_t i = 0, n; i < tokens.size(); i += n) {
+        const int left = int(std::min<size_t>(tokens.size() - i, size_t(m_batch)));
+        n = tokens.size() == 1 ? 1
+                               : size_t(next_batch_size(m_loaded->batch_token_s.load(),
+                                                        m_batch_target_s, m_batch, left));
+        const bool last = i + n == tokens.size();
+        const auto t0 = std::chrono::steady_clock::now();
         EMBER_TRY(submit_chunk(tokens.subspan(i, n), pos + int(i), last ? out : Output::None));
+        if (tokens.size() > 1)
+            m_loaded->batch_token_s.store(
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() /
+                double(n));
     }
     return {};
 }
@@ -618,6 +639,12 @@ const DeviceTensor* need(const WeightStore& s, const Tensor& t, Status& st) {
 }
 
 }  // namespace
+
+int next_batch_size(double token_s, double target_s, int capacity, int left) {
+    double n = target_s <= 0 ? double(capacity) : token_s > 0 ? target_s / token_s : kFirstBatch;
+    n = std::min({n, double(capacity), double(left)});
+    return std::max(1, int(n));
+}
 
 uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model) {
     uint64_t most = 0;

@@ -2,6 +2,7 @@
 // state (KV cache and activations, in VulkanRunner).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -14,6 +15,14 @@ namespace ember::vulkan {
 // Tokens evaluated by one command buffer; longer batches are split. 512 rather than 256: a
 // 512-token prompt in one batch ran 3-17% faster on the H200 (docs/performance.md, item 27).
 constexpr int kMaxBatch = 512;
+// A prompt batch's submission should take about this long at most: a desktop GPU's watchdog
+// stops a dispatch after about 2 s, and a slow adapter (lavapipe, an old iGPU) takes seconds
+// for 512 tokens. Batches are sized by the time a token took in the last one
+// (EMBER_VULKAN_BATCH_MS sets the target in milliseconds; 0: batches of kMaxBatch).
+constexpr double kBatchTargetS = 0.25;
+// The first batch of a model, before any time is known: small enough for a slow adapter, and
+// only once per model (the size follows the measured time afterwards).
+constexpr int kFirstBatch = 64;
 
 struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
@@ -52,7 +61,14 @@ struct LoadedModel {
     std::unique_ptr<Context> ctx;
     std::unique_ptr<WeightStore> store;
     DeviceModel model;
+    // Seconds a prompt token took in the last batch of any of its runners (0: not measured yet).
+    std::atomic<double> batch_token_s{0};
 };
+
+// Tokens of the next prompt batch: what fits target_s at the last measured seconds per token
+// (kFirstBatch while none is known; `capacity` where target_s is 0: no time limit), at least 1,
+// at most `capacity` and `left`.
+int next_batch_size(double token_s, double target_s, int capacity, int left);
 
 Result<std::unique_ptr<Runner>> create_runner(std::shared_ptr<LoadedModel> loaded, int n_ctx);
 

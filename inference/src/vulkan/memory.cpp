@@ -34,6 +34,8 @@ Memory& Memory::operator=(Memory&& o) noexcept {
 
 void Memory::reset() {
     if (!m_memory) return;
+    // Error paths and teardown wait for their fences first (Fence::drain).
+    if (m_device->in_flight() > 0) count_memory_freed_in_flight();
     if (m_mapped) vkUnmapMemory(m_device->handle(), m_memory);
     vkFreeMemory(m_device->handle(), take_handle(m_memory), nullptr);
     account_allocation(m_device->adapter().uuid, -int64_t(m_size));
@@ -126,9 +128,11 @@ VkDeviceSize Arena::total_bytes() const {
     return t;
 }
 
-Result<Uploader> Uploader::create(const Device& device, VkDeviceSize staging_bytes) {
+Result<Uploader> Uploader::create(const Device& device, VkDeviceSize staging_bytes,
+                                  const std::atomic<bool>* cancel) {
     Uploader u;
     u.m_device = &device;
+    u.m_cancel = cancel;
     EMBER_ASSIGN_OR_RETURN(u.m_staging, Buffer::create(device, staging_bytes, BufferKind::Upload));
     EMBER_ASSIGN_OR_RETURN(u.m_pool, CommandPool::create(device));
     EMBER_ASSIGN_OR_RETURN(u.m_cmd, u.m_pool.allocate());
@@ -173,7 +177,7 @@ Status Uploader::flush() {
                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
     EMBER_VK_TRY(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer (upload)");
     m_recording = false;
-    EMBER_TRY(submit_and_wait(*m_device, m_cmd, m_fence));
+    EMBER_TRY(submit_and_wait(*m_device, m_cmd, m_fence, nullptr, m_cancel));
     m_used = 0;
     return {};
 }

@@ -99,16 +99,20 @@ private:
 };
 
 // Copies host data into device-local buffers through one reusable host-visible staging buffer,
-// batching copies until the staging buffer is full.
+// batching copies until the staging buffer is full. Destroy it before the destination buffers:
+// after an error or a cancel its copies may still be in flight until then.
 class Uploader {
 public:
-    static Result<Uploader> create(const Device& device, VkDeviceSize staging_bytes);
+    // cancel (may be null): a wait for the copies ends early, with "vulkan.cancelled".
+    static Result<Uploader> create(const Device& device, VkDeviceSize staging_bytes,
+                                   const std::atomic<bool>* cancel = nullptr);
     Status upload(BufferRange dst, const void* src, VkDeviceSize size);
     Status flush();  // submits pending copies and waits
 
 private:
     Uploader() = default;
     const Device* m_device = nullptr;
+    const std::atomic<bool>* m_cancel = nullptr;
     Buffer m_staging;
     CommandPool m_pool;
     Fence m_fence;

@@ -324,7 +324,8 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
     ws->m_bytes = ws->m_arena.total_bytes();
 
     VkDeviceSize staging = std::clamp<VkDeviceSize>(total, 4096, VkDeviceSize(64) << 20);
-    EMBER_ASSIGN_OR_RETURN(Uploader up, Uploader::create(ctx.device(), staging));
+    // (Declared after ws: on any error it goes first, waiting for its copies into ws's blocks.)
+    EMBER_ASSIGN_OR_RETURN(Uploader up, Uploader::create(ctx.device(), staging, cancel));
     uint64_t done = 0;
     std::vector<uint8_t> repacked;
     for (const Job& j : jobs) {
