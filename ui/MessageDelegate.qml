@@ -131,7 +131,8 @@ Item {
         id: proseComponent
         TextEdit {
             objectName: "proseText"
-            text: parent ? Markdown.hardBreaks(parent.segmentText) : ""
+            // Line breaks kept; links in the theme's colour (readable in the dark theme).
+            text: parent ? Markdown.colourLinks(Markdown.hardBreaks(parent.segmentText), theme.link) : ""
             textFormat: TextEdit.MarkdownText
             readOnly: true
             selectByMouse: true

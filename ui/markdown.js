@@ -56,3 +56,22 @@ function hardBreaks(text) {
     }
     return lines.join("\n");
 }
+
+// Links in `colour` (Qt draws Markdown links in a fixed blue that is unreadable on a dark
+// background): [label](url) and bare http(s) URLs become HTML links with that colour. Inline
+// code (`...`) is left as it is.
+function colourLinks(text, colour) {
+    var style = " style=\"color:" + colour + "\"";
+    function escapeAttr(s) { return s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;"); }
+    return (text || "").split(/(`+[^`]*`+)/).map(function (part, i) {
+        if (i % 2 === 1) return part;  // a code span
+        part = part.replace(/(^|[^!\\])\[([^\[\]\n]+)\]\(\s*<?([^()\s<>]+)>?(?:\s+"[^"]*")?\s*\)/g,
+            function (all, before, label, url) {
+                return before + "<a href=\"" + escapeAttr(url) + "\"" + style + ">" + label + "</a>";
+            });
+        return part.replace(/(^|[\s(])<?(https?:\/\/[^\s<>()"]*[^\s<>()".,;:!?'])>?/g,
+            function (all, before, url) {
+                return before + "<a href=\"" + escapeAttr(url) + "\"" + style + ">" + url + "</a>";
+            });
+    }).join("");
+}

@@ -79,4 +79,13 @@ TestCase {
         render("# Title\nText")
         compare(rendered.lineCount, 2)
     }
+
+    function test_linksTakeTheThemeColour() {
+        compare(Markdown.colourLinks("See [the docs](https://x.org/a?b=1&c=2) now", "#8ab4f8"),
+                "See <a href=\"https://x.org/a?b=1&amp;c=2\" style=\"color:#8ab4f8\">the docs</a> now")
+        compare(Markdown.colourLinks("Go to https://x.org/p.", "#8ab4f8"),
+                "Go to <a href=\"https://x.org/p\" style=\"color:#8ab4f8\">https://x.org/p</a>.")
+        compare(Markdown.colourLinks("`[a](b)` and ![img](p.png)", "#8ab4f8"), "`[a](b)` and ![img](p.png)",
+                "code spans and images stay")
+    }
 }
