@@ -1,10 +1,12 @@
-// ember-cli template: messages with tool calls and content parts, --tools and --var.
+// ember-cli template and Model::apply_chat_template: messages with tool calls and content parts,
+// tools and extra variables.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "ember/ember.h"
 #include "run_cli.h"
 #include "test_util.h"
 
@@ -65,6 +67,38 @@ TEST(CliTemplate, BadMessagesToolsOrVariablesAreRefusedWithAMessage) {
     r = run_cli(ember::test::cli_path(), {"template", "--template-file", tmpl, "--messages", good});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "1");
+}
+
+TEST(ModelChatTemplate, OptionsReachTheTemplate) {
+    ember::LoadParams p;
+    p.backend = ember::BackendKind::Cpu;
+    auto m = ember::Model::load(ember::test::stories_model(), p);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    // stories260K has no template: ChatML, which prints the text parts of content lists.
+    auto tool = ember::ChatMessage::from_json(
+        R"({"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "42"}]})");
+    ASSERT_TRUE(tool.ok()) << tool.error().message;
+    const std::vector<ember::ChatMessage> msgs = {{"user", "hi"}, *tool};
+    ember::ChatTemplateOptions opt;
+    opt.add_generation_prompt = false;
+    bool fallback = false;
+    auto r = (*m)->apply_chat_template(msgs, opt, &fallback);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_TRUE(fallback);
+    EXPECT_EQ(*r, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>tool\n42<|im_end|>\n");
+    // The old overload is the same with a generation prompt.
+    auto r2 = (*m)->apply_chat_template(msgs, true);
+    ASSERT_TRUE(r2.ok());
+    EXPECT_EQ(*r2, *r + "<|im_start|>assistant\n");
+    opt.tools_json = "{}";
+    auto bad = (*m)->apply_chat_template(msgs, opt);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, "template.tools");
+    opt.tools_json.clear();
+    opt.vars_json["x"] = "[1,";
+    bad = (*m)->apply_chat_template(msgs, opt);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().code, "template.var");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Model::apply_chat_template with tools and extra template variables.
+// Model::apply_chat_template: the model's chat template (or ChatML) with its BOS and EOS text.
 #include "ember/ember.h"
 #include "session/model_impl.h"
 #include "templates/chat_template.h"
@@ -20,6 +20,14 @@ Result<std::string> Model::apply_chat_template(std::span<const ChatMessage> mess
     const bool fallback = m_impl->info.chat_template.empty();
     if (used_fallback) *used_fallback = fallback;
     return render_chat_template(fallback ? chatml_template() : m_impl->info.chat_template, in);
+}
+
+Result<std::string> Model::apply_chat_template(std::span<const ChatMessage> messages,
+                                               bool add_generation_prompt,
+                                               bool* used_fallback) const {
+    ChatTemplateOptions options;
+    options.add_generation_prompt = add_generation_prompt;
+    return apply_chat_template(messages, options, used_fallback);
 }
 
 }  // namespace ember

@@ -154,18 +154,4 @@ bool Model::is_end_of_generation(int32_t token) const {
 }
 int Model::n_vocab() const { return int(m_impl->llama.hp.n_vocab); }
 
-Result<std::string> Model::apply_chat_template(std::span<const ChatMessage> messages,
-                                               bool add_generation_prompt,
-                                               bool* used_fallback) const {
-    const Tokenizer& tok = *m_impl->tokenizer;
-    ChatTemplateInputs in;
-    in.messages.assign(messages.begin(), messages.end());
-    in.add_generation_prompt = add_generation_prompt;
-    if (tok.bos() >= 0 && tok.bos() < tok.n_vocab()) in.bos_token = tok.token_text(tok.bos());
-    if (tok.eos() >= 0 && tok.eos() < tok.n_vocab()) in.eos_token = tok.token_text(tok.eos());
-    const bool fallback = m_impl->info.chat_template.empty();
-    if (used_fallback) *used_fallback = fallback;
-    return render_chat_template(fallback ? chatml_template() : m_impl->info.chat_template, in);
-}
-
 }  // namespace ember

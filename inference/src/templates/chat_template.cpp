@@ -158,7 +158,14 @@ Result<std::string> render_chat_template(const std::string& tmpl, const ChatTemp
 const std::string& chatml_template() {
     static const std::string t =
         "{% for message in messages %}"
-        "{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}"
+        "{{'<|im_start|>' + message['role'] + '\\n'}}"
+        // Content given as a list of parts: its text parts; none (a bare tool call): nothing.
+        "{% if message['content'] is string %}{{ message['content'] }}"
+        "{% elif message['content'] is iterable and message['content'] is not mapping %}"
+        "{% for part in message['content'] %}"
+        "{% if part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+        "{% endfor %}{% endif %}"
+        "{{'<|im_end|>' + '\\n'}}"
         "{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
     return t;
