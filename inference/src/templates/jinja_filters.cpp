@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 
 #include "templates/jinja_case.h"
 #include "templates/jinja_interp.h"
@@ -154,16 +155,33 @@ double round_half_even(double x, int64_t digits) {
     return r / scale;
 }
 
-}  // namespace
+// Each group returns nullopt for a filter that is not one of its own.
+using FilterResult = std::optional<Result<Value>>;
 
-Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArgs& args, int line) {
-    auto bind = [&](std::initializer_list<const char*> names) {
+struct FilterHelpers {
+    Interp& in;
+    const std::string& name;
+    CallArgs& args;
+    int line;
+    Result<std::vector<Value>> bind(std::initializer_list<const char*> names) const {
         return bind_args(in, args, names, "filter '" + name + "'", line);
-    };
-    auto str_result = [&](std::string s) -> Result<Value> {
+    }
+    Result<Value> str_result(std::string s) const {
         EMBER_TRY(in.charge(s.size(), line));
         return Value::string(std::move(s));
-    };
+    }
+};
+
+#define EMBER_FILTER_HELPERS                                                           \
+    const FilterHelpers helpers{in, name, args, line};                                 \
+    auto bind = [&](std::initializer_list<const char*> n) { return helpers.bind(n); }; \
+    auto str_result = [&](std::string s) { return helpers.str_result(std::move(s)); }; \
+    (void)bind;                                                                        \
+    (void)str_result
+
+// Trim, length, join, tojson, first/last and the case filters.
+FilterResult text_filters(Interp& in, const std::string& name, Value& v, CallArgs& args, int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "trim") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"chars"}));
         return str_result(py_strip(to_str(v), a[0], true, true));
@@ -232,6 +250,13 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         if (name == "title") return str_result(jinja_title(s));
         return str_result(py_capitalize(s));
     }
+    return std::nullopt;
+}
+
+// Replace, default, string, int, float, list.
+FilterResult conversion_filters(Interp& in, const std::string& name, Value& v, CallArgs& args,
+                                int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "replace") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"old", "new", "count"}));
         int64_t count = a[2].is_integral() ? a[2].as_int() : -1;
@@ -294,6 +319,13 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         EMBER_ASSIGN_OR_RETURN(std::vector<Value> items, in.iterate(v, line));
         return Value::list(std::move(items));
     }
+    return std::nullopt;
+}
+
+// Map, select, reject, selectattr, rejectattr.
+FilterResult select_filters(Interp& in, const std::string& name, Value& v, CallArgs& args,
+                            int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "map" || name == "select" || name == "reject" || name == "selectattr" ||
         name == "rejectattr") {
         // Jinja2 iterates only `if value:`, so none, undefined or empty give an empty sequence.
@@ -353,6 +385,13 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         }
         return Value::list(std::move(out));
     }
+    return std::nullopt;
+}
+
+// Items, dictsort, sort, unique, min/max, sum, reverse.
+FilterResult collection_filters(Interp& in, const std::string& name, Value& v, CallArgs& args,
+                                int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "items") {
         EMBER_TRY(bind({}));
         if (v.is_undefined()) return Value::list();
@@ -451,6 +490,13 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         std::reverse(items.begin(), items.end());
         return Value::list(std::move(items));
     }
+    return std::nullopt;
+}
+
+// Indent, escape, round, abs, batch.
+FilterResult layout_filters(Interp& in, const std::string& name, Value& v, CallArgs& args,
+                            int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "indent") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"width", "first", "blank"}));
         std::string ind = a[0].is_string()
@@ -509,6 +555,12 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
         }
         return Value::list(std::move(out));
     }
+    return std::nullopt;
+}
+
+// Slice, random, regex_replace, attr, format, wordcount, center, pprint.
+FilterResult more_filters(Interp& in, const std::string& name, Value& v, CallArgs& args, int line) {
+    EMBER_FILTER_HELPERS;
     if (name == "slice") {
         // Jinja2's slice: `slices` lists, the first len % slices of them one item longer; the
         // others get fill_with appended when it is given.
@@ -580,6 +632,17 @@ Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArg
                           std::string(static_cast<size_t>(total - left), ' '));
     }
     if (name == "pprint") return str_result(to_repr(v));
+    return std::nullopt;
+}
+
+#undef EMBER_FILTER_HELPERS
+
+}  // namespace
+
+Result<Value> apply_filter(Interp& in, const std::string& name, Value v, CallArgs& args, int line) {
+    for (auto group : {text_filters, conversion_filters, select_filters, collection_filters,
+                       layout_filters, more_filters})
+        if (FilterResult r = group(in, name, v, args, line)) return std::move(*r);
     return in.error(line, "unknown filter '" + name + "'");
 }
 
