@@ -94,13 +94,13 @@ TEST(BadModels, Truncated) {
 
 TEST(BadModels, WrongArchitecture) {
     TinyModel m = TinyModel::make();
-    m.arch = "qwen2";
-    const std::string path = m.write("qwen2.gguf");
-    expect_refused(path, "model.unsupported_architecture", {"'qwen2'", "not supported"});
+    m.arch = "mpt";
+    const std::string path = m.write("mpt.gguf");
+    expect_refused(path, "model.unsupported_architecture", {"'mpt'", "not supported"});
     // info describes what it can and says why the file cannot run.
     auto r = run_cli(cli_path(), {"info", "-m", path});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("'qwen2' is not supported"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("'mpt' is not supported"), std::string::npos) << r.out;
 }
 
 TEST(BadModels, MissingArchitectureKey) {

@@ -1,5 +1,6 @@
 #include "cpu/ops.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "cpu/kernels.h"
@@ -14,27 +15,56 @@ void rms_norm(const float* x, const float* w, float* out, int n, float eps) {
     for (int i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
 }
 
-void rope(float* x, int n_heads, int head_dim, int n_rot, int pos, float freq_base,
-          const float* freq_factors) {
-    for (int i = 0; i < n_rot; i += 2) {
-        double theta = double(pos) * std::pow(double(freq_base), -double(i) / n_rot);
-        if (freq_factors) theta /= freq_factors[i / 2];
+void rope(float* x, int n_heads, int head_dim, int pos, const RopeSpec& spec) {
+    const int half = spec.n_rot / 2;
+    // Pair i is (x[a], x[b]): adjacent, or split across the two halves of the rotated dims.
+    const int stride = spec.neox ? 1 : 2, partner = spec.neox ? half : 1;
+    for (int i = 0; i < half; i++) {
+        double theta =
+            double(pos) * spec.freq_scale * std::pow(double(spec.freq_base), -2.0 * i / spec.n_rot);
+        if (spec.freq_factors) theta /= spec.freq_factors[i];
         const float c = float(std::cos(theta)), s = float(std::sin(theta));
         for (int h = 0; h < n_heads; h++) {
-            float* v = x + size_t(h) * head_dim + i;
-            const float a = v[0], b = v[1];
+            float* v = x + size_t(h) * head_dim + size_t(i) * stride;
+            const float a = v[0], b = v[partner];
             v[0] = a * c - b * s;
-            v[1] = a * s + b * c;
+            v[partner] = a * s + b * c;
         }
     }
+}
+
+void rope(float* x, int n_heads, int head_dim, int n_rot, int pos, float freq_base,
+          const float* freq_factors) {
+    RopeSpec spec;
+    spec.n_rot = n_rot;
+    spec.freq_base = freq_base;
+    spec.freq_factors = freq_factors;
+    rope(x, n_heads, head_dim, pos, spec);
 }
 
 void silu_mul(const float* gate, const float* up, float* out, int n) {
     active_kernels().silu_mul(gate, up, out, n);
 }
 
+void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    for (int i = 0; i < n; i++) {
+        const float x = gate[i];
+        const float g = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+        out[i] = g * up[i];
+    }
+}
+
+void softcap(float* x, int n, float cap) {
+    for (int i = 0; i < n; i++) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void add_inplace(float* y, const float* x, int n) {
     for (int i = 0; i < n; i++) y[i] += x[i];
+}
+
+void scale_inplace(float* x, int n, float s) {
+    for (int i = 0; i < n; i++) x[i] *= s;
 }
 
 namespace {
@@ -71,29 +101,33 @@ struct AttnJob {
     float* scratch;
     int pos0, n_head, head_dim, kv_dim, q_dim, group, n_ctx_used;
     float scale;
+    float softcap = 0.0f;  // > 0: cap * tanh(s / cap) on the scaled scores
+    int window = 0;        // > 0: keys j with pos - window < j only
 
     // Query head h of token t.
     void run(int t, int h, int thread) const {
         const int kvh = h / group;
         const int n_keys = pos0 + t + 1;  // causal: keys up to this token's own position
+        const int first = window > 0 ? std::max(0, n_keys - window) : 0;  // sliding window
         const float* qh = q + size_t(t) * q_dim + size_t(h) * head_dim;
         float* att = scratch + size_t(thread) * n_ctx_used;
         float max_s = -INFINITY;
-        for (int p = 0; p < n_keys; p++) {
+        for (int p = first; p < n_keys; p++) {
             const KV* kp = k_cache + size_t(p) * kv_dim + size_t(kvh) * head_dim;
-            const float s = dot_kv(ks, qh, kp, head_dim) * scale;
+            float s = dot_kv(ks, qh, kp, head_dim) * scale;
+            if (softcap > 0.0f) s = softcap * std::tanh(s / softcap);
             att[p] = s;
             if (s > max_s) max_s = s;
         }
         float sum = 0.0f;
-        for (int p = 0; p < n_keys; p++) {
+        for (int p = first; p < n_keys; p++) {
             att[p] = std::exp(att[p] - max_s);
             sum += att[p];
         }
         const float inv = 1.0f / sum;
         float* oh = out + size_t(t) * q_dim + size_t(h) * head_dim;
         for (int d = 0; d < head_dim; d++) oh[d] = 0.0f;
-        for (int p = 0; p < n_keys; p++) {
+        for (int p = first; p < n_keys; p++) {
             const KV* vp = v_cache + size_t(p) * kv_dim + size_t(kvh) * head_dim;
             axpy_kv(ks, att[p] * inv, vp, oh, head_dim);
         }
@@ -102,8 +136,7 @@ struct AttnJob {
 
 template <class KV>
 void attention_impl(ThreadPool& pool, const float* q, const KV* k_cache, const KV* v_cache,
-                    float* out, int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim,
-                    float* scratch) {
+                    float* out, int n_tokens, int pos0, const AttentionSpec& a, float* scratch) {
     const AttnJob<KV> job{active_kernels(),
                           q,
                           k_cache,
@@ -111,32 +144,48 @@ void attention_impl(ThreadPool& pool, const float* q, const KV* k_cache, const K
                           out,
                           scratch,
                           pos0,
-                          n_head,
-                          head_dim,
-                          n_head_kv * head_dim,
-                          n_head * head_dim,
-                          n_head / n_head_kv,
+                          a.n_head,
+                          a.head_dim,
+                          a.n_head_kv * a.head_dim,
+                          a.n_head * a.head_dim,
+                          a.n_head / a.n_head_kv,
                           pos0 + n_tokens,
-                          1.0f / std::sqrt(float(head_dim))};
+                          a.scale,
+                          a.softcap,
+                          a.window};
     // One task per (token, head); the lambda holds one pointer so std::function stays inline.
-    pool.parallel_for(n_tokens * n_head, [j = &job](int task, int thread) {
+    pool.parallel_for(n_tokens * a.n_head, [j = &job](int task, int thread) {
         j->run(task / j->n_head, task % j->n_head, thread);
     });
+}
+
+AttentionSpec plain(int n_head, int n_head_kv, int head_dim) {
+    AttentionSpec a;
+    a.n_head = n_head;
+    a.n_head_kv = n_head_kv;
+    a.head_dim = head_dim;
+    a.scale = 1.0f / std::sqrt(float(head_dim));
+    return a;
 }
 }  // namespace
 
 void attention(ThreadPool& pool, const float* q, const uint16_t* k_cache, const uint16_t* v_cache,
                float* out, int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim,
                float* scratch) {
-    attention_impl(pool, q, k_cache, v_cache, out, n_tokens, pos0, n_head, n_head_kv, head_dim,
-                   scratch);
+    attention_impl(pool, q, k_cache, v_cache, out, n_tokens, pos0,
+                   plain(n_head, n_head_kv, head_dim), scratch);
 }
 
 void attention(ThreadPool& pool, const float* q, const float* k_cache, const float* v_cache,
                float* out, int n_tokens, int pos0, int n_head, int n_head_kv, int head_dim,
                float* scratch) {
-    attention_impl(pool, q, k_cache, v_cache, out, n_tokens, pos0, n_head, n_head_kv, head_dim,
-                   scratch);
+    attention_impl(pool, q, k_cache, v_cache, out, n_tokens, pos0,
+                   plain(n_head, n_head_kv, head_dim), scratch);
+}
+
+void attention(ThreadPool& pool, const float* q, const float* k_cache, const float* v_cache,
+               float* out, int n_tokens, int pos0, const AttentionSpec& spec, float* scratch) {
+    attention_impl(pool, q, k_cache, v_cache, out, n_tokens, pos0, spec, scratch);
 }
 
 }  // namespace ember::cpu

@@ -1,8 +1,12 @@
+// Binding a model's tensors to the views the backends read (hparams.cpp reads the metadata).
 #include "model/llama.h"
 
+#include <cmath>
+#include <cstring>
 #include <set>
 
 #include "gguf/gguf.h"
+#include "model/hparams.h"
 
 namespace ember {
 namespace {
@@ -17,7 +21,8 @@ struct Binder {
     }
 
     // Binds `name` expecting shape [cols, rows] (rows = 1 for vectors).
-    Result<Tensor> bind(const std::string& name, int64_t cols, int64_t rows, bool optional = false) {
+    Result<Tensor> bind(const std::string& name, int64_t cols, int64_t rows,
+                        bool optional = false) {
         const gguf::TensorInfo* ti = file.find_tensor(name);
         if (!ti) {
             if (optional) return Tensor{};
@@ -61,71 +66,90 @@ struct Binder {
     }
 };
 
-Result<uint32_t> require_u32(const gguf::File& f, const std::string& key) {
-    auto v = f.get_u32(key);
-    if (!v) return make_error("model.missing_key", f.path() + ": metadata key '" + key +
-                                                       "' is missing or not an unsigned integer");
-    return *v;
+// Binds one layer's tensors as the family lays them out (ArchTraits says which exist).
+Status bind_layer(Binder& b, const LlamaHParams& hp, uint32_t i, LlamaLayer& l) {
+    const ArchTraits& t = hp.traits();
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const int64_t E = hp.n_embd, F = hp.n_ff, HD = hp.head_dim;
+    const int64_t QD = hp.n_q_dim(), KVD = hp.n_kv_dim();
+    EMBER_ASSIGN_OR_RETURN(l.attn_norm, b.bind_f32_vector(p + "attn_norm.weight", E));
+    if (t.fused_qkv) {
+        EMBER_ASSIGN_OR_RETURN(l.wqkv, b.bind(p + "attn_qkv.weight", E, QD + 2 * KVD));
+    } else {
+        EMBER_ASSIGN_OR_RETURN(l.wq, b.bind(p + "attn_q.weight", E, QD));
+        EMBER_ASSIGN_OR_RETURN(l.wk, b.bind(p + "attn_k.weight", E, KVD));
+        EMBER_ASSIGN_OR_RETURN(l.wv, b.bind(p + "attn_v.weight", E, KVD));
+        // Qwen 2 always has them; llama.cpp also reads them when a llama file has them.
+        const bool opt = !t.qkv_bias;
+        EMBER_ASSIGN_OR_RETURN(l.bq, b.bind_f32_vector(p + "attn_q.bias", QD, opt));
+        EMBER_ASSIGN_OR_RETURN(l.bk, b.bind_f32_vector(p + "attn_k.bias", KVD, opt));
+        EMBER_ASSIGN_OR_RETURN(l.bv, b.bind_f32_vector(p + "attn_v.bias", KVD, opt));
+    }
+    if (t.qk_norm) {
+        EMBER_ASSIGN_OR_RETURN(l.q_norm, b.bind_f32_vector(p + "attn_q_norm.weight", HD));
+        EMBER_ASSIGN_OR_RETURN(l.k_norm, b.bind_f32_vector(p + "attn_k_norm.weight", HD));
+    }
+    EMBER_ASSIGN_OR_RETURN(l.wo, b.bind(p + "attn_output.weight", QD, E));
+    if (t.post_norms) {
+        EMBER_ASSIGN_OR_RETURN(l.post_attn_norm,
+                               b.bind_f32_vector(p + "post_attention_norm.weight", E));
+        EMBER_ASSIGN_OR_RETURN(l.post_ffn_norm, b.bind_f32_vector(p + "post_ffw_norm.weight", E));
+    }
+    EMBER_ASSIGN_OR_RETURN(l.ffn_norm, b.bind_f32_vector(p + "ffn_norm.weight", E));
+    if (t.fused_gate_up) {
+        EMBER_ASSIGN_OR_RETURN(l.ffn_gate_up, b.bind(p + "ffn_up.weight", E, 2 * F));
+    } else {
+        EMBER_ASSIGN_OR_RETURN(l.ffn_gate, b.bind(p + "ffn_gate.weight", E, F));
+        EMBER_ASSIGN_OR_RETURN(l.ffn_up, b.bind(p + "ffn_up.weight", E, F));
+    }
+    EMBER_ASSIGN_OR_RETURN(l.ffn_down, b.bind(p + "ffn_down.weight", F, E));
+    return {};
+}
+
+// Llama 3's frequency divisors must be finite and positive: 0 or Inf gives NaN logits.
+Status check_rope_freqs(const gguf::File& file, const Tensor& t) {
+    if (!t.present()) return {};
+    const auto* f = reinterpret_cast<const float*>(t.data);
+    for (int64_t i = 0; i < t.cols(); i++) {
+        float v;
+        std::memcpy(&v, f + i, sizeof v);
+        if (!std::isfinite(v) || !(v > 0.0f))
+            return make_error("model.bad_rope_freqs",
+                              file.path() + ": tensor 'rope_freqs.weight' has " +
+                                  std::to_string(v) + " at element " + std::to_string(i) +
+                                  ", expected finite positive frequency divisors");
+    }
+    return {};
 }
 
 }  // namespace
 
-Result<LlamaModel> load_llama(const gguf::File& file) {
-    const std::string arch = file.get_string("general.architecture").value_or("");
-    if (arch.empty())
-        return make_error("model.missing_key", file.path() + ": metadata key "
-                                               "'general.architecture' is missing or not a string");
-    if (arch != "llama")
-        return make_error("model.unsupported_architecture",
-                          file.path() + ": architecture '" + arch +
-                              "' is not supported (Ember runs 'llama': Llama 2/3, TinyLlama, "
-                              "SmolLM, Mistral)");
-
+Result<LlamaModel> load_model(const gguf::File& file) {
     LlamaModel m;
+    EMBER_ASSIGN_OR_RETURN(m.hp, read_hparams(file));
     LlamaHParams& hp = m.hp;
-    EMBER_ASSIGN_OR_RETURN(hp.n_embd, require_u32(file, "llama.embedding_length"));
-    EMBER_ASSIGN_OR_RETURN(hp.n_layer, require_u32(file, "llama.block_count"));
-    EMBER_ASSIGN_OR_RETURN(hp.n_head, require_u32(file, "llama.attention.head_count"));
-    EMBER_ASSIGN_OR_RETURN(hp.n_ff, require_u32(file, "llama.feed_forward_length"));
-    hp.n_head_kv = file.get_u32("llama.attention.head_count_kv").value_or(hp.n_head);
-    hp.n_ctx_train = file.get_u32("llama.context_length").value_or(2048);
-    hp.rms_eps = file.get_f32("llama.attention.layer_norm_rms_epsilon").value_or(1e-5f);
-    hp.rope_freq_base = file.get_f32("llama.rope.freq_base").value_or(10000.0f);
-
     auto bad = [&](const std::string& msg) {
         return make_error("model.bad_hparams", file.path() + ": " + msg);
     };
-    if (hp.n_embd == 0 || hp.n_layer == 0 || hp.n_head == 0 || hp.n_ff == 0 || hp.n_head_kv == 0 ||
-        hp.n_ctx_train == 0)
-        return bad("embedding_length, block_count, head_count, head_count_kv, "
-                   "feed_forward_length and context_length must all be positive");
-    if (hp.n_layer > 1024 || hp.n_embd > 65536 || hp.n_head > 1024 || hp.n_ff > 1u << 20)
-        return bad("hyperparameters out of range (layers " + std::to_string(hp.n_layer) +
-                   ", embedding " + std::to_string(hp.n_embd) + ")");
-    if (hp.n_embd % hp.n_head != 0)
-        return bad("embedding_length " + std::to_string(hp.n_embd) +
-                   " is not a multiple of head_count " + std::to_string(hp.n_head));
-    if (hp.n_head % hp.n_head_kv != 0)
-        return bad("head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " +
-                   std::to_string(hp.n_head_kv));
-    hp.head_dim = hp.n_embd / hp.n_head;
-    hp.n_rot = file.get_u32("llama.rope.dimension_count").value_or(hp.head_dim);
-    if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
-        return bad("rope.dimension_count " + std::to_string(hp.n_rot) +
-                   " must be even and at most the head size " + std::to_string(hp.head_dim));
-    if (!(hp.rms_eps > 0.0f) || !(hp.rope_freq_base > 0.0f))
-        return bad("layer_norm_rms_epsilon and rope.freq_base must be positive");
+    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
+        if (file.find_tensor(name))
+            return make_error("model.unsupported_feature",
+                              file.path() + ": LongRoPE (tensor '" + std::string(name) +
+                                  "', as in Phi-3.5-mini and Phi-4-mini) is not supported yet");
 
     Binder b{file, 0, {}};
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
-    if (!embd) return make_error("model.missing_tensor", file.path() + ": tensor 'token_embd.weight' is missing");
+    if (!embd)
+        return make_error("model.missing_tensor",
+                          file.path() + ": tensor 'token_embd.weight' is missing");
+    if (embd->ne[1] == 0 || embd->ne[1] > (1u << 24))
+        return bad("token_embd.weight has " + std::to_string(embd->ne[1]) + " rows");
     hp.n_vocab = uint32_t(embd->ne[1]);
     if (auto toks = file.get_array("tokenizer.ggml.tokens"); toks && toks->size() != hp.n_vocab)
         return bad("token_embd.weight has " + std::to_string(hp.n_vocab) +
                    " rows but the vocabulary has " + std::to_string(toks->size()) + " tokens");
 
-    const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab;
-    const int64_t QD = int64_t(hp.n_head) * hp.head_dim, KVD = hp.n_kv_dim();
+    const int64_t E = hp.n_embd, V = hp.n_vocab;
     EMBER_ASSIGN_OR_RETURN(m.tok_embd, b.bind("token_embd.weight", E, V));
     EMBER_ASSIGN_OR_RETURN(m.output_norm, b.bind_f32_vector("output_norm.weight", E));
     EMBER_ASSIGN_OR_RETURN(m.output, b.bind("output.weight", E, V, /*optional=*/true));
@@ -133,24 +157,32 @@ Result<LlamaModel> load_llama(const gguf::File& file) {
         m.output = m.tok_embd;
         m.tied_output = true;
     }
-    EMBER_ASSIGN_OR_RETURN(m.rope_freqs, b.bind_f32_vector("rope_freqs.weight", hp.n_rot / 2, true));
+    EMBER_ASSIGN_OR_RETURN(m.rope_freqs,
+                           b.bind_f32_vector("rope_freqs.weight", hp.n_rot / 2, true));
+    EMBER_TRY(check_rope_freqs(file, m.rope_freqs));
 
     m.layers.resize(hp.n_layer);
-    for (uint32_t i = 0; i < hp.n_layer; i++) {
-        const std::string p = "blk." + std::to_string(i) + ".";
-        LlamaLayer& l = m.layers[i];
-        EMBER_ASSIGN_OR_RETURN(l.attn_norm, b.bind_f32_vector(p + "attn_norm.weight", E));
-        EMBER_ASSIGN_OR_RETURN(l.wq, b.bind(p + "attn_q.weight", E, QD));
-        EMBER_ASSIGN_OR_RETURN(l.wk, b.bind(p + "attn_k.weight", E, KVD));
-        EMBER_ASSIGN_OR_RETURN(l.wv, b.bind(p + "attn_v.weight", E, KVD));
-        EMBER_ASSIGN_OR_RETURN(l.wo, b.bind(p + "attn_output.weight", QD, E));
-        EMBER_ASSIGN_OR_RETURN(l.ffn_norm, b.bind_f32_vector(p + "ffn_norm.weight", E));
-        EMBER_ASSIGN_OR_RETURN(l.ffn_gate, b.bind(p + "ffn_gate.weight", E, F));
-        EMBER_ASSIGN_OR_RETURN(l.ffn_up, b.bind(p + "ffn_up.weight", E, F));
-        EMBER_ASSIGN_OR_RETURN(l.ffn_down, b.bind(p + "ffn_down.weight", F, E));
-    }
+    for (uint32_t i = 0; i < hp.n_layer; i++) EMBER_TRY(bind_layer(b, hp, i, m.layers[i]));
     m.weight_bytes = b.weight_bytes;
     return m;
+}
+
+std::vector<const Tensor*> LlamaModel::tensors() const {
+    std::vector<const Tensor*> out;
+    auto add = [&](const Tensor& t) {
+        if (t.present()) out.push_back(&t);
+    };
+    add(tok_embd);
+    add(output_norm);
+    if (!tied_output) add(output);
+    add(rope_freqs);
+    for (const LlamaLayer& l : layers)
+        for (const Tensor* t :
+             {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wqkv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
+              &l.wo, &l.post_attn_norm, &l.ffn_norm, &l.ffn_gate, &l.ffn_up, &l.ffn_gate_up,
+              &l.ffn_down, &l.post_ffn_norm})
+            add(*t);
+    return out;
 }
 
 }  // namespace ember

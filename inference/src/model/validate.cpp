@@ -176,14 +176,7 @@ Status check_finite_weights(const LlamaModel& model, const std::string& path, in
             if (o->data == t.data) return;
         tensors.push_back(&t);
     };
-    add(model.tok_embd);
-    add(model.output_norm);
-    add(model.output);
-    add(model.rope_freqs);
-    for (const LlamaLayer& l : model.layers)
-        for (const Tensor* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.ffn_norm, &l.ffn_gate,
-                                &l.ffn_up, &l.ffn_down})
-            add(*t);
+    for (const Tensor* t : model.tensors()) add(*t);
 
     // Chunks of about 4 MiB, so that a few huge matrices still spread over every thread.
     constexpr uint64_t kChunkBytes = 4u << 20;

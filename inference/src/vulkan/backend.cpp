@@ -1,5 +1,7 @@
 #include "vulkan/vulkan_backend.h"
 
+#include <cmath>
+
 #include "common/log.h"
 #include "vulkan/fault.h"
 #include "vulkan/forward.h"
@@ -68,8 +70,41 @@ Error does_not_fit(const FitEstimate& f, int n_ctx) {
 
 }  // namespace
 
+Status check_model_supported(const LlamaModel& model) {
+    const LlamaHParams& hp = model.hp;
+    const ArchTraits& arch = hp.traits();
+    auto refuse = [](const std::string& why) {
+        return make_error("vulkan.unsupported_model", "the Vulkan backend does not run " + why);
+    };
+    if (arch.arch != Arch::Llama)
+        return refuse("architecture '" + std::string(arch.name) + "' yet");
+    // Its kernels do the rest of plain Llama only: anything else would run wrong.
+    if (hp.n_embd % hp.n_head != 0 || hp.head_dim != hp.n_embd / hp.n_head)
+        return refuse("a head size (" + std::to_string(hp.head_dim) +
+                      ") other than embedding_length / head_count yet");
+    if (hp.n_rot != hp.head_dim)
+        return refuse("partial rotary embeddings (rope.dimension_count " +
+                      std::to_string(hp.n_rot) + " < head size " + std::to_string(hp.head_dim) +
+                      ") yet");
+    if (hp.rope_freq_scale != 1.0f) return refuse("linear rope scaling yet");
+    if (hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)) || hp.attn_softcap > 0 ||
+        hp.final_softcap > 0)
+        return refuse("a non-standard attention scale or soft-capping yet");
+    for (uint32_t l = 0; l < hp.n_layer; l++) {
+        const LayerHParams lh = hp.layer_hp(l);
+        if (lh.swa || lh.rope_base != hp.rope_freq_base || lh.rope_freq_scale != 1.0f)
+            return refuse("per-layer rope or sliding-window attention yet");
+    }
+    for (const LlamaLayer& L : model.layers)
+        if (L.bq.present() || L.bk.present() || L.bv.present() || L.wqkv.present() ||
+            L.q_norm.present() || L.post_attn_norm.present() || L.ffn_gate_up.present())
+            return refuse("attention biases, q/k norms, post norms or fused weights yet");
+    return {};
+}
+
 Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
                                  uint64_t fake_available) {
+    EMBER_TRY(check_model_supported(model));
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(device));
     EMBER_ASSIGN_OR_RETURN(
         uint64_t weights,
@@ -79,6 +114,7 @@ Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::
 
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
                                                            const Options& opt) {
+    EMBER_TRY(check_model_supported(model));
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(opt.device));
     EMBER_ASSIGN_OR_RETURN(
         uint64_t weights,

@@ -25,6 +25,10 @@ struct Options {
     bool disk_pipeline_cache = true;
 };
 
+// Whether the Vulkan kernels run this model exactly: plain Llama only for now. Anything else
+// gives "vulkan.unsupported_model" with the reason, and the caller runs it on the CPU.
+Status check_model_supported(const LlamaModel& model);
+
 // Memory the model would need on a Vulkan device (the same numbers the loader uses).
 struct FitEstimate {
     uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0, available = 0;
@@ -34,9 +38,9 @@ struct FitEstimate {
 Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
                                  uint64_t fake_available = 0);
 
-// Picks the adapter, estimates weights + KV cache at n_ctx + scratch, refuses with the numbers
-// ("needs 4.3 GiB, 3.1 GiB available", code "vulkan.does_not_fit") if it does not fit, creates
-// the device and uploads the weights.
+// Refuses what check_model_supported refuses. Picks the adapter, estimates weights + KV cache
+// at n_ctx + scratch, refuses with the numbers ("needs 4.3 GiB, 3.1 GiB available", code
+// "vulkan.does_not_fit") if it does not fit, creates the device and uploads the weights.
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
                                                            const Options& opt);
 

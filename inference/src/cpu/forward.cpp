@@ -1,0 +1,394 @@
+// The decoder forward pass on the CPU, in the spirit of llama2.c's forward(): one pass for every
+// family, with the family's differences (model/arch.h) as plain branches on its traits.
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <vector>
+
+#include "common/log.h"
+#include "cpu/backend_cpu.h"
+#include "cpu/matmul.h"
+#include "cpu/ops.h"
+
+namespace ember::cpu {
+namespace {
+
+WeightView view(const Tensor& t) {
+    return WeightView{t.type, t.rows(), t.cols(), t.data, t.row_stride};
+}
+
+// A layer's matrices as the kernels read them; fused ones replace their parts (Phi-3).
+struct LayerViews {
+    WeightView wq, wk, wv, wqkv, wo, gate, up, gate_up, down;
+};
+
+struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+};
+
+// Weights and the pool, shared by every session of the model.
+class CpuModel final : public BackendModel {
+public:
+    CpuModel(const LlamaModel& m, int n_threads) : m_model(m), m_pool(n_threads) {
+        m_info.kind = BackendKind::Cpu;
+        m_info.device = cpu_name();
+        m_info.n_threads = n_threads;
+    }
+    Result<std::unique_ptr<Runner>> create_runner(int n_ctx) override;
+    const BackendInfo& info() const override { return m_info; }
+    MemoryStats memory() const override;
+
+    // Views of the matmul weights; Q4_0/Q8_0 are repacked (see WeightLayout) when the
+    // kernels in use have a packed path.
+    Status prepare_weights();
+
+    const LlamaModel& m_model;
+    ThreadPool m_pool;
+    BackendInfo m_info;
+    std::vector<LayerViews> m_layers;
+    WeightView m_output;
+
+private:
+    Result<WeightView> prepare(const Tensor& t);
+    std::vector<std::unique_ptr<uint8_t, FreeDeleter>> m_packed;
+};
+
+Result<WeightView> CpuModel::prepare(const Tensor& t) {
+    if (!t.present()) return WeightView{};  // a tensor this family does not use
+    WeightView v = view(t);
+    if (!should_pack(v)) return v;
+    const size_t bytes = size_t(v.rows) * v.row_stride;
+    auto* buf = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
+    if (!buf)
+        return make_error("cpu.out_of_memory", "cannot allocate " + std::to_string(bytes) +
+                                                   " bytes to repack " + t.name);
+    m_packed.emplace_back(buf);
+    WeightView packed = pack_weight(m_pool, v, buf);
+    // The mapped file's pages of this tensor are no longer read: let the kernel drop them
+    // (advice only; MADV_PAGEOUT never discards data, so a heap-backed model is unaffected).
+    const uintptr_t lo = (reinterpret_cast<uintptr_t>(t.data) + 4095) / 4096 * 4096;
+    const uintptr_t hi = (reinterpret_cast<uintptr_t>(t.data) + bytes) / 4096 * 4096;
+#ifdef MADV_PAGEOUT
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT);
+#endif
+    return packed;
+}
+
+Status CpuModel::prepare_weights() {
+    m_layers.clear();
+    for (const LlamaLayer& L : m_model.layers) {
+        LayerViews v;
+        EMBER_ASSIGN_OR_RETURN(v.wq, prepare(L.wq));
+        EMBER_ASSIGN_OR_RETURN(v.wk, prepare(L.wk));
+        EMBER_ASSIGN_OR_RETURN(v.wv, prepare(L.wv));
+        EMBER_ASSIGN_OR_RETURN(v.wqkv, prepare(L.wqkv));
+        EMBER_ASSIGN_OR_RETURN(v.wo, prepare(L.wo));
+        EMBER_ASSIGN_OR_RETURN(v.gate, prepare(L.ffn_gate));
+        EMBER_ASSIGN_OR_RETURN(v.up, prepare(L.ffn_up));
+        EMBER_ASSIGN_OR_RETURN(v.gate_up, prepare(L.ffn_gate_up));
+        EMBER_ASSIGN_OR_RETURN(v.down, prepare(L.ffn_down));
+        m_layers.push_back(v);
+    }
+    // A tied output shares tok_embd's bytes, which embedding lookups still read.
+    if (m_model.tied_output) {
+        m_output = view(m_model.output);
+    } else {
+        EMBER_ASSIGN_OR_RETURN(m_output, prepare(m_model.output));
+    }
+    return {};
+}
+
+// One session: the KV cache and the activation buffers.
+class CpuRunner final : public Runner {
+public:
+    CpuRunner(CpuModel& owner, int n_ctx);
+    Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
+    int n_ctx() const override { return m_n_ctx; }
+
+private:
+    void ensure_batch(int n);
+    void forward_batch(const int32_t* tokens, int n, int pos, float* logits);
+    void embed(const int32_t* tokens, int n);
+    void project_qkv(uint32_t l, int n);
+    void attention_block(uint32_t l, int n, int pos);
+    void ffn_block(uint32_t l, int n);
+    void output(int n, float* logits);
+    // Each of the n rows of x (stride `stride`) becomes rmsnorm(row) * w, in place.
+    void norm_rows(float* x, int n, int stride, const Tensor& w, int len);
+
+    CpuModel& m_owner;
+    const LlamaModel& m;
+    const LlamaHParams& hp;
+    const ArchTraits& arch;
+    int m_n_ctx;
+    int m_batch_cap = 0;
+    static constexpr int kMaxBatch = 256;  // prefill runs in chunks of this many tokens
+
+    // KV cache, F32 (see ops.h): [n_layer][n_ctx][n_kv_dim]
+    std::vector<float> m_k_cache, m_v_cache;
+    // Activations for a batch of B tokens:
+    std::vector<float> m_x;       // [B][n_embd] residual stream
+    std::vector<float> m_xb;      // [B][n_embd] normed input / output of projections
+    std::vector<float> m_q;       // [B][n_head*head_dim]
+    std::vector<float> m_k;       // [B][n_kv_dim]
+    std::vector<float> m_v;       // [B][n_kv_dim]
+    std::vector<float> m_qkv;     // [B][n_head*head_dim + 2*n_kv_dim], fused_qkv only
+    std::vector<float> m_att;     // [B][n_head*head_dim] attention output
+    std::vector<float> m_hb;      // [B][n_ff] gate, then act(gate)*up
+    std::vector<float> m_hb2;     // [B][n_ff] up; [B][2*n_ff] gate|up with fused_gate_up
+    std::vector<float> m_scores;  // [threads][n_ctx] attention scores
+    MatmulScratch m_mm;
+};
+
+CpuRunner::CpuRunner(CpuModel& owner, int n_ctx)
+    : m_owner(owner), m(owner.m_model), hp(m.hp), arch(m.hp.traits()), m_n_ctx(n_ctx) {
+    const size_t kv = size_t(hp.n_layer) * n_ctx * hp.n_kv_dim();
+    m_k_cache.assign(kv, 0.0f);
+    m_v_cache.assign(kv, 0.0f);
+    m_scores.assign(size_t(owner.m_pool.size()) * n_ctx, 0.0f);
+    ensure_batch(1);
+}
+
+void CpuRunner::ensure_batch(int n) {
+    if (n <= m_batch_cap) return;
+    const size_t B = size_t(n);
+    m_x.resize(B * hp.n_embd);
+    m_xb.resize(B * hp.n_embd);
+    m_q.resize(B * hp.n_q_dim());
+    m_k.resize(B * hp.n_kv_dim());
+    m_v.resize(B * hp.n_kv_dim());
+    if (arch.fused_qkv) m_qkv.resize(B * (hp.n_q_dim() + 2 * hp.n_kv_dim()));
+    m_att.resize(B * hp.n_q_dim());
+    m_hb.resize(B * hp.n_ff);
+    m_hb2.resize(B * hp.n_ff * (arch.fused_gate_up ? 2 : 1));
+    m_batch_cap = n;
+}
+
+Status CpuRunner::forward(std::span<const int32_t> tokens, int pos, float* logits) {
+    if (tokens.empty()) return make_error("session.empty_batch", "forward: no tokens to evaluate");
+    if (pos < 0 || size_t(pos) + tokens.size() > size_t(m_n_ctx))
+        return make_error("session.context_full", "context full: " + std::to_string(pos) + " + " +
+                                                      std::to_string(tokens.size()) +
+                                                      " tokens exceed the context of " +
+                                                      std::to_string(m_n_ctx));
+    for (int32_t t : tokens)
+        if (t < 0 || uint32_t(t) >= hp.n_vocab)
+            return make_error("session.bad_token", "token id " + std::to_string(t) +
+                                                       " is outside the vocabulary [0, " +
+                                                       std::to_string(hp.n_vocab) + ")");
+    for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
+        const int n = int(std::min<size_t>(kMaxBatch, tokens.size() - i));
+        const bool last = i + size_t(n) == tokens.size();
+        forward_batch(tokens.data() + i, n, pos + int(i), last ? logits : nullptr);
+    }
+    return {};
+}
+
+const float* f32(const Tensor& t) {
+    return reinterpret_cast<const float*>(t.data);
+}
+
+void CpuRunner::norm_rows(float* x, int n, int stride, const Tensor& w, int len) {
+    for (int t = 0; t < n; t++) {
+        float* row = x + size_t(t) * stride;
+        rms_norm(row, f32(w), row, len, hp.rms_eps);
+    }
+}
+
+void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logits) {
+    ensure_batch(n);
+    embed(tokens, n);
+    for (uint32_t l = 0; l < hp.n_layer; l++) {
+        attention_block(l, n, pos);
+        ffn_block(l, n);
+    }
+    if (logits) output(n, logits);
+}
+
+// x[t] = tok_embd[token t]  [n][E]; Gemma scales it by sqrt(n_embd), rounded to float as
+// Hugging Face does.
+void CpuRunner::embed(const int32_t* tokens, int n) {
+    const int E = int(hp.n_embd);
+    for (int t = 0; t < n; t++) get_row(view(m.tok_embd), tokens[t], &m_x[size_t(t) * E]);
+    if (arch.embd_scale) scale_inplace(m_x.data(), n * E, std::sqrt(float(E)));
+}
+
+// q [n][QD], k [n][KVD], v [n][KVD] from the normed input xb [n][E].
+void CpuRunner::project_qkv(uint32_t l, int n) {
+    const LlamaLayer& L = m.layers[l];
+    const LayerViews& W = m_owner.m_layers[l];
+    ThreadPool& pool = m_owner.m_pool;
+    const int QD = int(hp.n_q_dim()), KVD = int(hp.n_kv_dim());
+    if (arch.fused_qkv) {
+        // qkv = Wqkv xb [n][QD + 2 KVD]: each row holds q, then k, then v
+        matmul(pool, W.wqkv, m_xb.data(), n, m_qkv.data(), m_mm);
+        const size_t row = size_t(QD) + 2 * size_t(KVD);
+        for (int t = 0; t < n; t++) {
+            const float* r = &m_qkv[size_t(t) * row];
+            std::copy_n(r, QD, &m_q[size_t(t) * QD]);
+            std::copy_n(r + QD, KVD, &m_k[size_t(t) * KVD]);
+            std::copy_n(r + QD + KVD, KVD, &m_v[size_t(t) * KVD]);
+        }
+    } else {
+        // q = Wq xb, k = Wk xb, v = Wv xb
+        matmul(pool, W.wq, m_xb.data(), n, m_q.data(), m_mm);
+        matmul(pool, W.wk, m_xb.data(), n, m_k.data(), m_mm);
+        matmul(pool, W.wv, m_xb.data(), n, m_v.data(), m_mm);
+    }
+    // Biases (Qwen 2): q += bq [QD], k += bk [KVD], v += bv [KVD]
+    for (int t = 0; t < n; t++) {
+        if (L.bq.present()) add_inplace(&m_q[size_t(t) * QD], f32(L.bq), QD);
+        if (L.bk.present()) add_inplace(&m_k[size_t(t) * KVD], f32(L.bk), KVD);
+        if (L.bv.present()) add_inplace(&m_v[size_t(t) * KVD], f32(L.bv), KVD);
+    }
+}
+
+void CpuRunner::attention_block(uint32_t l, int n, int pos) {
+    const LlamaLayer& L = m.layers[l];
+    const LayerViews& W = m_owner.m_layers[l];
+    const LayerHParams lh = hp.layer_hp(l);
+    ThreadPool& pool = m_owner.m_pool;
+    const int E = int(hp.n_embd), KVD = int(hp.n_kv_dim()), QD = int(hp.n_q_dim());
+    const int HD = int(hp.head_dim);
+    float* k_cache = &m_k_cache[size_t(l) * m_n_ctx * KVD];  // [n_ctx][KVD]
+    float* v_cache = &m_v_cache[size_t(l) * m_n_ctx * KVD];  // [n_ctx][KVD]
+
+    // Attention input: xb = rmsnorm(x) * attn_norm  [n][E]
+    for (int t = 0; t < n; t++)
+        rms_norm(&m_x[size_t(t) * E], f32(L.attn_norm), &m_xb[size_t(t) * E], E, hp.rms_eps);
+
+    // Projections (and biases): q [n][QD], k [n][KVD], v [n][KVD]
+    project_qkv(l, n);
+
+    // Qwen 3, Gemma 3: RMSNorm over each head of q and k, before rope  [n * heads][HD]
+    if (arch.qk_norm) {
+        norm_rows(m_q.data(), n * int(hp.n_head), HD, L.q_norm, HD);
+        norm_rows(m_k.data(), n * int(hp.n_head_kv), HD, L.k_norm, HD);
+    }
+
+    // RoPE on q and k with this layer's base and scale, then append k and v to the cache at
+    // positions pos..pos+n-1
+    RopeSpec rope_spec;
+    rope_spec.n_rot = int(hp.n_rot);
+    rope_spec.freq_base = lh.rope_base;
+    rope_spec.freq_scale = lh.rope_freq_scale;
+    rope_spec.freq_factors = m.rope_freqs.present() ? f32(m.rope_freqs) : nullptr;
+    rope_spec.neox = arch.rope == RopeMode::Neox;
+    for (int t = 0; t < n; t++) {
+        rope(&m_q[size_t(t) * QD], int(hp.n_head), HD, pos + t, rope_spec);
+        rope(&m_k[size_t(t) * KVD], int(hp.n_head_kv), HD, pos + t, rope_spec);
+    }
+    std::copy_n(m_k.data(), size_t(n) * KVD, k_cache + size_t(pos) * KVD);
+    std::copy_n(m_v.data(), size_t(n) * KVD, v_cache + size_t(pos) * KVD);
+
+    // Causal grouped-query attention over the cache (soft-capped scores, sliding window on
+    // the layers that have one): att [n][QD]
+    AttentionSpec spec;
+    spec.n_head = int(hp.n_head);
+    spec.n_head_kv = int(hp.n_head_kv);
+    spec.head_dim = HD;
+    spec.scale = hp.attention_scale();
+    spec.softcap = hp.attn_softcap;
+    spec.window = lh.swa ? int(hp.n_swa) : 0;
+    attention(pool, m_q.data(), k_cache, v_cache, m_att.data(), n, pos, spec, m_scores.data());
+
+    // Output projection: xb = Wo att [n][E]; Gemma norms it again before the residual
+    matmul(pool, W.wo, m_att.data(), n, m_xb.data(), m_mm);
+    if (L.post_attn_norm.present()) norm_rows(m_xb.data(), n, E, L.post_attn_norm, E);
+
+    // Residual: x += xb
+    add_inplace(m_x.data(), m_xb.data(), n * E);
+}
+
+void CpuRunner::ffn_block(uint32_t l, int n) {
+    const LlamaLayer& L = m.layers[l];
+    const LayerViews& W = m_owner.m_layers[l];
+    ThreadPool& pool = m_owner.m_pool;
+    const int E = int(hp.n_embd), F = int(hp.n_ff);
+    auto act_mul = arch.act == FfnAct::GeluTanh ? gelu_tanh_mul : silu_mul;
+
+    // FFN input: xb = rmsnorm(x) * ffn_norm  [n][E]
+    for (int t = 0; t < n; t++)
+        rms_norm(&m_x[size_t(t) * E], f32(L.ffn_norm), &m_xb[size_t(t) * E], E, hp.rms_eps);
+
+    if (arch.fused_gate_up) {
+        // Phi-3: hb2 = Wgate_up xb [n][2F], each row gate then up; hb = act(gate) * up [n][F]
+        matmul(pool, W.gate_up, m_xb.data(), n, m_hb2.data(), m_mm);
+        for (int t = 0; t < n; t++) {
+            const float* gu = &m_hb2[size_t(t) * 2 * F];
+            act_mul(gu, gu + F, &m_hb[size_t(t) * F], F);
+        }
+    } else {
+        // Gated FFN: hb = act(Wgate xb) * (Wup xb)  [n][F]; act is SiLU or GELU-tanh (Gemma)
+        matmul(pool, W.gate, m_xb.data(), n, m_hb.data(), m_mm);
+        matmul(pool, W.up, m_xb.data(), n, m_hb2.data(), m_mm);
+        act_mul(m_hb.data(), m_hb2.data(), m_hb.data(), n * F);
+    }
+
+    // Down projection: xb = Wdown hb [n][E]; Gemma norms it again before the residual
+    matmul(pool, W.down, m_hb.data(), n, m_xb.data(), m_mm);
+    if (L.post_ffn_norm.present()) norm_rows(m_xb.data(), n, E, L.post_ffn_norm, E);
+
+    // Residual: x += xb
+    add_inplace(m_x.data(), m_xb.data(), n * E);
+}
+
+// Final norm of the last token and the output head: logits = Wout rmsnorm(x) [n_vocab],
+// soft-capped where the family does so (Gemma 2).
+void CpuRunner::output(int n, float* logits) {
+    const int E = int(hp.n_embd);
+    float* x_last = &m_x[size_t(n - 1) * E];
+    rms_norm(x_last, f32(m.output_norm), m_xb.data(), E, hp.rms_eps);
+    matmul(m_owner.m_pool, m_owner.m_output, m_xb.data(), 1, logits, m_mm);
+    if (hp.final_softcap > 0.0f) softcap(logits, int(hp.n_vocab), hp.final_softcap);
+}
+
+Result<std::unique_ptr<Runner>> CpuModel::create_runner(int n_ctx) {
+    if (n_ctx <= 0) return make_error("session.bad_context", "context length must be positive");
+    return std::unique_ptr<Runner>(new CpuRunner(*this, n_ctx));
+}
+
+MemoryStats CpuModel::memory() const {
+    MemoryStats s;
+    s.source = "process RSS";
+    std::ifstream f("/proc/self/statm");
+    uint64_t pages_total = 0, pages_rss = 0;
+    if (f >> pages_total >> pages_rss) s.used = pages_rss * 4096;
+    std::ifstream mi("/proc/meminfo");
+    std::string key;
+    uint64_t kb = 0;
+    std::string unit;
+    while (mi >> key >> kb >> unit)
+        if (key == "MemTotal:") s.budget = kb * 1024;
+    return s;
+}
+
+}  // namespace
+
+std::string cpu_name() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            auto p = line.find(':');
+            if (p != std::string::npos) {
+                std::string s = line.substr(p + 1);
+                s.erase(0, s.find_first_not_of(' '));
+                return s;
+            }
+        }
+    }
+    return "CPU";
+}
+
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads) {
+    if (n_threads <= 0) n_threads = physical_cores();
+    auto m = std::make_unique<CpuModel>(model, n_threads);
+    EMBER_TRY(m->prepare_weights());
+    return std::unique_ptr<BackendModel>(std::move(m));
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,196 @@
+// Every model of ${EMBER_SHARED_DIR}/models/arch (tiny random-weight files of each family,
+// converted as llama.cpp converts real checkpoints) against its Hugging Face reference on the
+// CPU: logits and the greedy continuation. The folder is listed, not named file by file, so
+// files of other shapes and seeds are checked the same way.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+#include "gguf/gguf.h"
+#include "model/llama.h"
+#include "test_util.h"
+#ifdef EMBER_HAVE_VULKAN
+#include "vulkan/vulkan_backend.h"
+#endif
+
+namespace fs = std::filesystem;
+using ember::test::shared_path;
+
+namespace {
+
+std::vector<std::string> arch_models() {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(shared_path("models/arch"), ec))
+        if (e.path().extension() == ".gguf") out.push_back(e.path().string());
+    std::sort(out.begin(), out.end());
+    if (out.empty()) out.push_back("");  // one skipped test says the folder is missing
+    return out;
+}
+
+// "qwen2.f16.gguf" -> "qwen2.f16.reference.json"
+std::string reference_of(const std::string& gguf) {
+    return gguf.substr(0, gguf.size() - 5) + ".reference.json";
+}
+
+struct Diff {
+    double max_abs = 0.0, rel_l2 = 0.0;
+};
+Diff compare(std::span<const float> got, const nlohmann::json& want) {
+    Diff d;
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < want.size(); i++) {
+        const double w = want[i].get<double>(), g = got[i];
+        d.max_abs = std::max(d.max_abs, std::abs(g - w));
+        num += (g - w) * (g - w);
+        den += w * w;
+    }
+    d.rel_l2 = std::sqrt(num / std::max(den, 1e-30));
+    if (!std::isfinite(d.max_abs) ||
+        std::any_of(got.begin(), got.end(), [](float v) { return !std::isfinite(v); }))
+        d.max_abs = d.rel_l2 = INFINITY;
+    return d;
+}
+
+int32_t argmax(std::span<const float> v) {
+    return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+class ArchReference : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        path = GetParam();
+        if (path.empty()) GTEST_SKIP() << "no models in " << shared_path("models/arch");
+        std::ifstream f(reference_of(path));
+        ASSERT_TRUE(f) << "no reference for " << path;
+        ref = nlohmann::json::parse(f);
+        ember::LoadParams p;
+        p.backend = ember::BackendKind::Cpu;
+        p.n_threads = 2;
+        p.n_ctx = 128;
+        auto m = ember::Model::load(path, p);
+        ASSERT_TRUE(m.ok()) << m.error().code << ": " << m.error().message;
+        model = std::move(m).value();
+    }
+    // F32 files match within 1e-4 absolute; others (F16) within 2e-3 relative L2 of their
+    // own reference.
+    void expect_close(std::span<const float> got, const nlohmann::json& want,
+                      const std::string& what) {
+        ASSERT_EQ(got.size(), want.size()) << what;
+        const Diff d = compare(got, want);
+        if (model->info().quantization == "F32")
+            EXPECT_LE(d.max_abs, 1e-4) << what << " (relative L2 " << d.rel_l2 << ")";
+        else
+            EXPECT_LE(d.rel_l2, 2e-3) << what << " (max abs " << d.max_abs << ")";
+    }
+
+    std::string path;
+    nlohmann::json ref;
+    std::unique_ptr<ember::Model> model;
+};
+
+TEST_P(ArchReference, InfoMatchesTheSpec) {
+    const ember::ModelInfo& info = model->info();
+    EXPECT_EQ(info.architecture, ref.value("gguf_architecture", info.architecture));
+    const nlohmann::json& spec = ref["spec"];
+    auto check = [&](const char* key, uint32_t got) {
+        if (spec.contains(key)) EXPECT_EQ(got, spec[key].get<uint32_t>()) << key;
+    };
+    check("hidden", info.n_embd);
+    check("layers", info.n_layer);
+    check("heads", info.n_head);
+    check("kv_heads", info.n_head_kv);
+    check("ffn", info.n_ff);
+}
+
+// Each sequence is evaluated in batches that end at the positions with reference logits:
+// one prompt batch for the last-position sequences, token by token for the one with every
+// position, so both the prefill and the decode paths are compared.
+TEST_P(ArchReference, LogitsMatchReference) {
+    for (const auto& seq : ref["sequences"]) {
+        const auto ids = seq["ids"].get<std::vector<int32_t>>();
+        const auto positions = seq["logits_positions"].get<std::vector<int>>();
+        ASSERT_EQ(positions.size(), seq["logits"].size());
+        auto session = ember::Session::create(*model);
+        ASSERT_TRUE(session.ok()) << session.error().message;
+        int done = 0;
+        for (size_t i = 0; i < positions.size(); i++) {
+            const int p = positions[i];
+            ASSERT_GE(p, done);
+            ASSERT_LT(p, int(ids.size()));
+            auto logits = (*session)->eval(std::span(ids).subspan(done, p + 1 - done));
+            ASSERT_TRUE(logits.ok()) << logits.error().message;
+            expect_close(*logits, seq["logits"][i],
+                         seq["name"].get<std::string>() + " position " + std::to_string(p));
+            done = p + 1;
+        }
+    }
+}
+
+TEST_P(ArchReference, GreedyContinuationMatches) {
+    const auto prompt = ref["greedy"]["prompt_ids"].get<std::vector<int32_t>>();
+    const auto want = ref["greedy"]["new_tokens"].get<std::vector<int32_t>>();
+    auto session = ember::Session::create(*model);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    auto logits = (*session)->eval(prompt);
+    ASSERT_TRUE(logits.ok()) << logits.error().message;
+    std::vector<int32_t> got;
+    for (size_t i = 0; i < want.size(); i++) {
+        got.push_back(argmax(*logits));
+        if (i + 1 == want.size()) break;
+        logits = (*session)->eval(std::span(&got.back(), 1));
+        ASSERT_TRUE(logits.ok()) << logits.error().message;
+    }
+    EXPECT_EQ(got, want);
+}
+
+// The Vulkan backend runs plain Llama only: every other model is refused before anything is
+// uploaded, with a reason, and Model::load runs it on the CPU saying why.
+TEST_P(ArchReference, VulkanRefusesWhatItCannotRun) {
+    auto file = ember::gguf::File::open(path);
+    ASSERT_TRUE(file.ok()) << file.error().message;
+    auto m = ember::load_model(**file);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    const std::string arch = model->info().architecture;
+    const bool plain = arch == "llama" && m->hp.head_dim * m->hp.n_head == m->hp.n_embd;
+#ifdef EMBER_HAVE_VULKAN
+    ember::Status st = ember::vulkan::check_model_supported(*m);
+    EXPECT_EQ(st.ok(), plain) << (st.ok() ? "accepted" : st.error().message);
+    if (!st.ok()) {
+        EXPECT_EQ(st.error().code, "vulkan.unsupported_model");
+        if (arch != "llama")
+            EXPECT_NE(st.error().message.find("architecture '" + arch + "'"), std::string::npos)
+                << st.error().message;
+    }
+#endif
+    if (plain) return;  // loading it with Vulkan would start a device: tests/vulkan does that
+    ember::LoadParams p;
+    p.backend = ember::BackendKind::Vulkan;
+    p.n_threads = 2;
+    auto vk = ember::Model::load(path, p);
+    ASSERT_TRUE(vk.ok()) << vk.error().message;
+    EXPECT_EQ((*vk)->backend().kind, ember::BackendKind::Cpu);
+#ifdef EMBER_HAVE_VULKAN
+    EXPECT_EQ((*vk)->backend().fallback_code, "vulkan.unsupported_model");
+#endif
+    EXPECT_FALSE((*vk)->backend().fallback_reason.empty());
+}
+
+std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
+    if (info.param.empty()) return "none";
+    std::string s = fs::path(info.param).stem().string();
+    for (char& c : s)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    return s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ArchReference, ::testing::ValuesIn(arch_models()), test_name);
+
+}  // namespace
