@@ -238,7 +238,7 @@ void Writer::set_alignment(uint32_t a) {
 
 void Writer::add_tensor(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
                         std::function<void(uint8_t* dst, uint64_t n_bytes)> fill) {
-    m_tensors.push_back({name, type, std::move(dims), std::move(fill), std::nullopt});
+    m_tensors.push_back({name, type, std::move(dims), std::move(fill), std::nullopt, "", 0});
 }
 
 void Writer::add_tensor(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
@@ -248,7 +248,7 @@ void Writer::add_tensor(const std::string& name, GgmlType type, std::vector<uint
     auto fill = [data](uint8_t* dst, uint64_t n_bytes) {
         std::memcpy(dst, data->data(), std::min<uint64_t>(n_bytes, data->size()));
     };
-    m_tensors.push_back({name, type, std::move(dims), std::move(fill), n});
+    m_tensors.push_back({name, type, std::move(dims), std::move(fill), n, "", 0});
 }
 
 void Writer::add_view(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
