@@ -20,7 +20,9 @@ commands:
   tokenize  -m MODEL (-p TEXT | -f FILE) [--no-bos] [--parse-special] --json
   info      -m MODEL [--json]
   template  (-m MODEL | --template-file FILE) --messages FILE.json
-            [--add-generation-prompt] [--bos-token S] [--eos-token S]
+            [--add-generation-prompt] [--bos-token S] [--eos-token S] [--tools FILE.json]
+            [--var NAME=VALUE ...]   (messages as in an OpenAI request: tool_calls, content
+            parts...; a VALUE that is not JSON is a string: --var enable_thinking=false)
   mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
             [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
   bench     -m MODEL [-p 512] [-n 128] [-r 3] [-d 0] [--backend ...] [--device ...]
