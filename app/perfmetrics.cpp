@@ -25,6 +25,10 @@ void PerfMetrics::beginResponse(double nowMs) {
     m_totals = {};
 }
 
+void PerfMetrics::reset() {
+    *this = PerfMetrics(m_options);
+}
+
 void PerfMetrics::addToken(double timeMs) {
     if (m_firstTokenMs < 0) m_firstTokenMs = timeMs;
     m_lastTokenMs = std::max(m_lastTokenMs, timeMs);

@@ -8,6 +8,7 @@
 // What the engine measured for a finished response; zero where it did not measure.
 struct ResponseTotals {
     int promptTokens = 0;  // evaluated, not reused from the cache
+    int promptTotal = 0;   // the whole prompt: reused from the cache and evaluated
     double promptMs = 0;
     double timeToFirstTokenMs = 0;
     double tokensPerSecond = 0;
@@ -30,6 +31,8 @@ public:
     static double nowMs();
 
     void beginResponse(double nowMs);
+    // Forgets every response and the history (another model: its numbers are not comparable).
+    void reset();
     void addToken(double timeMs);
     // Ends the response; the engine's own totals replace the estimates where it gives them.
     void finishResponse(const ResponseTotals& totals);
@@ -48,6 +51,7 @@ public:
     double timeToFirstTokenMs() const;     // -1 = unknown
     int generatedTokens() const;
     int promptTokens() const { return m_totals.promptTokens; }
+    int promptTotal() const { return m_totals.promptTotal; }
     int contextUsed() const { return m_totals.contextUsed; }
 
     // Appends the rate at each sampling instant up to nowMs (several if calls came late, at most

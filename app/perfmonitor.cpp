@@ -42,14 +42,34 @@ QList<qreal> PerfMonitor::history() const {
 }
 
 void PerfMonitor::onModelChanged() {
-    m_modelLoaded = m_inference->modelLoaded();
-    m_backend = m_modelLoaded ? m_inference->backend() : QString();
-    m_device = m_modelLoaded ? m_inference->device() : QString();
-    m_contextSize = m_modelLoaded ? m_inference->contextLength() : 0;
+    const bool loaded = m_inference->modelLoaded();
+    setModel(loaded ? m_inference->modelPath() : QString(),
+             loaded ? m_inference->backend() : QString(),
+             loaded ? m_inference->device() : QString(), loaded ? m_inference->contextLength() : 0,
+             loaded ? m_inference->fallbackReason() : QString());
+}
+
+void PerfMonitor::setModel(const QString& path, const QString& backend, const QString& device,
+                           int contextSize, const QString& fallbackReason) {
+    // The previous model's rates, prompt and context say nothing about this one.
+    if (path != m_modelPath || backend != m_backend || device != m_device ||
+        contextSize != m_contextSize) {
+        m_metrics.reset();
+        emit ratesChanged();
+        emit responseChanged();
+        emit historyChanged();
+    }
+    m_modelPath = path;
+    m_modelLoaded = !path.isEmpty();
+    m_backend = backend;
+    m_device = device;
+    m_contextSize = contextSize;
+    m_fallbackReason = fallbackReason;
     emit modelChanged();
     m_memoryUsed = m_memoryBudget = 0;
     m_memorySource.clear();
     emit memoryChanged();
+    if (!m_inference) return;
     if (m_modelLoaded) {
         emit requestMonitorStart();
         m_refresh.start();
@@ -74,6 +94,7 @@ void PerfMonitor::onTokens(const QList<double>& timesMs) {
 void PerfMonitor::onGenerationFinished(const QVariantMap& stats) {
     ResponseTotals totals;
     totals.promptTokens = stats.value("evaluatedTokens").toInt();
+    totals.promptTotal = stats.value("promptTokens").toInt();
     totals.promptMs = stats.value("promptMs").toDouble();
     totals.timeToFirstTokenMs = stats.value("timeToFirstTokenMs").toDouble();
     totals.tokensPerSecond = stats.value("tokensPerSecond").toDouble();

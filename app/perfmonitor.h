@@ -24,12 +24,14 @@ class PerfMonitor : public QObject {
     Q_PROPERTY(int generatedTokens READ generatedTokens NOTIFY ratesChanged)
     Q_PROPERTY(double promptTokensPerSecond READ promptTokensPerSecond NOTIFY responseChanged)
     Q_PROPERTY(int promptTokens READ promptTokens NOTIFY responseChanged)
+    Q_PROPERTY(int promptTokensTotal READ promptTokensTotal NOTIFY responseChanged)
     Q_PROPERTY(double timeToFirstTokenMs READ timeToFirstTokenMs NOTIFY ratesChanged)
     Q_PROPERTY(int contextUsed READ contextUsed NOTIFY responseChanged)
     Q_PROPERTY(int contextSize READ contextSize NOTIFY modelChanged)
     Q_PROPERTY(bool modelLoaded READ modelLoaded NOTIFY modelChanged)
     Q_PROPERTY(QString backend READ backend NOTIFY modelChanged)
     Q_PROPERTY(QString device READ device NOTIFY modelChanged)
+    Q_PROPERTY(QString fallbackReason READ fallbackReason NOTIFY modelChanged)
     Q_PROPERTY(double memoryUsed READ memoryUsed NOTIFY memoryChanged)
     Q_PROPERTY(double memoryBudget READ memoryBudget NOTIFY memoryChanged)
     Q_PROPERTY(QString memorySource READ memorySource NOTIFY memoryChanged)
@@ -49,13 +51,15 @@ public:
     double responseTokensPerSecond() const { return m_metrics.responseTokensPerSecond(); }
     int generatedTokens() const { return m_metrics.generatedTokens(); }
     double promptTokensPerSecond() const { return m_metrics.promptTokensPerSecond(); }
-    int promptTokens() const { return m_metrics.promptTokens(); }
+    int promptTokens() const { return m_metrics.promptTokens(); }  // evaluated
+    int promptTokensTotal() const { return m_metrics.promptTotal(); }
     double timeToFirstTokenMs() const { return m_metrics.timeToFirstTokenMs(); }
     int contextUsed() const { return m_metrics.contextUsed(); }
     int contextSize() const { return m_contextSize; }
     bool modelLoaded() const { return m_modelLoaded; }
     QString backend() const { return m_backend; }
     QString device() const { return m_device; }
+    QString fallbackReason() const { return m_fallbackReason; }
     double memoryUsed() const { return static_cast<double>(m_memoryUsed); }
     double memoryBudget() const { return static_cast<double>(m_memoryBudget); }
     QString memorySource() const { return m_memorySource; }
@@ -70,6 +74,9 @@ public slots:
     void onTokens(const QList<double>& timesMs);
     void onGenerationFinished(const QVariantMap& stats);  // empty map: it failed
     void onMemorySample(quint64 used, quint64 budget, const QString& source);
+    // The model now loaded (path empty: none); another model than before resets the numbers.
+    void setModel(const QString& path, const QString& backend, const QString& device,
+                  int contextSize, const QString& fallbackReason);
     void refresh();  // the timer's tick
 
 signals:
@@ -93,6 +100,6 @@ private:
     MemoryMonitor* m_monitor = nullptr;
     bool m_modelLoaded = false;
     int m_contextSize = 0;
-    QString m_backend, m_device, m_memorySource;
+    QString m_modelPath, m_backend, m_device, m_fallbackReason, m_memorySource;
     quint64 m_memoryUsed = 0, m_memoryBudget = 0;
 };

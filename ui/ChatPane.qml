@@ -83,8 +83,11 @@ Page {
         }
         ChatView {
             id: chatView
+            objectName: "chatView"
             Layout.fillWidth: true
             Layout.fillHeight: true
+            // The performance overlay is docked at the right: the messages end before it.
+            Layout.rightMargin: overlay.visible ? overlay.width + 2 * overlay.anchors.rightMargin : 0
             controller: root.chat
             fontSize: root.settings.fontSize
         }
@@ -97,12 +100,14 @@ Page {
         }
     }
 
-    // Over the messages, below the banners (their close buttons stay reachable).
+    // Docked at the right of the messages, below the banners; the toolbar button (Ctrl+Shift+P)
+    // shows and hides it.
     PerfOverlay {
+        id: overlay
         y: chatView.y + 12
         anchors.right: parent.right
-        anchors.rightMargin: 20
-        width: 300
+        anchors.rightMargin: 12
+        width: Math.min(300, root.width * 0.4)
         metrics: root.perf
         visible: !!root.perf && root.settings.perfOverlay
     }

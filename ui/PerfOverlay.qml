@@ -13,7 +13,8 @@ Rectangle {
     readonly property real liveRate: metrics ? metrics.tokensPerSecond : 0
     readonly property real responseRate: metrics ? metrics.responseTokensPerSecond : 0
     readonly property real promptRate: metrics ? metrics.promptTokensPerSecond : 0
-    readonly property int promptTokens: metrics ? metrics.promptTokens : 0
+    readonly property int promptTokens: metrics ? metrics.promptTokens : 0   // evaluated
+    readonly property int promptTotal: metrics && metrics.promptTokensTotal ? metrics.promptTokensTotal : promptTokens
     readonly property real ttftMs: metrics ? metrics.timeToFirstTokenMs : -1
     readonly property int generated: metrics ? metrics.generatedTokens : 0
     readonly property int contextUsed: metrics ? metrics.contextUsed : 0
@@ -109,7 +110,11 @@ Rectangle {
             objectName: "perfPrompt"
             Layout.fillWidth: true
             label: qsTr("Prompt")
-            value: root.promptRate > 0 ? qsTr("%1 tok · %2 tok/s").arg(root.promptTokens).arg(root.rate(root.promptRate)) : "—"
+            // The whole prompt, and how much of it was evaluated (the rest came from the cache).
+            value: root.promptTotal <= 0 ? "—"
+                 : (root.promptTotal > root.promptTokens ? qsTr("%1 tok (%2 new)").arg(root.promptTotal).arg(root.promptTokens)
+                                                         : qsTr("%1 tok").arg(root.promptTotal))
+                   + (root.promptRate > 0 ? qsTr(" · %1 tok/s").arg(root.rate(root.promptRate)) : "")
         }
         PerfRow {
             objectName: "perfTtft"
@@ -149,6 +154,16 @@ Rectangle {
             Layout.fillWidth: true
             label: root.onGpu ? qsTr("GPU memory") : qsTr("Memory")
             value: root.memoryBudget > 0 ? qsTr("%1 / %2").arg(root.bytes(root.memoryUsed)).arg(root.bytes(root.memoryBudget)) : "—"
+        }
+        Text {
+            objectName: "perfFallback"
+            // Why the model runs on the CPU though a GPU was asked for or expected.
+            text: root.metrics && root.metrics.fallbackReason ? qsTr("On the CPU: %1").arg(root.metrics.fallbackReason) : ""
+            visible: text.length > 0
+            color: theme.warning
+            font.pixelSize: 11
+            wrapMode: Text.Wrap
+            Layout.fillWidth: true
         }
         MeterBar { objectName: "perfMemoryBar"; Layout.fillWidth: true; value: root.memoryUsed; total: root.memoryBudget }
         Text {

@@ -201,6 +201,61 @@ private slots:
         perf.onMemorySample(300 << 20, 1ULL << 32, "VK_EXT_memory_budget");
         QCOMPARE(memory.count(), 1);  // unchanged numbers notify nothing
     }
+
+    // After a regenerate most of the prompt comes from the cache: both counts are shown.
+    void monitorReportsThePromptTotalAndEvaluated() {
+        PerfMonitor perf(nullptr);
+        double now = 0;
+        perf.setClock([&now] { return now; });
+        perf.onGenerationStarted();
+        perf.onTokens({10, 20});
+        perf.onGenerationFinished({{"promptTokens", 120},
+                                   {"evaluatedTokens", 1},
+                                   {"promptMs", 5.0},
+                                   {"generatedTokens", 2},
+                                   {"contextUsed", 122}});
+        QCOMPARE(perf.promptTokensTotal(), 120);
+        QCOMPARE(perf.promptTokens(), 1);
+        QCOMPARE(perf.contextUsed(), 122);
+    }
+
+    // Another model: the previous model's numbers go; the same model keeps them.
+    void monitorResetsOnAnotherModel() {
+        PerfMonitor perf(nullptr);
+        double now = 1000;
+        perf.setClock([&now] { return now; });
+        perf.setModel("/m/a.gguf", "vulkan", "GPU 0", 2048, "");
+        perf.onGenerationStarted();
+        perf.onTokens({1100, 1120, 1140});
+        now = 1500;
+        perf.refresh();
+        perf.onGenerationFinished({{"promptTokens", 50},
+                                   {"evaluatedTokens", 50},
+                                   {"promptMs", 10.0},
+                                   {"tokensPerSecond", 50.0},
+                                   {"generatedTokens", 3},
+                                   {"contextUsed", 53}});
+        QVERIFY(!perf.history().isEmpty());
+        perf.setModel("/m/a.gguf", "vulkan", "GPU 0", 2048, "");  // the same model again
+        QCOMPARE(perf.contextUsed(), 53);
+
+        QSignalSpy response(&perf, &PerfMonitor::responseChanged);
+        perf.setModel("/m/b.gguf", "cpu", "CPU", 4096, "no Vulkan device");
+        QVERIFY(response.count() >= 1);
+        QCOMPARE(perf.contextUsed(), 0);
+        QCOMPARE(perf.contextSize(), 4096);
+        QCOMPARE(perf.promptTokensTotal(), 0);
+        QCOMPARE(perf.generatedTokens(), 0);
+        QCOMPARE(perf.tokensPerSecond(), 0.0);
+        QCOMPARE(perf.responseTokensPerSecond(), 0.0);
+        QCOMPARE(perf.timeToFirstTokenMs(), -1.0);
+        QVERIFY(perf.history().isEmpty());
+        QCOMPARE(perf.backend(), QString("cpu"));
+        QCOMPARE(perf.fallbackReason(), QString("no Vulkan device"));
+        QVERIFY(perf.modelLoaded());
+        perf.setModel("", "", "", 0, "");
+        QVERIFY(!perf.modelLoaded());
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPerfMetrics)

@@ -3,8 +3,9 @@ import QtQuick.Controls
 import QtTest
 import "../../../ui"
 
-// The chat header at the smallest window (720 px less the sidebar): the conversation title
-// stays readable next to the backend, the overlay button and a long model name.
+// The chat pane: at the smallest window (720 px less the sidebar) the conversation title stays
+// readable next to the backend, the overlay button and a long model name; the performance
+// overlay is docked beside the messages and never covers them.
 Item {
     id: root
     width: 460
@@ -38,6 +39,28 @@ Item {
         function stop() {}
     }
     QtObject {
+        id: mockPerf
+        property bool generating: true
+        property real tokensPerSecond: 40
+        property real responseTokensPerSecond: 38
+        property int generatedTokens: 64
+        property real promptTokensPerSecond: 480
+        property int promptTokens: 12
+        property int promptTokensTotal: 12
+        property real timeToFirstTokenMs: 125
+        property int contextUsed: 76
+        property int contextSize: 2048
+        property bool modelLoaded: true
+        property string backend: "cpu"
+        property string device: "CPU"
+        property string fallbackReason: ""
+        property real memoryUsed: 1
+        property real memoryBudget: 2
+        property string memorySource: "process RSS"
+        property var history: [1, 2]
+        property int historyCapacity: 120
+    }
+    QtObject {
         id: mockSettings
         property int fontSize: 14
         property bool perfOverlay: false
@@ -49,7 +72,7 @@ Item {
         chat: mockChat
         inference: mockInference
         settings: mockSettings
-        perf: null
+        perf: mockPerf
     }
 
     TestCase {
@@ -72,6 +95,22 @@ Item {
                    "title " + title.width + " px of " + title.implicitWidth)
             const button = child(pane.header, "modelMenuButton")
             verify(button.x + button.width <= pane.header.width, "the model button is inside")
+        }
+
+        function test_overlayIsDockedBesideTheMessages() {
+            root.width = 900
+            mockSettings.perfOverlay = true
+            const overlay = child(pane, "perfOverlay")
+            const view = child(pane, "chatView")
+            verify(overlay.visible)
+            const beside = () => overlay.width > 0 && view.width > 0
+                && overlay.mapToItem(root, 0, 0).x >= view.mapToItem(root, 0, 0).x + view.width
+            tryVerify(beside, 2000, "the overlay starts at " + overlay.mapToItem(root, 0, 0).x
+                      + ", the messages end at " + (view.mapToItem(root, 0, 0).x + view.width))
+            verify(view.width >= 400, "the messages keep their room: " + view.width)
+            mockSettings.perfOverlay = false
+            tryVerify(() => view.width > 800, 2000, "the messages take the whole width again")
+            root.width = 460
         }
     }
 }

@@ -22,6 +22,8 @@ Item {
         property int generatedTokens: 64
         property real promptTokensPerSecond: 480
         property int promptTokens: 12
+        property int promptTokensTotal: 12
+        property string fallbackReason: ""
         property real timeToFirstTokenMs: 125.4
         property int contextUsed: 76
         property int contextSize: 2048
@@ -125,6 +127,26 @@ Item {
             compare(child(overlay, "perfSparkline").maxValue, 150.2)
         }
 
+        function test_promptTotalAndEvaluated() {
+            // A regenerate: the prompt came from the cache but for one token.
+            mockSettings.perfOverlay = true
+            mockMetrics.promptTokensTotal = 120
+            mockMetrics.promptTokens = 1
+            compare(rowText("perfPrompt"), "120 tok (1 new) · 480 tok/s")
+            mockMetrics.promptTokensTotal = 12
+            mockMetrics.promptTokens = 12
+            compare(rowText("perfPrompt"), "12 tok · 480 tok/s")
+        }
+
+        function test_fallbackReasonShown() {
+            mockSettings.perfOverlay = true
+            verify(!child(overlay, "perfFallback").visible)
+            mockMetrics.fallbackReason = "no Vulkan device"
+            verify(child(overlay, "perfFallback").visible)
+            compare(text("perfFallback"), "On the CPU: no Vulkan device")
+            mockMetrics.fallbackReason = ""
+        }
+
         function test_unknownValuesShowDashes() {
             mockSettings.perfOverlay = true
             const saved = [mockMetrics.tokensPerSecond, mockMetrics.promptTokensPerSecond,
@@ -135,7 +157,12 @@ Item {
             mockMetrics.memoryBudget = 0
             mockMetrics.contextSize = 0
             compare(text("perfLiveRate"), "—")
+            compare(rowText("perfPrompt"), "12 tok", "the count without a rate")
+            mockMetrics.promptTokens = 0
+            mockMetrics.promptTokensTotal = 0
             compare(rowText("perfPrompt"), "—")
+            mockMetrics.promptTokens = 12
+            mockMetrics.promptTokensTotal = 12
             compare(rowText("perfTtft"), "—")
             compare(rowText("perfMemory"), "—")
             compare(rowText("perfContext"), "—")
