@@ -550,6 +550,7 @@ private:
                     a->kids.push_back(std::move(e));
                     e = std::move(a);
                 } else if (cur().type == Tok::Int) {
+                    if (cur().big) return fail("index too large: " + cur().text);
                     auto a = node(Expr::Kind::Item, line);
                     auto idx = node(Expr::Kind::Const, line);
                     idx->value = Value::integer(cur().ival);
