@@ -210,7 +210,21 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
         return false;
     }
     const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
-    if (!m_store->exportToFile(m_conversationId, path, format)) {
+    // What the answers came from: the model and the settings of now.
+    const EngineSampling s = m_settings->sampling();
+    // Floats as the user typed them (0.8, not 0.800000011920929).
+    auto decimal = [](float v) { return QString::number(v).toDouble(); };
+    const QVariantMap sampling{{"temperature", decimal(s.temperature)},
+                               {"top_k", s.topK},
+                               {"top_p", decimal(s.topP)},
+                               {"min_p", decimal(s.minP)},
+                               {"repeat_penalty", decimal(s.repeatPenalty)},
+                               {"max_tokens", s.maxTokens}};
+    const QString model =
+        m_inference->modelLoaded() ? QFileInfo(m_inference->modelPath()).fileName() : QString();
+    const QVariantMap settings{
+        {"model", model}, {"systemPrompt", m_settings->systemPrompt()}, {"sampling", sampling}};
+    if (!m_store->exportToFile(m_conversationId, path, format, settings)) {
         setError(m_store->lastError());
         return false;
     }
@@ -221,7 +235,7 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
 QUrl ChatController::suggestedExportFile(const QString& format) const {
     QString base = m_title.isEmpty() ? QStringLiteral("conversation") : m_title;
     base.replace(QRegularExpression(R"([\\/:*?"<>|\n])"), "_");
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    const QString dir = ConversationStore::defaultExportFolder();
     return QUrl::fromLocalFile(dir + "/" + base + (format == "json" ? ".json" : ".md"));
 }
 

@@ -11,6 +11,8 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QStandardPaths>
+#include <QStringList>
 #include <QVariant>
 
 namespace {
@@ -212,9 +214,24 @@ bool ConversationStore::deleteMessagesFrom(qint64 conversationId, qint64 message
     return true;
 }
 
-QString ConversationStore::exportMarkdown(qint64 conversationId) const {
+QString ConversationStore::exportMarkdown(qint64 conversationId,
+                                          const QVariantMap& settings) const {
     const ConversationSummary c = conversation(conversationId);
     QString md = "# " + c.title + "\n";
+    // The settings as a list under the title; the system prompt quoted, line by line.
+    QStringList about;
+    if (const QString model = settings.value("model").toString(); !model.isEmpty())
+        about << "- Model: " + model;
+    const QVariantMap sampling = settings.value("sampling").toMap();
+    if (!sampling.isEmpty()) {
+        QStringList values;
+        for (auto it = sampling.cbegin(); it != sampling.cend(); ++it)
+            values << it.key() + " " + it.value().toString();
+        about << "- Sampling: " + values.join(", ");
+    }
+    if (const QString system = settings.value("systemPrompt").toString(); !system.isEmpty())
+        about << "- System prompt:\n\n  > " + system.trimmed().replace("\n", "\n  > ");
+    if (!about.isEmpty()) md += "\n" + about.join("\n") + "\n";
     for (const StoredMessage& m : messages(conversationId)) {
         if (m.role == "system") continue;
         const QString who = m.role == "user" ? "User" : "Assistant";
@@ -223,7 +240,7 @@ QString ConversationStore::exportMarkdown(qint64 conversationId) const {
     return md;
 }
 
-QByteArray ConversationStore::exportJson(qint64 conversationId) const {
+QByteArray ConversationStore::exportJson(qint64 conversationId, const QVariantMap& settings) const {
     const ConversationSummary c = conversation(conversationId);
     QJsonArray list;
     for (const StoredMessage& m : messages(conversationId)) {
@@ -235,19 +252,31 @@ QByteArray ConversationStore::exportJson(qint64 conversationId) const {
     QJsonObject root{{"title", c.title},
                      {"updated", c.updated.toUTC().toString(Qt::ISODateWithMs)},
                      {"messages", list}};
+    if (const QString model = settings.value("model").toString(); !model.isEmpty())
+        root.insert("model", model);
+    if (const QString system = settings.value("systemPrompt").toString(); !system.isEmpty())
+        root.insert("systemPrompt", system);
+    if (const QVariantMap sampling = settings.value("sampling").toMap(); !sampling.isEmpty())
+        root.insert("sampling", QJsonObject::fromVariantMap(sampling));
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }
 
+QString ConversationStore::defaultExportFolder() {
+    const QString documents = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+    if (!documents.isEmpty() && QFileInfo(documents).isDir()) return documents;
+    return QDir::homePath();
+}
+
 bool ConversationStore::exportToFile(qint64 conversationId, const QString& path,
-                                     const QString& format) {
+                                     const QString& format, const QVariantMap& settings) {
     if (conversation(conversationId).id == 0)
         return fail("cannot export conversation " + QString::number(conversationId),
                     "no such conversation");
     QByteArray data;
     if (format == "json") {
-        data = exportJson(conversationId);
+        data = exportJson(conversationId, settings);
     } else if (format == "markdown") {
-        data = exportMarkdown(conversationId).toUtf8();
+        data = exportMarkdown(conversationId, settings).toUtf8();
     } else {
         return fail("cannot export", "unknown format '" + format + "' (expected markdown or json)");
     }

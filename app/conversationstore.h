@@ -7,6 +7,7 @@
 #include <QDateTime>
 #include <QList>
 #include <QString>
+#include <QVariantMap>
 
 struct StoredMessage {
     qint64 id = 0;
@@ -49,10 +50,16 @@ public:
     // Deletes the message with this id and every later one of its conversation.
     bool deleteMessagesFrom(qint64 conversationId, qint64 messageId);
 
-    QString exportMarkdown(qint64 conversationId) const;
-    QByteArray exportJson(qint64 conversationId) const;
+    // settings: what the answers came from, recorded in the export ("model", "systemPrompt",
+    // "sampling": a map of the sampling settings); empty entries are left out.
+    QString exportMarkdown(qint64 conversationId, const QVariantMap& settings = {}) const;
+    QByteArray exportJson(qint64 conversationId, const QVariantMap& settings = {}) const;
+    // Where exports go unless the user picks another folder: the documents folder (XDG) where
+    // the account has one, else the home folder. Nothing is created.
+    static QString defaultExportFolder();
     // format: "markdown" or "json"
-    bool exportToFile(qint64 conversationId, const QString& path, const QString& format);
+    bool exportToFile(qint64 conversationId, const QString& path, const QString& format,
+                      const QVariantMap& settings = {});
 
 private:
     bool fail(const QString& what, const QString& detail) const;

@@ -87,18 +87,9 @@ ApplicationWindow {
         onAccepted: chat.loadModel(selectedFile)
     }
 
-    FileDialog {
+    ExportDialog {
         id: exportDialog
-        property string format: "markdown"
-        function ask(f) {
-            format = f
-            selectedFile = chat.suggestedExportFile(f)
-            open()
-        }
-        title: qsTr("Export conversation")
-        fileMode: FileDialog.SaveFile
-        nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
-        onAccepted: chat.exportConversation(selectedFile, format)
+        chat: window.chat
     }
 
     SettingsDialog {

@@ -160,6 +160,49 @@ private slots:
         QVERIFY(!store.exportToFile(424242, m_dir.filePath("y.md"), "markdown"));
     }
 
+    // An export says what the answers came from: the model, the system prompt, the sampling.
+    void exportRecordsModelAndSettings() {
+        ConversationStore store;
+        QVERIFY(store.open(dbPath("export-settings")));
+        const qint64 c = store.createConversation("Poem");
+        store.appendMessage(c, "user", "A poem");
+        store.appendMessage(c, "assistant", "Roses");
+        const QVariantMap settings{{"model", "stories260K.gguf"},
+                                   {"systemPrompt", "Be brief.\nRhyme."},
+                                   {"sampling", QVariantMap{{"temperature", 0.8}, {"top_k", 40}}}};
+        const QString md = store.exportMarkdown(c, settings);
+        QVERIFY2(md.startsWith("# Poem\n\n- Model: stories260K.gguf\n"), qPrintable(md));
+        QVERIFY2(md.contains("- Sampling: temperature 0.8, top_k 40\n"), qPrintable(md));
+        QVERIFY2(md.contains("- System prompt:\n\n  > Be brief.\n  > Rhyme.\n"), qPrintable(md));
+        QVERIFY(md.contains("## Assistant\n\nRoses\n"));
+        const QJsonObject root = QJsonDocument::fromJson(store.exportJson(c, settings)).object();
+        QCOMPARE(root.value("model").toString(), QString("stories260K.gguf"));
+        QCOMPARE(root.value("systemPrompt").toString(), QString("Be brief.\nRhyme."));
+        QCOMPARE(root.value("sampling").toObject().value("temperature").toDouble(), 0.8);
+        QCOMPARE(root.value("sampling").toObject().value("top_k").toInt(), 40);
+        // Without settings, nothing is made up.
+        QVERIFY(!store.exportMarkdown(c).contains("Model:"));
+        QVERIFY(!store.exportJson(c).contains("\"model\""));
+    }
+
+    // A fresh account without ~/Documents: exports go to home, and no folder is created.
+    void exportFolderIsDocumentsOrHome() {
+        const QString home = m_dir.filePath("home");
+        QVERIFY(QDir().mkpath(home));
+        const QByteArray oldHome = qgetenv("HOME"), oldConfig = qgetenv("XDG_CONFIG_HOME");
+        qputenv("HOME", home.toUtf8());
+        qputenv("XDG_CONFIG_HOME", (home + "/.config").toUtf8());
+        QCOMPARE(ConversationStore::defaultExportFolder(), home);
+        QVERIFY(!QFileInfo::exists(home + "/Documents"));
+        QVERIFY(QDir().mkpath(home + "/Documents"));
+        QCOMPARE(ConversationStore::defaultExportFolder(), home + "/Documents");
+        qputenv("HOME", oldHome);
+        if (oldConfig.isEmpty())
+            qunsetenv("XDG_CONFIG_HOME");
+        else
+            qputenv("XDG_CONFIG_HOME", oldConfig);
+    }
+
     void killedInsideTransactionKeepsCompletedMessages() {
         const QString path = dbPath("crash");
         QProcess child;
