@@ -171,6 +171,7 @@ TEST(Jinja, MalformedTemplatesNameTheLine) {
         {"{% endfor %}", "template.syntax", 1},
         {"{% for %}{% endfor %}", "template.syntax", 1},
         {"\n{{ 99999999999999999999999 + 1 }}", "template.render", 2},  // big int arithmetic
+        {"{{ x.99999999999999999999 }}", "template.syntax", 1},         // index beyond int64
         {"\n\n{{ 'x'|nosuchfilter }}", "template.render", 3},
         {"{{ 'x' is nosuchtest }}", "template.render", 1},
         {"\n{{ 'x'|trim(1, 2, 3) }}", "template.render", 2},
@@ -227,9 +228,10 @@ TEST(Jinja, HostileTemplatesAreBounded) {
         EXPECT_NE(r.error().message.find("empty separator"), std::string::npos) << t;
     }
     // A replacement that would grow past the string limit fails before building the result.
-    for (const char* t : {"{{ ('x' * 1000000).replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
-                          "{{ ('x' * 1000000)|replace('', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
-                          "{{ ('a ' * 4000000).split()|length }}"}) {
+    for (const char* t :
+         {"{{ ('x' * 1000000).replace('x', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+          "{{ ('x' * 1000000)|replace('', 'yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy') }}",
+          "{{ ('a ' * 4000000).split()|length }}"}) {
         auto r = render(t);
         ASSERT_FALSE(r.ok()) << t;
         EXPECT_EQ(r.error().code, "template.render") << t;
