@@ -49,6 +49,7 @@ ember::Result<ember::ChatTemplateInputs> case_inputs(const Json& c, const Json& 
     in.add_generation_prompt = c.value("add_generation_prompt", false);
     if (c.contains("tools") && !c["tools"].is_null()) in.tools_json = c["tools"].dump();
     for (const auto& [k, v] : special.items()) {
+        if (v.is_null()) continue;  // a token the tokenizer does not have is not passed
         if (k == "bos_token" && v.is_string())
             in.bos_token = v.get<std::string>();
         else if (k == "eos_token" && v.is_string())
