@@ -5,7 +5,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${EMBER_ASAN_BUILD_DIR:-$root/build-asan}"
-tests=(test_gguf test_quant test_cpu test_tokenizer test_templates test_engine test_badmodels)
+tests=(test_gguf test_quant test_cpu test_tokenizer test_templates test_engine test_badmodels
+       test_server)
 
 # -O1 keeps the build quick and the stacks readable; no NDEBUG, so asserts run too.
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
