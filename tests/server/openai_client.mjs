@@ -19,11 +19,16 @@ const LONG = 600_000;  // ms: generous limits for a busy machine, never a pass/f
 
 function log(...a) { console.log('[test]', ...a); }
 
+// Servers this process started: none outlives it, even when a case fails.
+const started = new Set();
+process.on('exit', () => { for (const p of started) p.kill('SIGKILL'); });
+
 // ---- the server ------------------------------------------------------------------------------
 
 async function startServer(extra = [], model = MODEL) {
   const args = ['serve', '-m', model, '--port', '0', '--backend', 'cpu', '--threads', '1', ...extra];
   const proc = spawn(CLI, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  started.add(proc);
   const lines = [];
   const waiters = [];
   let buf = '';
@@ -39,7 +44,10 @@ async function startServer(extra = [], model = MODEL) {
       for (const w of [...waiters]) if (w.re.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
     }
   });
-  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => {
+    started.delete(proc);
+    resolve({ code, signal });
+  }));
   const server = {
     proc, lines, exited,
     waitFor(re) {
