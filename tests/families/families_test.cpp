@@ -108,6 +108,15 @@ TEST_P(ArchReference, InfoMatchesTheSpec) {
     check("heads", info.n_head);
     check("kv_heads", info.n_head_kv);
     check("ffn", info.n_ff);
+    check("head_dim", info.head_dim);
+    if (spec.contains("sliding_window") && ref.contains("swa_layers")) {
+        uint32_t n_swa = 0;
+        for (const auto& b : ref["swa_layers"]) n_swa += b.get<bool>() ? 1 : 0;
+        EXPECT_EQ(info.n_swa_layers, n_swa);
+        if (n_swa > 0) check("sliding_window", info.sliding_window);
+    }
+    const auto archs = ember::supported_architectures();
+    EXPECT_NE(std::find(archs.begin(), archs.end(), info.architecture), archs.end());
 }
 
 // Each sequence is evaluated in batches that end at the positions with reference logits:

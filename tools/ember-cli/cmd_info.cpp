@@ -64,11 +64,17 @@ int cmd_info(int argc, char** argv) {
     if (!llama) j["unsupported_reason"] = llama.error().message;
     else {
         const auto& hp = llama->hp;
+        std::vector<uint32_t> swa_layers;
+        for (uint32_t l = 0; l < hp.n_layer; l++)
+            if (hp.layer_hp(l).swa) swa_layers.push_back(l);
         j["hparams"] = {{"n_vocab", hp.n_vocab}, {"n_ctx_train", hp.n_ctx_train},
                         {"n_embd", hp.n_embd}, {"n_layer", hp.n_layer}, {"n_head", hp.n_head},
                         {"n_head_kv", hp.n_head_kv}, {"n_ff", hp.n_ff}, {"n_rot", hp.n_rot},
-                        {"rope_freq_base", hp.rope_freq_base}, {"rms_eps", hp.rms_eps},
-                        {"tied_output", llama->tied_output}};
+                        {"head_dim", hp.head_dim}, {"rope_freq_base", hp.rope_freq_base},
+                        {"rope_freq_scale", hp.rope_freq_scale}, {"rms_eps", hp.rms_eps},
+                        {"attn_scale", hp.attention_scale()}, {"attn_softcap", hp.attn_softcap},
+                        {"final_softcap", hp.final_softcap}, {"sliding_window", hp.n_swa},
+                        {"swa_layers", swa_layers}, {"tied_output", llama->tied_output}};
     }
 
     if (a.has("--json")) {
@@ -82,6 +88,15 @@ int cmd_info(int argc, char** argv) {
     for (const auto& [type, bytes] : by_type)
         std::printf("  %-8s     %.2f MiB\n", type.c_str(), bytes / 1048576.0);
     std::printf("supported:     %s\n", llama ? "yes" : llama.error().message.c_str());
+    if (llama) {
+        const auto& hp = llama->hp;
+        std::printf("shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "
+                    "FFN %u, vocabulary %u, context %u\n",
+                    hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot,
+                    hp.n_ff, hp.n_vocab, hp.n_ctx_train);
+        if (hp.n_swa > 0)
+            std::printf("sliding window: %u keys\n", hp.n_swa);
+    }
     std::printf("metadata:\n");
     for (const auto& kv : f.metadata())
         std::printf("  %s = %s\n", kv.key.c_str(), safe_dump(value_json(kv.value, true)).c_str());

@@ -77,9 +77,17 @@ struct ModelInfo {
     std::string quantization;   // dominant weight type, e.g. "Q4_0"
     uint32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0,
              n_ff = 0;
+    uint32_t head_dim = 0;        // attention.key_length, else n_embd / n_head
+    uint32_t n_rot = 0;           // dimensions rope rotates (< head_dim: partial rotary)
+    uint32_t sliding_window = 0;  // keys a sliding-window layer sees; 0: none
+    uint32_t n_swa_layers = 0;    // layers with the sliding window
     std::string tokenizer_model;  // "llama", "gpt2"
     std::string chat_template;    // empty if the model has none
 };
+
+// The general.architecture values the engine runs ("llama", "qwen2", ...); Model::load refuses
+// others with "model.unsupported_architecture".
+std::vector<std::string> supported_architectures();
 
 // What actually runs the model, and why it is not what was asked for, if so.
 struct BackendInfo {

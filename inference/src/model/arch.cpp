@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "ember/ember.h"
+
 namespace ember {
 namespace {
 
@@ -38,6 +40,12 @@ std::span<const ArchTraits> arch_table() {
 std::string_view supported_arch_list() {
     return "llama (Llama 2/3, Mistral, SmolLM), qwen2 (Qwen 2/2.5, DeepSeek-R1-Distill-Qwen), "
            "qwen3, gemma2, gemma3, phi3";
+}
+
+std::vector<std::string> supported_architectures() {
+    std::vector<std::string> out;
+    for (const ArchTraits& t : kArchs) out.emplace_back(t.name);
+    return out;
 }
 
 }  // namespace ember

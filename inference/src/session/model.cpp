@@ -57,6 +57,10 @@ ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& to
     info.n_head = hp.n_head;
     info.n_head_kv = hp.n_head_kv;
     info.n_ff = hp.n_ff;
+    info.head_dim = hp.head_dim;
+    info.n_rot = hp.n_rot;
+    info.sliding_window = hp.n_swa;
+    for (uint32_t l = 0; l < hp.n_layer; l++) info.n_swa_layers += hp.layer_hp(l).swa ? 1 : 0;
     info.tokenizer_model = tok.model_name();
     info.chat_template = f.get_string("tokenizer.chat_template").value_or("");
     return info;
