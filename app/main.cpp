@@ -54,14 +54,18 @@ int main(int argc, char* argv[]) {
     const QCommandLineOption modelDialogOption(
         "show-model-dialog", "Open the model dialog on <tab>: catalog, installed or downloads.",
         "tab");
+    const QCommandLineOption themeOption("theme", "Use the <theme>: system, light or dark.",
+                                         "theme");
+    const QCommandLineOption settingsOption("show-settings", "Open the settings dialog.");
     parser.addOptions({versionOption, modelOption, sendOption, shotOption, deviceOption,
-                       overlayOption, modelDialogOption});
+                       overlayOption, modelDialogOption, themeOption, settingsOption});
     parser.process(app);
 
     QQuickStyle::setStyle("Material");
     Settings settings;
     if (parser.isSet(deviceOption)) settings.setDeviceOverride(parser.value(deviceOption));
     if (parser.isSet(overlayOption)) settings.setPerfOverlay(true);
+    if (parser.isSet(themeOption)) settings.setTheme(parser.value(themeOption));
     ConversationStore store;
     InferenceController inference([] { return std::make_unique<EmberChatEngine>(); });
     const QString dataDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
@@ -89,7 +93,8 @@ int main(int argc, char* argv[]) {
                                  {"settings", QVariant::fromValue(&settings)},
                                  {"perf", QVariant::fromValue(&perf)},
                                  {"models", QVariant::fromValue(&models)},
-                                 {"askForModel", model.isEmpty()}});
+                                 {"askForModel", model.isEmpty()},
+                                 {"showSettings", parser.isSet(settingsOption)}});
     engine.load(QUrl("qrc:/Ember/Main.qml"));
     if (engine.rootObjects().isEmpty()) return 1;
     auto* window = qobject_cast<QQuickWindow*>(engine.rootObjects().first());

@@ -39,7 +39,7 @@ void TestDriver::start(int timeoutMs) {
     QTimer::singleShot(timeoutMs, this, [this] { finish(2, "timed out"); });
     sendOnce();
     if (m_prompt.isEmpty() && !m_screenshot.isEmpty())
-        QTimer::singleShot(1500, this, &TestDriver::grabAndQuit);
+        QTimer::singleShot(3000, this, &TestDriver::grabAndQuit);  // dialogs open and settle
 }
 
 void TestDriver::setPerf(PerfMonitor* perf) {

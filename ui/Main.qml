@@ -13,6 +13,7 @@ ApplicationWindow {
     property var perf: null             // PerfMonitor, for the performance overlay
     property bool askForModel: false   // no model given or found: open the model dialog on start
     property var models: null          // ModelLibrary, for the model dialog
+    property bool showSettings: false  // open the settings dialog on start (--show-settings)
 
     width: 1180
     height: 760
@@ -110,5 +111,8 @@ ApplicationWindow {
         inference: window.inference
     }
 
-    Component.onCompleted: if (askForModel) (window.models ? modelLibraryDialog : modelDialog).open()
+    Component.onCompleted: {
+        if (showSettings) settingsDialog.open()
+        else if (askForModel) (window.models ? modelLibraryDialog : modelDialog).open()
+    }
 }

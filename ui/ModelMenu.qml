@@ -12,6 +12,8 @@ Button {
 
     objectName: "modelMenuButton"
     flat: true
+    // The name as the menu and the file show it, not in the style's capitals.
+    font.capitalization: Font.MixedCase
     // The model as the menu lists it: its file's name (the model's own name is the tooltip).
     readonly property string displayName: {
         if (!inference || !inference.modelLoaded) return ""

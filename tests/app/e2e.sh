@@ -58,3 +58,27 @@ budget="$(sed -n 's/.* mem_budget=\([0-9]*\) .*/\1/p' <<<"$perf")"
 [ "${used:-0}" -gt 0 ] && [ "${budget:-0}" -ge "${used:-0}" ] \
     || { echo "e2e: no memory numbers: $perf" >&2; exit 1; }
 echo "e2e: overlay on $want_backend; screenshot $ovl"
+
+# Screenshots of the main states, each in a fresh profile on the CPU (quick on a busy machine),
+# into OUTPUT_DIR/screenshots (the README's pictures in docs/screenshots/ are copies of these).
+shots="$out/screenshots"
+mkdir -p "$shots"
+n=0
+shot() {
+    local name="$1"; shift
+    n=$((n + 1))
+    export XDG_DATA_HOME="$home/shot$n/data" XDG_CONFIG_HOME="$home/shot$n/config"
+    local png="$shots/$name.png" slog="$shots/$name.log" rc=0
+    rm -f "$png"
+    xvfb-run -a -s "-screen 0 1280x800x24" "$app" "$@" --screenshot "$png" >"$slog" 2>&1 || rc=$?
+    [ "$rc" -eq 0 ] || { cat "$slog"; echo "e2e: screenshot $name: ember exited with $rc" >&2; exit 1; }
+    [ -s "$png" ] || { cat "$slog"; echo "e2e: screenshot $name was not saved" >&2; exit 1; }
+}
+markdown=$'Format this:\n\n**Bold** and `code`, a poem\nline one\nline two\n\n| Model | Size |\n|---|---|\n| tiny | 260K |\n\n```c\n#include <stdio.h>\nint main(void) { return 0; } // done\n```'
+shot empty --model "$model" --device cpu
+shot chat-markdown --model "$model" --device cpu --send "$markdown"
+shot model-dialog --model "$model" --device cpu --show-model-dialog catalog
+shot overlay --model "$model" --device cpu --overlay --send "Once upon a time"
+shot settings --model "$model" --device cpu --show-settings
+shot dark --model "$model" --device cpu --theme dark --overlay --send "$markdown"
+echo "e2e: screenshots in $shots"
