@@ -131,8 +131,10 @@ Item {
         id: proseComponent
         TextEdit {
             objectName: "proseText"
-            // Line breaks kept; links in the theme's colour (readable in the dark theme).
-            text: parent ? Markdown.colourLinks(Markdown.hardBreaks(parent.segmentText), theme.link) : ""
+            // Line breaks kept; tables with cell padding; links in the theme's colour (readable
+            // in the dark theme).
+            text: parent ? Markdown.colourLinks(Markdown.paddedTables(Markdown.hardBreaks(parent.segmentText),
+                                                                      6, theme.link), theme.link) : ""
             textFormat: TextEdit.MarkdownText
             readOnly: true
             selectByMouse: true

@@ -75,3 +75,51 @@ function colourLinks(text, colour) {
             });
     }).join("");
 }
+
+// GitHub tables as HTML tables with cell padding (Qt lays Markdown tables out with none, the
+// text touching the borders). Cells keep bold, italics, inline code and links (in linkColour).
+function paddedTables(text, padding, linkColour) {
+    var lines = (text || "").split("\n");
+    var out = [];
+    function cells(line) {
+        var t = line.trim();
+        if (t[0] === "|") t = t.slice(1);
+        if (t[t.length - 1] === "|" && t[t.length - 2] !== "\\") t = t.slice(0, -1);
+        return t.replace(/\\\|/g, "\u0001").split("|").map(function (c) {
+            return c.trim().replace(/\u0001/g, "|");
+        });
+    }
+    function inline(s) {
+        return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+            .replace(/`([^`]+)`/g, "<code>$1</code>")
+            .replace(/\*\*([^*]+)\*\*/g, "<b>$1</b>")
+            .replace(/(^|[^*])\*([^*]+)\*/g, "$1<i>$2</i>")
+            .replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, "<a href=\"$2\"" +
+                     (linkColour ? " style=\"color:" + linkColour + "\"" : "") + ">$1</a>");
+    }
+    var delimiter = /^\s*\|?\s*:?-{1,}:?\s*(\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+    for (var i = 0; i < lines.length; ++i) {
+        if (i + 1 < lines.length && lines[i].indexOf("|") >= 0 && delimiter.test(lines[i + 1])) {
+            var head = cells(lines[i]);
+            var align = cells(lines[i + 1]).map(function (d) {
+                return /^:-+:$/.test(d) ? "center" : /-:$/.test(d) ? "right" : "left";
+            });
+            var html = "<table border=\"1\" cellspacing=\"0\" cellpadding=\"" + padding + "\"><tr>";
+            head.forEach(function (c, k) { html += "<th align=\"" + (align[k] || "left") + "\">" + inline(c) + "</th>"; });
+            html += "</tr>";
+            i += 2;
+            while (i < lines.length && lines[i].trim().length > 0 && lines[i].indexOf("|") >= 0) {
+                html += "<tr>";
+                cells(lines[i]).forEach(function (c, k) { html += "<td align=\"" + (align[k] || "left") + "\">" + inline(c) + "</td>"; });
+                html += "</tr>";
+                ++i;
+            }
+            out.push(html + "</table>");
+            out.push("");
+            --i;
+            continue;
+        }
+        out.push(lines[i]);
+    }
+    return out.join("\n");
+}

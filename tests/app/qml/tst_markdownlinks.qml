@@ -2,7 +2,8 @@ import QtQuick
 import QtTest
 import "../../../ui/markdown.js" as Markdown
 
-// Rendered links take the theme's colour, not Qt's fixed blue (unreadable in the dark theme).
+// Rendered links take the theme's colour, not Qt's fixed blue (unreadable in the dark theme);
+// tables get cell padding.
 Item {
     id: root
     width: 600
@@ -32,6 +33,23 @@ Item {
                 }
             verify(green > 50, "link pixels in the theme colour: " + green)
             compare(blue, 0, "no default blue")
+        }
+
+        function test_tablesGetCellPadding() {
+            const md = "| Model | Size |\n|---|--:|\n| **tiny** [x](https://x.org) | 260K |"
+            rendered.font.pixelSize = 14
+            rendered.text = md
+            const plainHeight = rendered.contentHeight
+            const converted = Markdown.paddedTables(Markdown.hardBreaks(md), 6, "#00ff00")
+            verify(converted.indexOf("cellpadding=\"6\"") > 0, converted)
+            verify(converted.indexOf("<th align=\"right\">Size</th>") > 0, "alignment kept: " + converted)
+            verify(converted.indexOf("<b>tiny</b>") > 0 && converted.indexOf("style=\"color:#00ff00\"") > 0, converted)
+            rendered.text = converted
+            const text = rendered.getText(0, rendered.length)
+            verify(text.indexOf("|") < 0 && text.indexOf("260K") >= 0, JSON.stringify(text))
+            verify(rendered.contentHeight >= plainHeight + 12, "padded: " + rendered.contentHeight + " vs " + plainHeight)
+            compare(Markdown.paddedTables("a | b\nno table", 6), "a | b\nno table")
+            rendered.font.pixelSize = 30
         }
     }
 }
