@@ -83,7 +83,8 @@ struct ShapeCase {
     int heads, kv_heads;
 };
 
-// Synthetic models written by ember-cli mkmodel in every weight type, one GQA and one MHA shape:
+// Synthetic models written by ember-cli mkmodel in every weight type (--pure: the output layer
+// too), one GQA and one MHA shape:
 // Vulkan logits against CPU logits after a prompt and after each of a few decode steps.
 class SyntheticModels : public ::testing::TestWithParam<std::tuple<std::string, ShapeCase>> {};
 
@@ -96,7 +97,7 @@ TEST_P(SyntheticModels, VulkanMatchesCpu) {
                                   {"mkmodel", "-o", path, "--embd", "256", "--layers", "2",
                                    "--heads", std::to_string(shape.heads), "--kv-heads",
                                    std::to_string(shape.kv_heads), "--ffn", "768", "--vocab", "320",
-                                   "--type", type, "--seed", "11"});
+                                   "--type", type, "--pure", "--seed", "11"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto cpu = load(path, ember::BackendKind::Cpu);
     auto vk = load(path, ember::BackendKind::Vulkan);

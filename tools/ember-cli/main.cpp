@@ -23,8 +23,11 @@ commands:
             [--add-generation-prompt] [--bos-token S] [--eos-token S] [--tools FILE.json]
             [--var NAME=VALUE ...]   (messages as in an OpenAI request: tool_calls, content
             parts...; a VALUE that is not JSON is a string: --var enable_thinking=false)
-  mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F
-            [--vocab-from GGUF | --vocab N]) --type TYPE [--seed S]
+  mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F)
+            [--head-dim D] [--ctx N] [--vocab-from GGUF | --vocab N] --type TYPE [--pure]
+            [--seed S]   (random weights; each tensor gets the type llama-quantize gives it in
+            TYPE: f16, q8_0, q4_0, q4_k_m, q5_k_m, q6_k...; --pure: all one type; shape options
+            after --preset shrink the preset and keep its architecture: --layers 2 --vocab 512)
   bench     -m MODEL [-p 512] [-n 128] [-r 3] [-d 0] [--backend ...] [--device ...]
             [--threads N] [--json] [--membw] [--host-argmax]   (-d: context tokens before
             each run; --membw: the device's read bandwidth, CPU or GPU; tg draws each next
