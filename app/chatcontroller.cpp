@@ -5,6 +5,7 @@
 #include <QGuiApplication>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <utility>
 
 ChatController::ChatController(ConversationStore* store, InferenceController* inference,
                                Settings* settings, QObject* parent)
@@ -20,10 +21,19 @@ ChatController::ChatController(ConversationStore* store, InferenceController* in
             &ChatController::onFinished);
     connect(m_inference, &InferenceController::generationFailed, this, &ChatController::onFailed);
     connect(m_inference, &InferenceController::modelChanged, this, &ChatController::onModelChanged);
-    connect(m_inference, &InferenceController::loadFailed, this, [this](const QString& message) {
-        setError(tr("Could not load the model: %1").arg(message));
-    });
+    connect(m_inference, &InferenceController::loadFailed, this,
+            [this](const QString& message, const QString& detail) {
+                setError(tr("Could not load the model: %1").arg(message),
+                         detail == message ? QString() : detail);
+            });
+    m_saveTimer.setInterval(kSaveIntervalMs);
+    connect(&m_saveTimer, &QTimer::timeout, this, &ChatController::savePartial);
     refreshList();
+    // The app opens where it was left: the last conversation, if it still exists.
+    if (const qint64 last = m_settings->lastConversationId();
+        last != 0 && m_store->conversation(last).id == last) {
+        selectConversation(last);
+    }
 }
 
 ChatController::~ChatController() {
@@ -55,10 +65,16 @@ void ChatController::selectConversation(qint64 id) {
     if (c.id == 0) return setError(tr("Conversation %1 no longer exists").arg(id));
     m_conversationId = c.id;
     m_title = c.title;
-    m_messages.reset(m_store->messages(id));
+    m_settings->setLastConversationId(c.id);
+    QList<StoredMessage> stored = m_store->messages(id);
     // A response still running for another conversation keeps going into the store.
     if (m_responding && m_responseConversation == id) {
+        // Its row as saved so far is shown as the streaming one instead.
+        stored.removeIf([this](const StoredMessage& m) { return m.id == m_responseMessageId; });
+        m_messages.reset(stored);
         m_messages.append({0, "assistant", m_partial, false, QDateTime::currentDateTime()}, true);
+    } else {
+        m_messages.reset(stored);
     }
     emit currentConversationChanged();
 }
@@ -100,6 +116,7 @@ bool ChatController::send(const QString& text) {
             return false;
         }
         m_title = title;
+        m_settings->setLastConversationId(m_conversationId);
         emit currentConversationChanged();
     }
     const qint64 id = m_store->appendMessage(m_conversationId, "user", content);
@@ -110,39 +127,92 @@ bool ChatController::send(const QString& text) {
     m_messages.append({id, "user", content, true, QDateTime::currentDateTime()});
     refreshList();
     startResponse();
+    m_sentMessageId = m_responding ? id : 0;
     return true;
 }
 
-void ChatController::startResponse() {
+void ChatController::startResponse(bool continueLast) {
     QList<ChatTurn> turns;
     const QString system = m_settings->systemPrompt().trimmed();
     if (!system.isEmpty()) turns.append({"system", system});
     for (int i = 0; i < m_messages.count(); ++i)
         turns.append({m_messages.at(i).role, m_messages.at(i).content});
-    m_messages.append({0, "assistant", {}, false, QDateTime::currentDateTime()}, true);
-    if (m_inference->generate(turns, m_settings->sampling()) == 0) {
-        m_messages.removeFrom(m_messages.count() - 1);
+    EngineSampling sampling = m_settings->sampling();
+    sampling.continueLast = continueLast;
+    // A continued reply keeps its stored row and grows it; a new one gets a row on its first text.
+    const StoredMessage last =
+        continueLast ? m_messages.at(m_messages.count() - 1) : StoredMessage{};
+    if (continueLast)
+        m_messages.resumeLast();
+    else
+        m_messages.append({0, "assistant", {}, false, QDateTime::currentDateTime()}, true);
+    if (m_inference->generate(turns, sampling) == 0) {
+        if (continueLast)
+            m_messages.finishLast(last.id, last.content, false);
+        else
+            m_messages.removeFrom(m_messages.count() - 1);
         return setError(tr("The model is busy or not loaded."));
     }
     m_responding = true;
     m_responseConversation = m_conversationId;
-    m_partial.clear();
+    m_responseMessageId = last.id;
+    m_prefix = last.content;
+    m_partial = m_saved = m_prefix;
+    m_sentMessageId = 0;
+    m_saveTimer.start();
 }
 
 void ChatController::onTextReady(const QString& text) {
-    if (m_responding) m_partial += text;
-    if (m_responding && m_responseConversation == m_conversationId && m_messages.lastIsStreaming())
+    if (!m_responding) return;
+    m_partial += text;
+    m_sentMessageId = 0;
+    // The reply is in the store from its first text on, then saved every kSaveIntervalMs.
+    if (m_responseMessageId == 0) savePartial();
+    if (m_responseConversation == m_conversationId && m_messages.lastIsStreaming())
         m_messages.appendText(text);
 }
 
-void ChatController::onFinished(const QString& text, const QVariantMap& stats) {
+void ChatController::savePartial() {
+    if (!m_responding || m_responseConversation == 0 || m_partial == m_saved) return;
+    if (m_responseMessageId == 0) {
+        m_responseMessageId =
+            m_store->appendMessage(m_responseConversation, "assistant", m_partial, false);
+        if (m_responseMessageId == 0) return setError(m_store->lastError());
+    } else if (!m_store->updateMessage(m_responseMessageId, m_partial, false)) {
+        return setError(m_store->lastError());
+    }
+    m_saved = m_partial;
+}
+
+qint64 ChatController::saveResponse(qint64 conv, const QString& text, bool complete) {
+    m_saveTimer.stop();
+    qint64 id = m_responseMessageId;
+    m_responseMessageId = 0;
+    m_saved.clear();
+    m_prefix.clear();
+    if (conv == 0) return 0;  // its conversation was deleted
+    if (text.isEmpty() && !complete) {
+        // Nothing was generated: no empty reply is left behind.
+        if (id != 0 && !m_store->deleteMessagesFrom(conv, id)) setError(m_store->lastError());
+        return 0;
+    }
+    if (id == 0) {
+        id = m_store->appendMessage(conv, "assistant", text, complete);
+        if (id == 0) setError(m_store->lastError());
+    } else if (!m_store->updateMessage(id, text, complete)) {
+        setError(m_store->lastError());
+    }
+    return id;
+}
+
+void ChatController::onFinished(const QString& newText, const QVariantMap& stats) {
     if (!m_responding) return;  // already saved by saveInterrupted()
     m_responding = false;
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
+    const QString text = m_prefix + newText;
+    const qint64 id = saveResponse(conv, text, true);
     if (conv == 0) return;  // its conversation was deleted
-    const qint64 id = m_store->appendMessage(conv, "assistant", text);
-    if (id == 0) setError(m_store->lastError());
     if (conv == m_conversationId && m_messages.lastIsStreaming())
         m_messages.finishLast(id, text, true);
     refreshList();
@@ -157,19 +227,46 @@ void ChatController::onFinished(const QString& text, const QVariantMap& stats) {
     emit responseFinished(text);
 }
 
-void ChatController::onFailed(const QString& message, const QString& partial) {
+void ChatController::onFailed(const QString& message, const QString& partial, const QString& code) {
     if (!m_responding) return;
     m_responding = false;
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
+    const qint64 sent = std::exchange(m_sentMessageId, 0);
+    if (code == "app.prompt_too_long" && sent != 0 && partial.isEmpty() && m_prefix.isEmpty())
+        return takeBackUnsent(conv, sent, message);
     const bool current = conv == m_conversationId && m_messages.lastIsStreaming();
-    if (conv != 0 && !partial.isEmpty()) {
-        const qint64 id = m_store->appendMessage(conv, "assistant", partial, false);
-        if (current) m_messages.finishLast(id, partial, false);
-    } else if (current) {
+    const QString text = m_prefix + partial;
+    const qint64 id = saveResponse(conv, text, false);
+    if (current && id != 0)
+        m_messages.finishLast(id, text, false);
+    else if (current)
+        m_messages.removeFrom(m_messages.count() - 1);
+    setError(tr("Generation failed: %1").arg(message));
+    emit responseFailed(message);
+}
+
+void ChatController::takeBackUnsent(qint64 conv, qint64 messageId, const QString& message) {
+    // The model never saw the message: it is not kept (each retry would add another unanswered
+    // one); its text goes back to the input box.
+    saveResponse(conv, {}, false);
+    const bool current = conv == m_conversationId;
+    QString text;
+    if (current && m_messages.lastIsStreaming()) m_messages.removeFrom(m_messages.count() - 1);
+    if (current && m_messages.count() > 0 &&
+        m_messages.at(m_messages.count() - 1).id == messageId) {
+        text = m_messages.at(m_messages.count() - 1).content;
         m_messages.removeFrom(m_messages.count() - 1);
     }
-    setError(tr("Generation failed: %1").arg(message));
+    if (conv != 0 && !m_store->deleteMessagesFrom(conv, messageId)) setError(m_store->lastError());
+    // A conversation made for this message alone goes too.
+    if (conv != 0 && m_store->messages(conv).isEmpty() && m_store->deleteConversation(conv) &&
+        current) {
+        newConversation();
+    }
+    refreshList();
+    setError(tr("The message was not sent: %1").arg(message));
+    if (!text.isEmpty()) emit messageNotSent(text);
     emit responseFailed(message);
 }
 
@@ -188,6 +285,16 @@ void ChatController::regenerate() {
     if (m_messages.count() == 0 || m_messages.at(m_messages.count() - 1).role != "user") return;
     if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
     startResponse();
+}
+
+void ChatController::continueResponse() {
+    if (m_responding || m_messages.count() == 0) return;
+    const StoredMessage& last = m_messages.at(m_messages.count() - 1);
+    // An unanswered message gets its answer; a complete answer has nothing to continue.
+    if (last.role == "user") return regenerate();
+    if (last.role != "assistant" || last.complete || last.id == 0) return;
+    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    startResponse(true);
 }
 
 void ChatController::editAndResend(int row, const QString& text) {
@@ -265,18 +372,20 @@ void ChatController::saveInterrupted() {
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
     // Text generated after the last batch reached this thread is lost; everything shown is kept.
-    if (conv == 0 || m_partial.isEmpty()) return;
-    const qint64 id = m_store->appendMessage(conv, "assistant", m_partial, false);
-    if (conv == m_conversationId && m_messages.lastIsStreaming())
+    const qint64 id = saveResponse(conv, m_partial, false);
+    if (id != 0 && conv == m_conversationId && m_messages.lastIsStreaming())
         m_messages.finishLast(id, m_partial, false);
 }
 
-void ChatController::setError(const QString& message) {
+void ChatController::setError(const QString& message, const QString& details) {
     m_error = message;
+    m_errorDetails = details;
     emit errorMessageChanged();
 }
 
 void ChatController::addInfo(const QString& message) {
+    // One notice per cause: the same notice again (each send that drops turns) is not repeated.
+    if (m_info.split('\n').contains(message)) return;
     m_info = m_info.isEmpty() ? message : m_info + "\n" + message;
     emit infoMessageChanged();
 }
@@ -284,6 +393,7 @@ void ChatController::addInfo(const QString& message) {
 void ChatController::dismissError() {
     if (m_error.isEmpty()) return;
     m_error.clear();
+    m_errorDetails.clear();
     emit errorMessageChanged();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <QObject>
+#include <QTimer>
 #include <QUrl>
 
 #include "conversationlistmodel.h"
@@ -21,6 +22,8 @@ class ChatController : public QObject {
     Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
+    // The technical message behind the error, for its Details toggle (may be empty).
+    Q_PROPERTY(QString errorDetails READ errorDetails NOTIFY errorMessageChanged)
     Q_PROPERTY(QString infoMessage READ infoMessage NOTIFY infoMessageChanged)
 
 public:
@@ -36,6 +39,7 @@ public:
     void setSearchText(const QString& text);
     bool generating() const { return m_inference->generating(); }
     QString errorMessage() const { return m_error; }
+    QString errorDetails() const { return m_errorDetails; }
     QString infoMessage() const { return m_info; }
 
     Q_INVOKABLE void newConversation();
@@ -47,6 +51,8 @@ public:
     Q_INVOKABLE bool send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
+    // Generates more after the last message when it is an incomplete answer.
+    Q_INVOKABLE void continueResponse();
     Q_INVOKABLE void editAndResend(int row, const QString& text);
     Q_INVOKABLE void copyText(const QString& text);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
@@ -59,8 +65,11 @@ public:
 
     // Saves a response still being generated with what it has (on quit).
     void saveInterrupted();
+    // A reply being generated is saved (marked incomplete) at least this often, so that a
+    // crash or a power cut loses at most this much of it.
+    static constexpr int kSaveIntervalMs = 1000;
     // Shows a message in the error banner.
-    void setError(const QString& message);
+    void setError(const QString& message, const QString& details = {});
 
 signals:
     void messagesChanged();
@@ -73,14 +82,22 @@ signals:
     // A response was completed and saved (also when stopped).
     void responseFinished(const QString& text);
     void responseFailed(const QString& message);
+    // A message was taken back because the model never saw it (it does not fit the context):
+    // the input box gets its text again.
+    void messageNotSent(const QString& text);
 
 private:
-    void startResponse();
+    void startResponse(bool continueLast = false);
+    // Writes the running reply's text so far to the store (incomplete); no-op when unchanged.
+    void savePartial();
+    // Ends the running reply's stored row: the final text, or deletes it when there is none.
+    qint64 saveResponse(qint64 conv, const QString& text, bool complete);
     void onTextReady(const QString& text);
     void onFinished(const QString& text, const QVariantMap& stats);
-    void onFailed(const QString& message, const QString& partial);
+    void onFailed(const QString& message, const QString& partial, const QString& code);
     void onModelChanged();
     void addInfo(const QString& message);
+    void takeBackUnsent(qint64 conv, qint64 messageId, const QString& message);
     void refreshList();
 
     ConversationStore* m_store;
@@ -92,6 +109,11 @@ private:
     qint64 m_responseConversation = 0;  // where the running response goes; 0 = discard
     bool m_responding = false;
     bool m_templateNoticeShown = false;
-    QString m_partial;  // text of the running response so far
-    QString m_title, m_search, m_error, m_info;
+    QString m_partial;               // text of the running response so far
+    QString m_saved;                 // what the store holds of it
+    QString m_prefix;                // the text a continued reply already had
+    qint64 m_responseMessageId = 0;  // its row in the store; 0 until its first text
+    qint64 m_sentMessageId = 0;      // the user message just sent, until the reply starts
+    QTimer m_saveTimer;
+    QString m_title, m_search, m_error, m_errorDetails, m_info;
 };

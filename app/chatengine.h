@@ -28,6 +28,12 @@ struct EngineLoadResult {
     int threads = 0;
 };
 
+// Why a model file cannot be loaded: in plain words, and the engine's technical message.
+struct EngineFileProblem {
+    std::string summary;  // empty: the file looks loadable
+    std::string detail;
+};
+
 struct EngineMessage {
     std::string role;  // "system", "user", "assistant"
     std::string content;
@@ -40,6 +46,9 @@ struct EngineSampling {
     float minP = 0.05f;
     float repeatPenalty = 1.1f;
     int maxTokens = 512;
+    // The last message is an assistant reply cut short: generate more of it (the prompt ends
+    // with its text instead of a new turn) rather than a new reply.
+    bool continueLast = false;
 };
 
 struct EngineStats {
@@ -76,6 +85,10 @@ public:
                                                  const EngineProgressCallback& progress,
                                                  const std::atomic<bool>* cancel) = 0;
     virtual void unload() = 0;
+    // Checks a model file without touching the loaded model (header, tensor table, data
+    // within the file, an architecture and tensor types the engine runs), so that a broken
+    // file never replaces a working model.
+    virtual EngineFileProblem check(const std::string& path) { return {}; }
     virtual bool isLoaded() const = 0;
     // May be called from another thread while generate() runs, never during load()/unload().
     virtual EngineMemory memory() const { return {}; }

@@ -205,6 +205,36 @@ qint64 ConversationStore::appendMessage(qint64 conversationId, const QString& ro
     return id;
 }
 
+bool ConversationStore::updateMessage(qint64 messageId, const QString& content, bool complete) {
+    QSqlDatabase db = QSqlDatabase::database(m_connection);
+    const QString what = "cannot save message " + QString::number(messageId);
+    if (!db.transaction()) return fail(what, db.lastError().text());
+    QSqlQuery q(db);
+    q.prepare("UPDATE messages SET content = ?, complete = ? WHERE id = ?");
+    q.addBindValue(content);
+    q.addBindValue(complete ? 1 : 0);
+    q.addBindValue(messageId);
+    bool ok = q.exec();
+    QString error = ok ? QString("no such message") : q.lastError().text();
+    ok = ok && q.numRowsAffected() == 1;
+    if (ok) {
+        QSqlQuery touch(db);
+        touch.prepare(
+            "UPDATE conversations SET updated_at = ? WHERE id ="
+            " (SELECT conversation_id FROM messages WHERE id = ?)");
+        touch.addBindValue(nowMs());
+        touch.addBindValue(messageId);
+        ok = touch.exec();
+        if (!ok) error = touch.lastError().text();
+    }
+    if (!ok || !db.commit()) {
+        if (ok) error = db.lastError().text();
+        db.rollback();
+        return fail(what, error);
+    }
+    return true;
+}
+
 bool ConversationStore::deleteMessagesFrom(qint64 conversationId, qint64 messageId) {
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare("DELETE FROM messages WHERE conversation_id = ? AND id >= ?");

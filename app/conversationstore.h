@@ -47,6 +47,9 @@ public:
     QList<StoredMessage> messages(qint64 conversationId) const;
     qint64 appendMessage(qint64 conversationId, const QString& role, const QString& content,
                          bool complete = true);  // 0 on failure
+    // Replaces a message's text and completeness in one small transaction (a reply being
+    // generated is saved this way as it grows); false with lastError() on failure.
+    bool updateMessage(qint64 messageId, const QString& content, bool complete);
     // Deletes the message with this id and every later one of its conversation.
     bool deleteMessagesFrom(qint64 conversationId, qint64 messageId);
 

@@ -1,8 +1,53 @@
 #include "emberchatengine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <regex>
 
 #include "ember/ember.h"
+#include "gguf/gguf.h"
+#include "model/llama.h"
+
+namespace {
+
+std::string humanBytes(uint64_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    double v = double(bytes);
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+    return buf;
+}
+
+// The engine's error about a model file, said in plain words.
+std::string plainProblem(const std::string& path, const ember::Error& e) {
+    const std::string& c = e.code;
+    if (c == "gguf.truncated") {
+        // "... past the end of the file (S bytes, data section at D)" for a tensor at offset O
+        // of N bytes: the file needs at least D + O + N bytes.
+        static const std::regex tensor(
+            R"(offset (\d+), (\d+) bytes\) extends past the end of the file \((\d+) bytes, data section at (\d+)\))");
+        std::smatch m;
+        if (std::regex_search(e.message, m, tensor)) {
+            const uint64_t need = std::stoull(m[4]) + std::stoull(m[1]) + std::stoull(m[2]);
+            return "the file is incomplete: " + humanBytes(std::stoull(m[3])) + " of at least " +
+                   humanBytes(need) + "; download it again";
+        }
+        return "the file is incomplete (it ends too early); download it again";
+    }
+    if (c == "gguf.bad_magic") return "this is not a GGUF model file";
+    if (c == "gguf.io") return "cannot read " + path;
+    if (c == "model.unsupported_architecture" || c == "model.unsupported_feature")
+        return "Ember cannot run this kind of model yet";
+    if (c.rfind("gguf.", 0) == 0) return "the file is damaged; download it again";
+    return "the file is not a model Ember can run";
+}
+
+}  // namespace
 
 EmberChatEngine::EmberChatEngine() = default;
 EmberChatEngine::~EmberChatEngine() = default;
@@ -54,6 +99,16 @@ void EmberChatEngine::unload() {
     m_cached.clear();
 }
 
+EngineFileProblem EmberChatEngine::check(const std::string& path) {
+    // What Model::load checks before it allocates: the file and its tensor table, then the
+    // architecture, the metadata and every tensor's shape and type.
+    auto file = ember::gguf::File::open(path);
+    if (!file.ok()) return {plainProblem(path, file.error()), file.error().message};
+    auto model = ember::load_llama(**file);
+    if (!model.ok()) return {plainProblem(path, model.error()), model.error().message};
+    return {};
+}
+
 bool EmberChatEngine::isLoaded() const {
     return m_model != nullptr;
 }
@@ -64,33 +119,71 @@ EngineMemory EmberChatEngine::memory() const {
     return {m.used, m.budget, m.source};
 }
 
-// Renders and tokenizes the conversation; drops the oldest turns after the system prompt until
-// the prompt fits in `budget` tokens.
+// The chat rendered with the generation prompt, then `tail` (a reply being continued), as tokens.
+ember::Result<std::vector<int32_t>> EmberChatEngine::tokenizeChat(
+    std::span<const ember::ChatMessage> chat, const std::string& tail, bool* fallback) {
+    EMBER_ASSIGN_OR_RETURN(std::string text, m_model->apply_chat_template(chat, true, fallback));
+    std::vector<int32_t> tokens = m_model->tokenize(text + tail, true, true);
+    // Templates that write the BOS themselves would otherwise get a second one.
+    if (tokens.size() >= 2 && tokens[0] == m_model->bos() && tokens[1] == m_model->bos())
+        tokens.erase(tokens.begin());
+    return tokens;
+}
+
 ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
-    const std::vector<EngineMessage>& messages, int budget, EngineStats& stats) {
+    const std::vector<EngineMessage>& messages, bool continueLast, int nCtx, int reserve,
+    EngineStats& stats) {
     std::vector<ember::ChatMessage> chat;
     for (const auto& m : messages) chat.push_back({m.role, m.content});
+    // A reply being continued: the prompt is the conversation before it with the generation
+    // prompt, then the reply's text so far, so that the model goes on exactly where it stopped
+    // (rendering the reply as a finished turn would end it with the end-of-turn marker).
+    std::string tail;
+    if (continueLast && !chat.empty() && chat.back().role == "assistant") {
+        tail = chat.back().content;
+        chat.pop_back();
+    }
+    const int budget = nCtx - reserve;
     const size_t first = (!chat.empty() && chat.front().role == "system") ? 1 : 0;
     for (;;) {
         bool fallback = false;
-        EMBER_ASSIGN_OR_RETURN(std::string text,
-                               m_model->apply_chat_template(chat, true, &fallback));
+        EMBER_ASSIGN_OR_RETURN(auto tokens, tokenizeChat(chat, tail, &fallback));
         stats.templateFallback = fallback;
-        std::vector<int32_t> tokens = m_model->tokenize(text, true, true);
-        // Templates that write the BOS themselves would otherwise get a second one.
-        if (tokens.size() >= 2 && tokens[0] == m_model->bos() && tokens[1] == m_model->bos())
-            tokens.erase(tokens.begin());
-        if (static_cast<int>(tokens.size()) <= budget) return tokens;
-        // Keep at least the last message (the one being answered).
-        if (chat.size() <= first + 1) {
-            return ember::make_error("app.prompt_too_long",
-                                     "the message needs " + std::to_string(tokens.size()) +
-                                         " tokens but the context leaves room for " +
-                                         std::to_string(budget) +
-                                         "; shorten it or raise the context length in Settings");
+        const int total = static_cast<int>(tokens.size());
+        if (total <= budget) return tokens;
+        if (chat.size() > first + 1) {
+            chat.erase(chat.begin() + static_cast<std::ptrdiff_t>(first));
+            ++stats.droppedMessages;
+            continue;
         }
-        chat.erase(chat.begin() + static_cast<std::ptrdiff_t>(first));
-        ++stats.droppedMessages;
+        // Only the system prompt and the last message are left (they are never dropped): say
+        // which of them does not fit, with the numbers.
+        const std::string room = "the context of " + std::to_string(nCtx) + " tokens leaves " +
+                                 std::to_string(budget) + " for the prompt (" +
+                                 std::to_string(reserve) + " are kept for the reply)";
+        int withoutSystem = total;
+        if (first == 1) {
+            EMBER_ASSIGN_OR_RETURN(auto rest,
+                                   tokenizeChat(std::span(chat).subspan(1), tail, &fallback));
+            withoutSystem = static_cast<int>(rest.size());
+        }
+        const int system = total - withoutSystem;
+        if (first == 1 && (system >= budget || withoutSystem <= budget)) {
+            const std::string what =
+                system >= budget
+                    ? "the system prompt alone needs " + std::to_string(system) + " tokens, but "
+                    : "the system prompt (" + std::to_string(system) +
+                          " tokens) and the message (" + std::to_string(withoutSystem) + ") need " +
+                          std::to_string(total) + " tokens together, but ";
+            return ember::make_error(
+                "app.prompt_too_long",
+                what + room +
+                    "; shorten the system prompt or raise the context length in Settings");
+        }
+        return ember::make_error("app.prompt_too_long",
+                                 "the message needs " + std::to_string(withoutSystem) +
+                                     " tokens, but " + room +
+                                     "; shorten it or raise the context length in Settings");
     }
 }
 
@@ -104,7 +197,8 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     const int nCtx = m_session->n_ctx();
     // Leave room for the reply: up to half of the context.
     const int reserve = std::clamp(sampling.maxTokens, 1, std::max(1, nCtx / 2));
-    EMBER_ASSIGN_OR_RETURN(auto prompt, renderPrompt(messages, nCtx - reserve, stats));
+    EMBER_ASSIGN_OR_RETURN(auto prompt,
+                           renderPrompt(messages, sampling.continueLast, nCtx, reserve, stats));
 
     // Reuse the longest common prefix with what the session holds; at least one token must be
     // evaluated to get fresh logits.
@@ -123,6 +217,9 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     params.sampling.min_p = sampling.minP;
     params.sampling.repeat_penalty = sampling.repeatPenalty;
     params.cancel = cancel;
+    // The reused prefix counts for the repeat penalty as in a fresh session: the same prompt
+    // then gives the same tokens whether or not the cache was reused.
+    params.history = std::span<const int32_t>(prompt.data(), common);
     std::span<const int32_t> fresh(prompt.data() + common, prompt.size() - common);
     auto result = ember::generate(*m_session, fresh, params,
                                   [&](int32_t, std::string_view text) { return onText(text); });

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "chatengine.h"
@@ -11,6 +13,7 @@
 namespace ember {
 class Model;
 class Session;
+struct ChatMessage;
 }  // namespace ember
 
 class EmberChatEngine : public ChatEngine {
@@ -23,6 +26,7 @@ public:
                                          const EngineProgressCallback& progress,
                                          const std::atomic<bool>* cancel) override;
     void unload() override;
+    EngineFileProblem check(const std::string& path) override;
     bool isLoaded() const override;
     EngineMemory memory() const override;
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
@@ -31,8 +35,14 @@ public:
                                         const EngineTextCallback& onText) override;
 
 private:
+    // Renders and tokenizes the conversation; drops the oldest turns after the system prompt
+    // until it fits in nCtx - reserve tokens. continueLast: the last message is a reply to
+    // continue. Says what does not fit, with the numbers, when even the last turn does not.
     ember::Result<std::vector<int32_t>> renderPrompt(const std::vector<EngineMessage>& messages,
-                                                     int budget, EngineStats& stats);
+                                                     bool continueLast, int nCtx, int reserve,
+                                                     EngineStats& stats);
+    ember::Result<std::vector<int32_t>> tokenizeChat(std::span<const ember::ChatMessage> chat,
+                                                     const std::string& tail, bool* fallback);
 
     std::unique_ptr<ember::Model> m_model;
     std::unique_ptr<ember::Session> m_session;

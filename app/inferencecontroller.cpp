@@ -22,6 +22,15 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
     connect(this, &InferenceController::requestUnload, worker, &InferenceWorker::unloadModel);
     connect(this, &InferenceController::requestGenerate, worker, &InferenceWorker::generate);
     connect(this, &InferenceController::requestDevices, worker, &InferenceWorker::listDevices);
+    connect(this, &InferenceController::requestCheck, worker, &InferenceWorker::checkFiles);
+    connect(worker, &InferenceWorker::filesChecked, this, [this](const QVariantMap& problems) {
+        for (QVariant& entry : m_installedModels) {
+            QVariantMap m = entry.toMap();
+            m.insert("problem", problems.value(m.value("path").toString()).toString());
+            entry = m;
+        }
+        emit installedModelsChanged();
+    });
     connect(worker, &InferenceWorker::loadProgress, this, [this](double p) {
         m_loadProgress = p;
         emit loadProgressChanged();
@@ -64,13 +73,19 @@ QString InferenceController::modelsDirectory() const {
 
 void InferenceController::refreshModels() {
     QVariantList models;
+    QStringList paths;
     const QDir dir(modelsDirectory());
     for (const QFileInfo& fi : dir.entryInfoList({"*.gguf"}, QDir::Files, QDir::Name)) {
-        models << QVariantMap{
-            {"name", fi.completeBaseName()}, {"path", fi.absoluteFilePath()}, {"size", fi.size()}};
+        models << QVariantMap{{"name", fi.completeBaseName()},
+                              {"path", fi.absoluteFilePath()},
+                              {"size", fi.size()},
+                              {"problem", QString()}};
+        paths << fi.absoluteFilePath();
     }
     m_installedModels = models;
     emit installedModelsChanged();
+    // The menu marks broken files once the worker has checked them (off this thread).
+    if (!paths.isEmpty()) emit requestCheck(paths);
 }
 
 void InferenceController::loadModel(const EngineLoadOptions& options) {
@@ -102,7 +117,8 @@ void InferenceController::stop() {
 
 void InferenceController::onModelLoaded(const QVariantMap& info) {
     m_modelLoaded = true;
-    m_modelPath = m_pendingPath;
+    // The worker names the file it loaded (the previous one again after a failed switch).
+    m_modelPath = info.value("path", m_pendingPath).toString();
     m_modelName = info.value("modelName").toString();
     if (m_modelName.isEmpty()) m_modelName = QFileInfo(m_modelPath).completeBaseName();
     m_backend = info.value("backend").toString();
@@ -113,16 +129,11 @@ void InferenceController::onModelLoaded(const QVariantMap& info) {
     emit modelChanged();
 }
 
-void InferenceController::onLoadFailed(const QString& message) {
-    // The engine drops the previous model before loading another.
-    if (m_modelLoaded) {
-        m_modelLoaded = false;
-        m_modelPath.clear();
-        m_modelName.clear();
-        emit modelChanged();
-    }
+void InferenceController::onLoadFailed(const QString& message, const QString& detail) {
+    // The worker keeps (or reloads) the previous model and says so with modelLoaded, or with
+    // modelUnloaded when it could not.
     setLoading(false);
-    emit loadFailed(message);
+    emit loadFailed(message, detail);
 }
 
 void InferenceController::onTextReady(quint64 requestId, const QString& text) {
@@ -141,9 +152,9 @@ void InferenceController::onFinished(quint64 requestId, const QString& text,
 }
 
 void InferenceController::onFailed(quint64 requestId, const QString& message,
-                                   const QString& partial) {
+                                   const QString& partial, const QString& code) {
     if (requestId != m_currentRequest) return;
-    emit generationFailed(message, partial);
+    emit generationFailed(message, partial, code);
     setGenerating(false);
 }
 

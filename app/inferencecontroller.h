@@ -26,6 +26,8 @@ class InferenceController : public QObject {
     Q_PROPERTY(QString lastStats READ lastStats NOTIFY lastStatsChanged)
     Q_PROPERTY(QStringList devices READ devices NOTIFY devicesChanged)
     Q_PROPERTY(QString modelsDirectory READ modelsDirectory NOTIFY installedModelsChanged)
+    // Each: name, path, size, and problem (what is wrong with the file, in plain words; empty
+    // when it looks loadable, filled in once the worker has checked it).
     Q_PROPERTY(QVariantList installedModels READ installedModels NOTIFY installedModelsChanged)
 
 public:
@@ -65,12 +67,15 @@ signals:
     void lastStatsChanged();
     void devicesChanged();
     void installedModelsChanged();
-    void loadFailed(const QString& message);
+    // message: what is wrong, in plain words; detail: the engine's technical message. The
+    // model loaded before stays loaded (modelLoaded/modelChanged tell otherwise).
+    void loadFailed(const QString& message, const QString& detail);
     void textReady(const QString& text);
     // Times (PerfMetrics::nowMs()) of the tokens of the current response since the last batch.
     void tokensGenerated(const QList<double>& timesMs);
     void generationFinished(const QString& text, const QVariantMap& stats);
-    void generationFailed(const QString& message, const QString& partialText);
+    // code: the engine's error code ("app.prompt_too_long": the prompt was never evaluated).
+    void generationFailed(const QString& message, const QString& partialText, const QString& code);
 
     // Queued into the worker.
     void requestLoad(const EngineLoadOptions& options);
@@ -78,13 +83,15 @@ signals:
     void requestGenerate(quint64 requestId, const QList<ChatTurn>& messages,
                          const EngineSampling& sampling);
     void requestDevices();
+    void requestCheck(const QStringList& paths);
 
 private:
     void onModelLoaded(const QVariantMap& info);
-    void onLoadFailed(const QString& message);
+    void onLoadFailed(const QString& message, const QString& detail);
     void onTextReady(quint64 requestId, const QString& text);
     void onFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
-    void onFailed(quint64 requestId, const QString& message, const QString& partial);
+    void onFailed(quint64 requestId, const QString& message, const QString& partial,
+                  const QString& code);
     void setLoading(bool loading);
     void setGenerating(bool generating);
 

@@ -2,6 +2,7 @@
 
 #include <QElapsedTimer>
 #include <string>
+#include <utility>
 
 #include "perfmetrics.h"
 #include "textbatcher.h"
@@ -19,8 +20,34 @@ void InferenceWorker::listDevices() {
     emit devicesListed(names);
 }
 
+namespace {
+QVariantMap loadInfo(const EngineLoadResult& r, const std::string& path) {
+    return {{"modelName", QString::fromStdString(r.modelName)},
+            {"path", QString::fromStdString(path)},
+            {"backend", QString::fromStdString(r.backend)},
+            {"device", QString::fromStdString(r.device)},
+            {"fallbackReason", QString::fromStdString(r.fallbackReason)},
+            {"contextLength", r.contextLength},
+            {"threads", r.threads}};
+}
+}  // namespace
+
+void InferenceWorker::checkFiles(const QStringList& paths) {
+    QVariantMap problems;
+    for (const QString& path : paths) {
+        const EngineFileProblem p = m_engine->check(path.toStdString());
+        if (!p.summary.empty()) problems.insert(path, QString::fromStdString(p.summary));
+    }
+    emit filesChecked(problems);
+}
+
 void InferenceWorker::loadModel(const EngineLoadOptions& options) {
     m_cancel.store(false);
+    // A file the engine cannot run is refused before the loaded model is dropped.
+    if (const EngineFileProblem p = m_engine->check(options.path); !p.summary.empty()) {
+        emit loadFailed(QString::fromStdString(p.summary), QString::fromStdString(p.detail));
+        return;
+    }
     QElapsedTimer sinceReport;
     sinceReport.start();
     auto progress = [&](float p) {
@@ -34,21 +61,33 @@ void InferenceWorker::loadModel(const EngineLoadOptions& options) {
     m_probe->detach();
     auto result = m_engine->load(options, progress, &m_cancel);
     if (!result.ok()) {
-        emit loadFailed(QString::fromStdString(result.error().message));
+        const QString detail = QString::fromStdString(result.error().message);
+        QString message =
+            result.error().code == "load.cancelled" ? tr("the load was cancelled") : detail;
+        // The previous model comes back: a failed switch leaves the user with what worked.
+        const std::optional<EngineLoadOptions> previous = std::exchange(m_loaded, std::nullopt);
+        if (previous) {
+            auto again = m_engine->load(*previous, {}, nullptr);
+            if (again.ok()) {
+                m_loaded = previous;
+                m_probe->attach(m_engine.get());
+                emit modelLoaded(loadInfo(again.value(), previous->path));
+                message += tr("; the previous model is loaded again");
+            } else {
+                emit modelUnloaded();
+            }
+        }
+        emit loadFailed(message, detail);
         return;
     }
-    const auto& r = result.value();
+    m_loaded = options;
     m_probe->attach(m_engine.get());
     emit loadProgress(1.0);
-    emit modelLoaded({{"modelName", QString::fromStdString(r.modelName)},
-                      {"backend", QString::fromStdString(r.backend)},
-                      {"device", QString::fromStdString(r.device)},
-                      {"fallbackReason", QString::fromStdString(r.fallbackReason)},
-                      {"contextLength", r.contextLength},
-                      {"threads", r.threads}});
+    emit modelLoaded(loadInfo(result.value(), options.path));
 }
 
 void InferenceWorker::unloadModel() {
+    m_loaded.reset();
     m_probe->detach();
     m_engine->unload();
     emit modelUnloaded();
@@ -89,9 +128,11 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
         if (deviceLost) {
             m_probe->detach();
             m_engine->unload();
+            m_loaded.reset();
             message += "; the model was unloaded, load it again to continue";
         }
-        emit generationFailed(requestId, message, QString::fromStdString(full));
+        emit generationFailed(requestId, message, QString::fromStdString(full),
+                              QString::fromStdString(result.error().code));
         if (deviceLost) emit modelUnloaded();
         return;
     }

@@ -10,6 +10,7 @@
 #include <QVariantMap>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "chatengine.h"
 #include "memoryprobe.h"
@@ -38,6 +39,8 @@ public:
 
 public slots:
     void listDevices();
+    // Checks model files (ChatEngine::check) and reports the broken ones with filesChecked.
+    void checkFiles(const QStringList& paths);
     void loadModel(const EngineLoadOptions& options);
     void unloadModel();
     void generate(quint64 requestId, const QList<ChatTurn>& messages,
@@ -45,10 +48,14 @@ public slots:
 
 signals:
     void devicesListed(const QStringList& names);
+    // path -> what is wrong with it, in plain words; files that look fine are not listed.
+    void filesChecked(const QVariantMap& problems);
     void loadProgress(double progress);
     // info: modelName, backend, device, fallbackReason, contextLength, threads
     void modelLoaded(const QVariantMap& info);
-    void loadFailed(const QString& message);
+    // message: what is wrong in plain words; detail: the engine's technical message. Whatever
+    // was loaded before stays loaded (or is loaded again: modelLoaded comes first then).
+    void loadFailed(const QString& message, const QString& detail);
     void modelUnloaded();
     // A batch of newly generated text.
     void textReady(quint64 requestId, const QString& text);
@@ -58,10 +65,13 @@ signals:
     // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages, tokensPerSecond,
     // timeToFirstTokenMs, stopReason, templateFallback, promptMs, contextUsed
     void generationFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
-    void generationFailed(quint64 requestId, const QString& message, const QString& partialText);
+    // code: the engine's error code ("app.prompt_too_long": nothing was evaluated).
+    void generationFailed(quint64 requestId, const QString& message, const QString& partialText,
+                          const QString& code);
 
 private:
     std::unique_ptr<ChatEngine> m_engine;
     std::shared_ptr<MemoryProbe> m_probe = std::make_shared<MemoryProbe>();
     std::atomic<bool> m_cancel{false};
+    std::optional<EngineLoadOptions> m_loaded;  // what the engine holds now
 };

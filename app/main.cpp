@@ -75,6 +75,8 @@ int main(int argc, char* argv[]) {
     PerfMonitor perf(&inference);
     ModelLibrary models(std::make_unique<EmberModelInspector>(), &settings,
                         inference.modelsDirectory());
+    models.setModelInUse(
+        [&inference] { return inference.modelLoaded() ? inference.modelPath() : QString(); });
     QObject::connect(&models, &ModelLibrary::modelsChanged, &inference,
                      &InferenceController::refreshModels);
     if (!storeOk) chat.setError(store.lastError());

@@ -66,6 +66,13 @@ void MessageModel::finishLast(qint64 id, const QString& content, bool complete) 
     emit dataChanged(i, i);
 }
 
+void MessageModel::resumeLast() {
+    if (m_rows.isEmpty()) return;
+    m_rows.last().streaming = true;
+    const QModelIndex i = index(count() - 1);
+    emit dataChanged(i, i, {StreamingRole});
+}
+
 void MessageModel::removeFrom(int row) {
     if (row < 0 || row >= count()) return;
     beginRemoveRows({}, row, count() - 1);

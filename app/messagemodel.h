@@ -26,6 +26,8 @@ public:
     // Replaces the last row's content and marks it done.
     void finishLast(qint64 id, const QString& content, bool complete);
     void removeFrom(int row);
+    // Marks the last row as streaming again (its reply is being continued).
+    void resumeLast();
     const StoredMessage& at(int row) const { return m_rows[row].message; }
     bool lastIsStreaming() const { return !m_rows.isEmpty() && m_rows.last().streaming; }
 

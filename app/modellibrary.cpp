@@ -281,6 +281,13 @@ bool ModelLibrary::deleteModel(const QString& path) {
         setError(tr("Only models in %1 can be deleted here.").arg(m_dir));
         return false;
     }
+    // The loaded model reads its file (mapped): deleting it under the engine is refused.
+    const QString inUse = m_inUse ? m_inUse() : QString();
+    if (!inUse.isEmpty() && QFileInfo(inUse).absoluteFilePath() == fi.absoluteFilePath()) {
+        setError(tr("%1 is the model in use; load another model before deleting it.")
+                     .arg(fi.fileName()));
+        return false;
+    }
     QFile file(fi.absoluteFilePath());
     if (!file.remove()) {
         setError(tr("%1 could not be deleted: %2").arg(fi.fileName(), file.errorString()));

@@ -55,6 +55,8 @@ public:
 
     // Replaces the catalog (tests) and estimates its entries.
     void setCatalog(const QList<CatalogEntry>& entries);
+    // Tells which model file is loaded now (empty: none); deleteModel refuses that one.
+    void setModelInUse(std::function<QString()> inUse) { m_inUse = std::move(inUse); }
     // Configures each new download before it starts (tests: small retries, free-space hook).
     void setDownloadSetup(std::function<void(Downloader*)> setup) { m_setup = std::move(setup); }
 
@@ -110,5 +112,6 @@ private:
     QTimer m_rescan;
     QThread* m_copyThread = nullptr;
     std::function<void(Downloader*)> m_setup;
+    std::function<QString()> m_inUse;
     QString m_error, m_info;
 };

@@ -125,6 +125,13 @@ void Settings::setLastModelPath(const QString& value) {
     emit lastModelPathChanged();
 }
 
+qint64 Settings::lastConversationId() const {
+    return m_settings.value("session/lastConversation", 0).toLongLong();
+}
+void Settings::setLastConversationId(qint64 id) {
+    if (lastConversationId() != id) m_settings.setValue("session/lastConversation", id);
+}
+
 bool Settings::perfOverlay() const {
     return m_settings.value("ui/perfOverlay", false).toBool();
 }

@@ -57,6 +57,9 @@ public:
     void setFontSize(int value);
     QString lastModelPath() const;
     void setLastModelPath(const QString& value);
+    // The conversation open when the app closed (0: none), reopened on start.
+    qint64 lastConversationId() const;
+    void setLastConversationId(qint64 id);
     bool perfOverlay() const;
     void setPerfOverlay(bool value);
     // This run only (the --device option): loads use it instead of the saved device.

@@ -23,6 +23,8 @@ void TestDriver::start(int timeoutMs) {
     auto sendOnce = [this] {
         if (m_sent || !m_inference->modelLoaded() || m_prompt.isEmpty()) return;
         m_sent = true;
+        // A scripted prompt starts its own conversation, not the one reopened from last time.
+        m_chat->newConversation();
         m_chat->send(m_prompt);
     };
     connect(m_inference, &InferenceController::modelChanged, this, sendOnce);

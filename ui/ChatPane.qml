@@ -70,6 +70,7 @@ Page {
             Layout.fillWidth: true
             Layout.margins: visible ? 8 : 0
             text: root.chat.errorMessage
+            details: root.chat.errorDetails
             error: true
             onDismissed: root.chat.dismissError()
         }

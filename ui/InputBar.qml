@@ -20,6 +20,17 @@ Pane {
             input.clear()
     }
 
+    // A message the model never saw (it did not fit the context) comes back to the box, unless
+    // something new was typed meanwhile.
+    Connections {
+        target: root.controller
+        ignoreUnknownSignals: true
+        function onMessageNotSent(text) {
+            if (input.text.trim().length === 0)
+                input.text = text
+        }
+    }
+
     padding: 12
     RowLayout {
         anchors.fill: parent

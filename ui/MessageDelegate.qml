@@ -117,8 +117,18 @@ Item {
                 onClicked: root.editing = true
             }
             ToolButton {
+                objectName: "continueButton"
+                // An answer cut short (a crash, a failure): generate more of it.
+                visible: !root.isUser && root.isLast && !root.complete
+                enabled: !root.busy
+                text: qsTr("Continue")
+                font.pixelSize: root.fontSize - 2
+                onClicked: root.controller.continueResponse()
+            }
+            ToolButton {
                 objectName: "regenerateButton"
-                visible: !root.isUser && root.isLast
+                // The last answer, or the last message when it was never answered.
+                visible: root.isLast
                 enabled: !root.busy
                 text: qsTr("Regenerate")
                 font.pixelSize: root.fontSize - 2

@@ -45,7 +45,10 @@ Button {
             model: root.inference ? root.inference.installedModels : []
             delegate: MenuItem {
                 required property var modelData
-                text: modelData.name
+                objectName: "modelMenuItem"
+                // A broken file says so (choosing it explains and keeps the loaded model).
+                text: modelData.problem ? qsTr("%1 — %2").arg(modelData.name).arg(modelData.problem)
+                                        : modelData.name
                 checkable: true
                 checked: root.inference.modelPath === modelData.path
                 enabled: !root.inference.loading && !root.inference.generating

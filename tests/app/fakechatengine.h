@@ -15,7 +15,11 @@ struct FakeScript {
     std::chrono::microseconds delay{0};
     std::string loadError;      // non-empty: load() fails with it
     std::string generateError;  // non-empty: generate() fails with it after failAfter pieces
+    std::string generateErrorCode = "fake.generate";
     int failAfter = 0;
+    int droppedMessages = 0;    // reported in the stats
+    std::string checkFailPath;  // check() finds this file incomplete
+    std::string loadFailPath;   // load() of this file fails after dropping the loaded model
 };
 
 class FakeChatEngine : public ChatEngine {
@@ -27,6 +31,10 @@ public:
     ember::Result<EngineLoadResult> load(const EngineLoadOptions& options,
                                          const EngineProgressCallback& progress,
                                          const std::atomic<bool>*) override {
+        m_loaded = false;  // as the real engine: the loaded model goes first
+        ++m_loads;
+        if (options.path == m_script.loadFailPath)
+            return ember::make_error("fake.load", "cannot map " + options.path);
         for (int i = 1; i <= 4; ++i)
             if (progress && !progress(i / 4.0f))
                 return ember::make_error("load.cancelled", "cancelled");
@@ -42,6 +50,12 @@ public:
         return r;
     }
     void unload() override { m_loaded = false; }
+    EngineFileProblem check(const std::string& path) override {
+        if (path != m_script.checkFailPath) return {};
+        return {"the file is incomplete: 1.0 KiB of at least 4.0 KiB; download it again",
+                "gguf: " + path + ": tensor 'x' extends past the end of the file"};
+    }
+    int loads() const { return m_loads.load(); }
     bool isLoaded() const override { return m_loaded; }
     // Grows by 1 KiB per reading, so that every reading differs; flags a reading without a model.
     EngineMemory memory() const override {
@@ -53,19 +67,22 @@ public:
     bool readWithoutModel() const { return m_readWithoutModel.load(); }
 
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
-                                        const EngineSampling&, const std::atomic<bool>* cancel,
+                                        const EngineSampling& sampling,
+                                        const std::atomic<bool>* cancel,
                                         const EngineTextCallback& onText) override {
         {
             std::lock_guard lock(m_mutex);
             m_lastMessages = messages;
+            m_lastSampling = sampling;
         }
         if (!m_loaded) return ember::make_error("fake.no_model", "no model is loaded");
         EngineStats stats;
         stats.stopReason = "eog";
+        stats.droppedMessages = m_script.droppedMessages;
         m_emitted.store(0);
         for (size_t i = 0; i < m_script.pieces.size(); ++i) {
             if (!m_script.generateError.empty() && static_cast<int>(i) == m_script.failAfter)
-                return ember::make_error("fake.generate", m_script.generateError);
+                return ember::make_error(m_script.generateErrorCode, m_script.generateError);
             if (cancel && cancel->load()) {
                 stats.stopReason = "cancelled";
                 break;
@@ -87,13 +104,19 @@ public:
         std::lock_guard lock(m_mutex);
         return m_lastMessages;
     }
+    EngineSampling lastSampling() {
+        std::lock_guard lock(m_mutex);
+        return m_lastSampling;
+    }
 
 private:
     FakeScript m_script;
     std::atomic<bool> m_loaded{false};
     std::atomic<int> m_emitted{0};
+    std::atomic<int> m_loads{0};
     mutable std::atomic<int> m_memoryReads{0};
     mutable std::atomic<bool> m_readWithoutModel{false};
     std::mutex m_mutex;
     std::vector<EngineMessage> m_lastMessages;
+    EngineSampling m_lastSampling;
 };

@@ -1,6 +1,8 @@
 // The worker over the real engine (EmberChatEngine) with the tiny stories260K model.
+#include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "emberchatengine.h"
@@ -87,6 +89,23 @@ private slots:
                                 .arg(s2.value("promptTokens").toInt())));
     }
 
+    // Greedy sampling with the app's repeat penalty: a regeneration (which reuses the cached
+    // prompt) gives exactly the first answer's tokens.
+    void greedyRegenerationRepeatsTheFirstAnswer() {
+        QVERIFY(load());
+        const QList<ChatTurn> prompt{{"system", "Tell a story about a cat."},
+                                     {"user", "Once upon a time there was a cat"}};
+        QString first, again, third;
+        QCOMPARE(turn(prompt, 48, &first).size(), 2);
+        const QVariantList second = turn(prompt, 48, &again);
+        QCOMPARE(second.size(), 2);
+        const QVariantMap stats = second.at(1).toMap();
+        QVERIFY(stats.value("evaluatedTokens").toInt() < stats.value("promptTokens").toInt());
+        QCOMPARE(again, first);
+        QCOMPARE(turn(prompt, 48, &third).size(), 2);
+        QCOMPARE(third, first);
+    }
+
     void longConversationDropsOldestTurns() {
         QVERIFY(load(256));
         QList<ChatTurn> history{{"system", "Tell stories."}};
@@ -101,6 +120,99 @@ private slots:
         const QVariantMap stats = result.at(1).toMap();
         QVERIFY(stats.value("droppedMessages").toInt() > 0);
         QVERIFY(stats.value("promptTokens").toInt() <= 256);
+    }
+
+    // What does not fit is named, with the numbers: the system prompt or the message.
+    void overflowSaysWhatDoesNotFit() {
+        QVERIFY(load(256));
+        const QString longText =
+            QString("The little dog ran in the park and played with a ball. ").repeated(40);
+        auto failure = [&](const QList<ChatTurn>& messages) -> QStringList {
+            QSignalSpy failed(m_c.get(), &InferenceController::generationFailed);
+            EngineSampling s;
+            s.temperature = 0;
+            s.maxTokens = 64;
+            if (m_c->generate(messages, s) == 0 || !failed.wait(60000)) return {};
+            return {failed.at(0).at(0).toString(), failed.at(0).at(2).toString()};
+        };
+        const QStringList system = failure({{"system", longText}, {"user", "Hi"}});
+        QCOMPARE(system.size(), 2);
+        QCOMPARE(system[1], QString("app.prompt_too_long"));
+        QVERIFY2(system[0].contains("the system prompt alone needs") &&
+                     system[0].contains("the context of 256 tokens leaves 192 for the prompt"),
+                 qPrintable(system[0]));
+        const QStringList message = failure({{"system", "Be brief."}, {"user", longText}});
+        QCOMPARE(message.size(), 2);
+        QVERIFY2(
+            message[0].startsWith("the message needs") && !message[0].contains("system prompt"),
+            qPrintable(message[0]));
+        // The message and the system prompt fit apart but not together.
+        const QString half =
+            QString("The little dog ran in the park and played with a ball. ").repeated(5);
+        const QStringList both = failure({{"system", half}, {"user", half}});
+        QCOMPARE(both.size(), 2);
+        QVERIFY2(both[0].contains("the system prompt (") && both[0].contains("need"),
+                 qPrintable(both[0]));
+    }
+
+    // Continue: the prompt is the conversation with the generation prompt, then the reply's
+    // text so far; a greedy continuation of a prefix of a reply gives the rest of that reply.
+    void continueGoesOnFromThePartialReply() {
+        QVERIFY(load());
+        const QList<ChatTurn> prompt{{"user", "Once upon a time"}};
+        QString full;
+        QCOMPARE(turn(prompt, 40, &full).size(), 2);
+        QVERIFY(full.size() > 20);
+        // Cut before a space: a token boundary of the reply (its words start with a space).
+        const int cut = full.lastIndexOf(' ', full.size() / 2);
+        QVERIFY(cut > 0);
+        const QString head = full.left(cut);
+        QList<ChatTurn> partial = prompt;
+        partial << ChatTurn{"assistant", head};
+        QSignalSpy finished(m_c.get(), &InferenceController::generationFinished);
+        EngineSampling s;
+        s.temperature = 0;
+        s.maxTokens = 40;
+        s.continueLast = true;
+        QVERIFY(m_c->generate(partial, s) != 0);
+        QVERIFY(finished.wait(60000));
+        const QString rest = finished.at(0).at(0).toString();
+        QVERIFY(!rest.isEmpty());
+        // Tokens may split differently at the seam; the text right after it matches.
+        const QString expected = full.mid(head.size());
+        const int n = std::min<int>(8, std::min(rest.size(), expected.size()));
+        QVERIFY2(rest.left(n) == expected.left(n),
+                 qPrintable(QString("'%1' vs '%2'").arg(rest, expected)));
+    }
+
+    // A truncated copy of the model is refused in plain words, and the loaded model stays.
+    void truncatedFileKeepsTheLoadedModel() {
+        QVERIFY(load());
+        QTemporaryDir dir;
+        QFile source(storiesModel());
+        QVERIFY(source.open(QIODevice::ReadOnly));
+        const QByteArray bytes = source.readAll();
+        QFile cut(dir.filePath("cut.gguf"));
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        QCOMPARE(cut.write(bytes.left(bytes.size() * 2 / 3)), qint64(bytes.size() * 2 / 3));
+        cut.close();
+        QSignalSpy failed(m_c.get(), &InferenceController::loadFailed);
+        QSignalSpy changed(m_c.get(), &InferenceController::modelChanged);
+        EngineLoadOptions o;
+        o.path = cut.fileName().toStdString();
+        o.device = "cpu";
+        m_c->loadModel(o);
+        QVERIFY(failed.wait(30000));
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.startsWith("the file is incomplete: ") &&
+                     message.contains(" of at least ") && message.endsWith("download it again"),
+                 qPrintable(message));
+        QVERIFY(failed.at(0).at(1).toString().contains("past the end of the file"));
+        QCOMPARE(changed.count(), 0);
+        QVERIFY(m_c->modelLoaded());
+        QCOMPARE(m_c->modelPath(), storiesModel());
+        QString text;
+        QCOMPARE(turn({{"user", "Once upon a time"}}, 8, &text).size(), 2);
     }
 
     void missingFileIsALoadError() {

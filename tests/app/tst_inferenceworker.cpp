@@ -1,5 +1,9 @@
 // The inference controller and its worker thread, driven by the fake engine.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QStandardPaths>
 #include <QtTest>
 
 #include "fakechatengine.h"
@@ -139,6 +143,77 @@ private slots:
         QVERIFY(!c->loading());
         // Without a model, generation is refused rather than queued.
         QCOMPARE(c->generate(prompt(), {}), quint64(0));
+    }
+
+    // A broken file chosen in the model menu is refused before the working model is dropped.
+    void brokenFileKeepsTheLoadedModel() {
+        FakeScript script = tokens(3, {});
+        script.checkFailPath = "/models/broken.gguf";
+        FakeChatEngine* engine = nullptr;
+        auto c = makeController(script, &engine);
+        load(*c);
+        QSignalSpy failed(c.get(), &InferenceController::loadFailed);
+        QSignalSpy changed(c.get(), &InferenceController::modelChanged);
+        EngineLoadOptions o;
+        o.path = "/models/broken.gguf";
+        c->loadModel(o);
+        QVERIFY(failed.wait(5000));
+        QVERIFY2(failed.at(0).at(0).toString().startsWith("the file is incomplete"),
+                 qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY(failed.at(0).at(1).toString().contains("past the end"));
+        QVERIFY(c->modelLoaded());
+        QCOMPARE(c->modelPath(), QString("/models/fake.gguf"));
+        QCOMPARE(changed.count(), 0);
+        QCOMPARE(engine->loads(), 1);  // the engine never let go of the working model
+        QVERIFY(c->generate(prompt(), {}) != 0);
+    }
+
+    // When the load itself fails after the working model was dropped, that model is loaded
+    // again.
+    void failedSwitchReloadsThePreviousModel() {
+        FakeScript script = tokens(3, {});
+        script.loadFailPath = "/models/odd.gguf";
+        FakeChatEngine* engine = nullptr;
+        auto c = makeController(script, &engine);
+        load(*c);
+        QSignalSpy failed(c.get(), &InferenceController::loadFailed);
+        EngineLoadOptions o;
+        o.path = "/models/odd.gguf";
+        c->loadModel(o);
+        QVERIFY(failed.wait(5000));
+        QVERIFY2(failed.at(0).at(0).toString().contains("previous model is loaded again"),
+                 qPrintable(failed.at(0).at(0).toString()));
+        QVERIFY(c->modelLoaded());
+        QCOMPARE(c->modelPath(), QString("/models/fake.gguf"));
+        QVERIFY(engine->isLoaded());
+        QCOMPARE(engine->loads(), 3);
+        QVERIFY(!c->loading());
+    }
+
+    // The model menu's list marks the files the engine would refuse, with the reason.
+    void installedModelsMarkBrokenFiles() {
+        QStandardPaths::setTestModeEnabled(true);
+        FakeScript script = tokens(1, {});
+        auto probe = makeController(script);
+        const QString dir = probe->modelsDirectory();
+        probe.reset();
+        QVERIFY(QDir().mkpath(dir));
+        for (const char* name : {"good.gguf", "cut.gguf"}) {
+            QFile f(dir + "/" + name);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("GGUF");
+        }
+        script.checkFailPath = QFileInfo(dir + "/cut.gguf").absoluteFilePath().toStdString();
+        auto c = makeController(script);
+        auto problemOf = [&](const QString& name) {
+            for (const QVariant& m : c->installedModels())
+                if (m.toMap().value("name") == name) return m.toMap().value("problem").toString();
+            return QString("<missing>");
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(problemOf("cut").startsWith("the file is incomplete"), 5000);
+        QCOMPARE(problemOf("good"), QString());
+        QFile::remove(dir + "/good.gguf");
+        QFile::remove(dir + "/cut.gguf");
     }
 
     void generationFailureBecomesSignal() {

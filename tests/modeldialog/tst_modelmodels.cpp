@@ -228,6 +228,12 @@ private slots:
         QVERIFY(!lib->deleteModel(outside.filePath("b.gguf")));
         QVERIFY(QFileInfo::exists(outside.filePath("b.gguf")));
         QVERIFY(!lib->deleteModel(m_dir->filePath("../a.gguf.txt")));
+        // The model in use is not deleted under the engine.
+        lib->setModelInUse([this] { return m_dir->filePath("a.gguf"); });
+        QVERIFY(!lib->deleteModel(m_dir->filePath("a.gguf")));
+        QVERIFY(QFileInfo::exists(m_dir->filePath("a.gguf")));
+        QVERIFY2(lib->errorMessage().contains("in use"), qPrintable(lib->errorMessage()));
+        lib->setModelInUse([] { return QString(); });
         QSignalSpy modelsChanged(lib.get(), &ModelLibrary::modelsChanged);
         QVERIFY(lib->deleteModel(m_dir->filePath("a.gguf")));
         QVERIFY(!QFileInfo::exists(m_dir->filePath("a.gguf")));

@@ -269,6 +269,10 @@ struct GenerateParams {
     SamplingParams sampling;
     bool stop_at_eog = true;
     const std::atomic<bool>* cancel = nullptr;
+    // Tokens the session already holds before `prompt` (a reused cache prefix): the repeat
+    // penalty window sees them as if they had been evaluated now, so that reusing the cache
+    // samples exactly as a fresh session would.
+    std::span<const int32_t> history;
 };
 
 struct GenerateStats {

@@ -91,7 +91,9 @@ Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt
                           "generate: give at least one new token to continue from");
 
     Sampler sampler(params.sampling, model.n_vocab());
-    for (int32_t t : prompt) sampler.accept(t);  // the penalty window sees the prompt too
+    // The penalty window sees the prompt too, with the cached tokens before it.
+    for (int32_t t : params.history) sampler.accept(t);
+    for (int32_t t : prompt) sampler.accept(t);
     // Greedy without penalties only needs the argmax, which a GPU backend computes on device.
     const bool argmax_only = sampler.is_greedy() && params.sampling.repeat_penalty == 1.0f;
     auto cancelled = [&] { return params.cancel && params.cancel->load(); };

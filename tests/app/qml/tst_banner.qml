@@ -75,6 +75,27 @@ Item {
             verify(!failure.visible)
         }
 
+        // Plain words first; the technical message only behind Details.
+        function test_detailsToggle() {
+            failure.text = "Could not load the model: the file is incomplete"
+            failure.details = ""
+            verify(!child(failure, "bannerDetailsToggle").visible, "no details, no toggle")
+            failure.details = "gguf: /m/a.gguf: tensor 'x' extends past the end of the file"
+            const toggle = child(failure, "bannerDetailsToggle")
+            const details = child(failure, "bannerDetails")
+            verify(toggle.visible)
+            verify(!details.visible, "hidden at first")
+            const closed = failure.height
+            mouseClick(toggle)
+            verify(details.visible)
+            compare(details.text, failure.details)
+            tryVerify(() => failure.height > closed, 2000, "the banner grows to show them")
+            mouseClick(toggle)
+            verify(!details.visible)
+            failure.text = ""
+            failure.details = ""
+        }
+
         function test_darkThemeIsDark() {
             const light = child(info, "bannerText")
             info.text = "x"

@@ -26,6 +26,8 @@ Item {
         property var edits: []
         function copyText(t) { copied = copied.concat([t]) }
         function regenerate() { regenerated += 1 }
+        property int continued: 0
+        function continueResponse() { continued += 1 }
         function editAndResend(row, text) { edits = edits.concat([[row, text]]) }
     }
 
@@ -67,6 +69,28 @@ Item {
             verify(mock.copied[0].startsWith("Here is **bold**"))
             mouseClick(findAll(answer, "regenerateButton", [])[0])
             compare(mock.regenerated, 1)
+        }
+
+        // After a crash: an incomplete last answer offers Continue and Regenerate; an unanswered
+        // last message offers Regenerate.
+        function test_incompleteOrUnansweredLastMessage() {
+            const answer = delegateAt(1)
+            verify(!findAll(answer, "continueButton", [])[0].visible, "a complete answer")
+            messages.setProperty(1, "complete", false)
+            verify(findAll(answer, "continueButton", [])[0].visible)
+            verify(findAll(answer, "regenerateButton", [])[0].visible)
+            mouseClick(findAll(answer, "continueButton", [])[0])
+            compare(mock.continued, 1)
+            const saved = messages.get(1).content
+            messages.remove(1)
+            wait(50)
+            const user = delegateAt(0)
+            verify(findAll(user, "regenerateButton", [])[0].visible, "an unanswered message")
+            verify(!findAll(user, "continueButton", [])[0].visible)
+            messages.append({ messageId: 2, role: "assistant", content: saved, complete: true,
+                              streaming: false })
+            wait(50)
+            verify(!findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
 
         function test_editAndResend() {

@@ -17,6 +17,7 @@ Item {
         property bool accepts: true  // false: as when the message cannot be stored
         function send(text) { sent = sent.concat([text]); return accepts }
         function stop() { stops += 1 }
+        signal messageNotSent(string text)
     }
 
     InputBar {
@@ -52,6 +53,18 @@ Item {
             keyClick(Qt.Key_Return)
             compare(mock.sent, ["Hi"])
             compare(bar.text, "", "the box is cleared after sending")
+        }
+
+        // A message taken back (it did not fit the context) returns to an empty box only.
+        function test_unsentMessageComesBack() {
+            keyClick("H"); keyClick("i")
+            keyClick(Qt.Key_Return)
+            compare(bar.text, "")
+            mock.messageNotSent("Hi")
+            compare(bar.text, "Hi")
+            bar.text = "New text"
+            mock.messageNotSent("Hi")
+            compare(bar.text, "New text")
         }
 
         function test_textStaysWhenNotAccepted() {

@@ -76,6 +76,20 @@ Item {
             button.menu.close()
         }
 
+        // A broken file is marked in the menu with what is wrong with it.
+        function test_brokenFilesAreMarked() {
+            const before = mockInference.installedModels
+            mockInference.installedModels = [before[0], { name: "cut", path: "/models/cut.gguf", size: 1,
+                problem: "the file is incomplete: 1.0 GiB of at least 3.8 GiB; download it again" }]
+            button.menu.open()
+            tryCompare(button.menu, "opened", true)
+            compare(button.menu.itemAt(0).text, "stories260K")
+            compare(button.menu.itemAt(1).text,
+                    "cut — the file is incomplete: 1.0 GiB of at least 3.8 GiB; download it again")
+            button.menu.close()
+            mockInference.installedModels = before
+        }
+
         function test_loadingIsIndeterminateWithCancel() {
             verify(!progress.visible)
             mockInference.loading = true
