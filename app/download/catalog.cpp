@@ -8,6 +8,7 @@
 #include <QSet>
 
 #include "downloader.h"
+#include "ember/ember.h"
 
 namespace {
 
@@ -25,7 +26,14 @@ void CatalogEntry::configure(Downloader* d, const QString& modelsDir) const {
 }
 
 bool Catalog::architectureSupported(const QString& architecture) {
-    return architecture == QLatin1String("llama");
+    // The engine's own list, so that a family it learns is offered without an edit here.
+    static const QSet<QString> kArchs = [] {
+        QSet<QString> s;
+        for (const std::string& a : ember::supported_architectures())
+            s.insert(QString::fromStdString(a));
+        return s;
+    }();
+    return kArchs.contains(architecture);
 }
 
 bool Catalog::quantizationSupported(const QString& quantization) {

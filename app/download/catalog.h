@@ -52,7 +52,8 @@ public:
     const QList<CatalogEntry>& entries() const { return m_entries; }
     const CatalogEntry* find(const QString& id) const;
 
-    // What the engine runs (kept in step with inference/src/model and quant).
+    // What the engine runs: architectures from the engine itself, types kept in step with
+    // inference/src/quant.
     static bool architectureSupported(const QString& architecture);
     static bool quantizationSupported(const QString& quantization);
 

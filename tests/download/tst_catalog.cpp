@@ -99,9 +99,9 @@ private slots:
             {"architecture", "llama"}, {"quantization", "Q4_0"}, {"supported", true}};
         QVERIFY2(Catalog::fromJson(minimalEntry(llama), &error).has_value(), qPrintable(error));
         QJsonObject e = llama;
-        e["architecture"] = "qwen2";
+        e["architecture"] = "mpt";  // the engine does not run it
         QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
-        QVERIFY(error.contains(QStringLiteral("qwen2")));
+        QVERIFY(error.contains(QStringLiteral("mpt")));
         e = llama;
         e["quantization"] = "IQ2_XS";
         QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
