@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "common/log.h"
@@ -54,12 +56,16 @@ public:
 private:
     Result<WeightView> prepare(const Tensor& t);
     std::vector<std::unique_ptr<uint8_t, FreeDeleter>> m_packed;
+    // Packed views by source: identical GGUF aliases (same bytes, type and shape) share one copy.
+    std::map<std::tuple<const uint8_t*, GgmlType, int64_t, int64_t>, WeightView> m_shared;
 };
 
 Result<WeightView> CpuModel::prepare(const Tensor& t) {
     if (!t.present()) return WeightView{};  // a tensor this family does not use
     WeightView v = view(t);
     if (!should_pack(v)) return v;
+    const auto key = std::make_tuple(v.data, v.type, v.rows, v.cols);
+    if (auto it = m_shared.find(key); it != m_shared.end()) return it->second;
     const size_t bytes = size_t(v.rows) * v.row_stride;
     auto* buf = static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64));
     if (!buf)
@@ -74,6 +80,7 @@ Result<WeightView> CpuModel::prepare(const Tensor& t) {
 #ifdef MADV_PAGEOUT
     if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT);
 #endif
+    m_shared.emplace(key, packed);
     return packed;
 }
 
