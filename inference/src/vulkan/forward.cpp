@@ -642,7 +642,9 @@ const DeviceTensor* need(const WeightStore& s, const Tensor& t, Status& st) {
 
 int next_batch_size(double token_s, double target_s, int capacity, int left) {
     double n = target_s <= 0 ? double(capacity) : token_s > 0 ? target_s / token_s : kFirstBatch;
-    n = std::min({n, double(capacity), double(left)});
+    // Never below kFirstBatch: a short prompt stays one batch, so that its logits do not
+    // depend on how busy the machine was (a split rounds earlier batches' K/V to F16).
+    n = std::min({std::max(n, double(kFirstBatch)), double(capacity), double(left)});
     return std::max(1, int(n));
 }
 

@@ -66,8 +66,8 @@ struct LoadedModel {
 };
 
 // Tokens of the next prompt batch: what fits target_s at the last measured seconds per token
-// (kFirstBatch while none is known; `capacity` where target_s is 0: no time limit), at least 1,
-// at most `capacity` and `left`.
+// (kFirstBatch while none is known; `capacity` where target_s is 0: no time limit), at least
+// kFirstBatch, at most `capacity` and `left`.
 int next_batch_size(double token_s, double target_s, int capacity, int left);
 
 Result<std::unique_ptr<Runner>> create_runner(std::shared_ptr<LoadedModel> loaded, int n_ctx);
