@@ -390,7 +390,7 @@ private:
     bool m_span = env_is("EMBER_VULKAN_PROFILE", "span");
     SubmitTimes m_times;  // span: the host's side of the decode submissions
     const std::atomic<bool>* m_cancel = nullptr;
-    double m_batch_target_s = kBatchTargetS;
+    double m_batch_target_s = 0;  // whole batches unless EMBER_VULKAN_BATCH_MS is set
 };
 
 VulkanRunner::~VulkanRunner() {
