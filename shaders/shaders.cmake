@@ -56,3 +56,15 @@ foreach(t ${EMBER_COOPMAT_QUANT_TYPES})
     ember_shader(matmul_coopmat_xh_big_${t} matmul_coopmat.comp TYPE_${T} X_F16 BIG)
     ember_shader(matmul_coopmat_xh_big_direct_${t} matmul_coopmat.comp TYPE_${T} X_F16 BIG DIRECT_STORE)
 endforeach()
+# The decoder families' ops (ops_family.cpp): bias, q/k norm and rope (adjacent or NEOX) with the
+# KV store; attention with soft-capping and a sliding window; gated FFN products over strided
+# gate/up rows; soft-capping and scaling in place.
+ember_shader(qkv_rope_f32_f16 qkv_rope.comp)
+ember_shader(attention_family_f16_f32 attention_family.comp)
+foreach(act silu gelu)
+    string(TOUPPER ${act} A)
+    ember_shader(glu_${act}_f32_f32 glu.comp ${A})
+    ember_shader(glu_${act}_f32_f16 glu.comp ${A} OUT_F16)
+endforeach()
+ember_shader(softcap_f32_f32 softcap.comp)
+ember_shader(scale_f32_f32 softcap.comp SCALE)

@@ -1,0 +1,134 @@
+#include "vulkan/ops_family.h"
+
+#include <string>
+
+namespace ember::vulkan {
+namespace {
+
+constexpr uint32_t kWgHead = 64;   // qkv_rope.comp: one workgroup per head of a token
+constexpr uint32_t kWgAttn = 64;   // attention_family.comp's tile (its shared arrays assume 64)
+constexpr uint32_t kWgElem = 256;  // elementwise
+constexpr int kMaxHeadDim = 512;   // the shaders' shared head arrays
+
+Status bad_shape(const std::string& what) {
+    return make_error("vulkan.unsupported_shape", what);
+}
+
+}  // namespace
+
+Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
+    if (r.head_dim <= 0 || r.head_dim > kMaxHeadDim || r.n_rot % 2 != 0 || r.n_rot < 0 ||
+        r.n_rot > r.head_dim)
+        return bad_shape("qkv_rope needs head_dim in [1, " + std::to_string(kMaxHeadDim) +
+                         "] and an even n_rot <= head_dim, got head_dim " +
+                         std::to_string(r.head_dim) + ", n_rot " + std::to_string(r.n_rot));
+    if (r.n_head <= 0 || r.n_head_kv <= 0 || r.n_tokens < 0)
+        return bad_shape("qkv_rope needs positive head counts");
+    const bool bias = r.bq.buffer != VK_NULL_HANDLE;
+    const bool norm = r.q_norm.buffer != VK_NULL_HANDLE;
+    if (bias != (r.bk.buffer && r.bv.buffer) || norm != (r.k_norm.buffer != VK_NULL_HANDLE))
+        return make_error("vulkan.bad_argument",
+                          "qkv_rope takes all of bq, bk, bv or none, and both q/k norms or none");
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, n_rot;
+        float freq_base, freq_scale, eps;
+        uint32_t flags;
+        uint32_t q_off, q_stride, k_off, k_stride, v_off, v_stride;
+    } pc{uint32_t(r.n_head),
+         uint32_t(r.n_head_kv),
+         uint32_t(r.head_dim),
+         uint32_t(r.n_rot),
+         r.freq_base,
+         r.freq_scale,
+         r.eps,
+         (bias ? 1u : 0u) | (norm ? 2u : 0u) | (r.ff.buffer ? 4u : 0u) | (r.neox ? 8u : 0u),
+         r.q.off,
+         r.q.stride,
+         r.k.off,
+         r.k.stride,
+         r.v.off,
+         r.v.stride};
+    // Unused bindings still need a buffer: q stands in.
+    auto or_q = [&](BufferRange b) { return b.buffer ? b : r.q.buf; };
+    return rec.dispatch("qkv_rope_f32_f16",
+                        {r.q.buf, r.k.buf, r.v.buf, or_q(r.bq), or_q(r.bk), or_q(r.bv),
+                         or_q(r.q_norm), or_q(r.k_norm), or_q(r.ff), r.step, r.k_cache, r.v_cache},
+                        &pc, push_size<decltype(pc)>(), kWgHead,
+                        uint32_t(r.n_head + 2 * r.n_head_kv), uint32_t(r.n_tokens));
+}
+
+bool family_attention_supported(const AttentionShape& s) {
+    return s.head_dim > 0 && s.head_dim <= kMaxHeadDim && s.n_head_kv > 0 &&
+           s.n_head % s.n_head_kv == 0;
+}
+
+Status op_attention_family(Recorder& rec, const FamilyAttention& a) {
+    const AttentionShape& s = a.s;
+    if (!family_attention_supported(s))
+        return bad_shape("attention needs head_dim <= " + std::to_string(kMaxHeadDim) +
+                         " and n_head a multiple of n_head_kv, got head_dim " +
+                         std::to_string(s.head_dim) + ", heads " + std::to_string(s.n_head) + "/" +
+                         std::to_string(s.n_head_kv));
+    const bool batch = a.k_batch.buf.buffer && a.v_batch.buf.buffer;
+    if (batch && a.k_batch.stride != a.v_batch.stride)
+        return make_error("vulkan.bad_argument", "attention: batch K and V rows differ in stride");
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_stride;
+        float scale, softcap;
+        uint32_t window, batch_kv, kb_off, vb_off, b_stride;
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         a.q.off,
+         a.q.stride,
+         uint32_t(s.n_head_kv * s.head_dim),
+         uint32_t(s.n_head * s.head_dim),
+         s.scale,
+         a.softcap,
+         uint32_t(a.window > 0 ? a.window : 0),
+         batch ? 1u : 0u,
+         a.k_batch.off,
+         a.v_batch.off,
+         a.k_batch.stride};
+    // Unused batch bindings still need a buffer: the caches stand in.
+    const BufferRange kb = batch ? a.k_batch.buf : a.k_cache,
+                      vb = batch ? a.v_batch.buf : a.v_cache;
+    return rec.dispatch(
+        "attention_family_f16_f32", {a.q.buf, a.k_cache, a.v_cache, a.out, kb, vb, a.step}, &pc,
+        push_size<decltype(pc)>(), kWgAttn, uint32_t(s.n_head), uint32_t(s.n_tokens));
+}
+
+Status op_glu(Recorder& rec, bool gelu, RowView gate, RowView up, BufferRange out, uint32_t n,
+              uint32_t n_rows, bool out_f16) {
+    struct {
+        uint32_t n, n_rows, g_off, g_stride, u_off, u_stride;
+    } pc{n, n_rows, gate.off, gate.stride, up.off, up.stride};
+    const std::string shader =
+        std::string(gelu ? "glu_gelu" : "glu_silu") + (out_f16 ? "_f32_f16" : "_f32_f32");
+    const uint64_t total = uint64_t(n) * n_rows;
+    return rec.dispatch_linear(shader, {gate.buf, up.buf, out}, &pc, push_size<decltype(pc)>(),
+                               kWgElem, (total + kWgElem - 1) / kWgElem);
+}
+
+namespace {
+Status in_place(Recorder& rec, const char* shader, BufferRange x, uint32_t off, uint32_t n,
+                float value) {
+    struct {
+        uint32_t off, n;
+        float value;
+    } pc{off, n, value};
+    return rec.dispatch_linear(shader, {x}, &pc, push_size<decltype(pc)>(), kWgElem,
+                               (uint64_t(n) + kWgElem - 1) / kWgElem);
+}
+}  // namespace
+
+Status op_softcap(Recorder& rec, BufferRange x, uint32_t off, uint32_t n, float cap) {
+    if (!(cap > 0.0f)) return make_error("vulkan.bad_argument", "soft-cap must be positive");
+    return in_place(rec, "softcap_f32_f32", x, off, n, cap);
+}
+
+Status op_scale(Recorder& rec, BufferRange x, uint32_t off, uint32_t n, float s) {
+    return in_place(rec, "scale_f32_f32", x, off, n, s);
+}
+
+}  // namespace ember::vulkan

@@ -1,0 +1,454 @@
+// The decoder families' ops (vulkan/ops_family.h) against the CPU ops, with guard regions:
+// bias, per-head q/k norm and rope in both layouts (partial, scaled, with frequency factors,
+// over a fused QKV row); attention with soft-capping, sliding windows and 256-wide heads; the
+// gated FFN products; soft-capping and scaling.
+#include <algorithm>
+#include <string>
+
+#include "cpu/ops.h"
+#include "cpu/threadpool.h"
+#include "quant/quant.h"
+#include "vk_test_util.h"
+#include "vulkan/ops_family.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+class OpsFamily : public VulkanTest {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
+    }
+};
+
+constexpr uint16_t kHalfNan = 0x7e00;
+
+std::vector<float> floats_of_f16(const uint16_t* h, size_t n) {
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) f[i] = fp16_to_fp32(h[i]);
+    return f;
+}
+
+struct RopeCase {
+    int n_tokens = 1, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos0 = 0;
+    bool neox = false, bias = false, qk_norm = false, ff = false, fused = false;
+    float base = 10000.0f, scale = 1.0f;
+    std::string describe() const {
+        return "tokens " + std::to_string(n_tokens) + " heads " + std::to_string(n_head) + "/" +
+               std::to_string(n_head_kv) + " hd " + std::to_string(head_dim) + " rot " +
+               std::to_string(n_rot) + " pos " + std::to_string(pos0) + (neox ? " neox" : "") +
+               (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
+               (fused ? " fused" : "");
+    }
+};
+
+// op_qkv_rope against the CPU's bias add, rms_norm and rope; the caches written only at the
+// step's positions. Q, K and V are one [n][QD + 2 KVD] buffer when fused, else three.
+void check_qkv_rope(const RopeCase& c) {
+    Context& ctx = shared_context();
+    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    const int row = c.fused ? QD + 2 * KVD : 0, n_ctx = c.pos0 + c.n_tokens + 2;
+    const uint64_t seed = uint64_t(c.pos0) * 7 + uint64_t(hd);
+    auto q = random_floats(size_t(c.n_tokens) * QD, seed + 1, -2, 2);
+    auto k = random_floats(size_t(c.n_tokens) * KVD, seed + 2, -2, 2);
+    auto v = random_floats(size_t(c.n_tokens) * KVD, seed + 3, -2, 2);
+    auto bq = random_floats(size_t(QD), seed + 4), bk = random_floats(size_t(KVD), seed + 5),
+         bv = random_floats(size_t(KVD), seed + 6);
+    auto qn = random_floats(size_t(hd), seed + 7, 0.5f, 1.5f),
+         kn = random_floats(size_t(hd), seed + 8, 0.5f, 1.5f);
+    auto ff = random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 9, 1.0f, 4.0f);
+    const float eps = 1e-6f;
+
+    // The expected q, k, v rows.
+    std::vector<float> wq = q, wk = k, wv = v;
+    cpu::RopeSpec spec;
+    spec.n_rot = c.n_rot;
+    spec.freq_base = c.base;
+    spec.freq_scale = c.scale;
+    spec.freq_factors = c.ff ? ff.data() : nullptr;
+    spec.neox = c.neox;
+    for (int t = 0; t < c.n_tokens; ++t) {
+        float *tq = &wq[size_t(t) * QD], *tk = &wk[size_t(t) * KVD], *tv = &wv[size_t(t) * KVD];
+        if (c.bias) {
+            cpu::add_inplace(tq, bq.data(), QD);
+            cpu::add_inplace(tk, bk.data(), KVD);
+            cpu::add_inplace(tv, bv.data(), KVD);
+        }
+        if (c.qk_norm) {
+            for (int h = 0; h < c.n_head; ++h)
+                cpu::rms_norm(tq + h * hd, qn.data(), tq + h * hd, hd, eps);
+            for (int h = 0; h < c.n_head_kv; ++h)
+                cpu::rms_norm(tk + h * hd, kn.data(), tk + h * hd, hd, eps);
+        }
+        cpu::rope(tq, c.n_head, hd, c.pos0 + t, spec);
+        cpu::rope(tk, c.n_head_kv, hd, c.pos0 + t, spec);
+    }
+
+    // The device buffers: one fused row [q | k | v] per token, or three.
+    std::vector<float> qkv;
+    if (c.fused) {
+        qkv.resize(size_t(c.n_tokens) * row);
+        for (int t = 0; t < c.n_tokens; ++t) {
+            std::copy_n(&q[size_t(t) * QD], QD, &qkv[size_t(t) * row]);
+            std::copy_n(&k[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD]);
+            std::copy_n(&v[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD + KVD]);
+        }
+    }
+    HostBuffer bbq(ctx, q.size()), bbk(ctx, k.size()), bbv(ctx, v.size()),
+        bqkv(ctx, qkv.size() + 1), b_bq(ctx, bq.size()), b_bk(ctx, bk.size()), b_bv(ctx, bv.size()),
+        bqn(ctx, qn.size()), bkn(ctx, kn.size()), bff(ctx, ff.size()),
+        bkc(ctx, size_t(n_ctx) * KVD / 2 + 1), bvc(ctx, size_t(n_ctx) * KVD / 2 + 1),
+        step(ctx, 2 + size_t(c.n_tokens));
+    bbq.fill(q.data(), q.size() * 4);
+    bbk.fill(k.data(), k.size() * 4);
+    bbv.fill(v.data(), v.size() * 4);
+    bqkv.fill(qkv.data(), qkv.size() * 4);
+    b_bq.fill(bq.data(), bq.size() * 4);
+    b_bk.fill(bk.data(), bk.size() * 4);
+    b_bv.fill(bv.data(), bv.size() * 4);
+    bqn.fill(qn.data(), qn.size() * 4);
+    bkn.fill(kn.data(), kn.size() * 4);
+    bff.fill(ff.data(), ff.size() * 4);
+    std::fill_n(bkc.f16(), size_t(n_ctx) * KVD, kHalfNan);
+    std::fill_n(bvc.f16(), size_t(n_ctx) * KVD, kHalfNan);
+    step.words()[0] = uint32_t(c.pos0);
+    step.words()[1] = uint32_t(c.n_tokens);
+
+    QkvRope r;
+    if (c.fused) {
+        r.q = {bqkv.range(), 0, uint32_t(row)};
+        r.k = {bqkv.range(), uint32_t(QD), uint32_t(row)};
+        r.v = {bqkv.range(), uint32_t(QD + KVD), uint32_t(row)};
+    } else {
+        r.q = {bbq.range(), 0, uint32_t(QD)};
+        r.k = {bbk.range(), 0, uint32_t(KVD)};
+        r.v = {bbv.range(), 0, uint32_t(KVD)};
+    }
+    if (c.bias) r.bq = b_bq.range(), r.bk = b_bk.range(), r.bv = b_bv.range();
+    if (c.qk_norm) r.q_norm = bqn.range(), r.k_norm = bkn.range();
+    if (c.ff) r.ff = bff.range();
+    r.eps = eps;
+    r.k_cache = bkc.range();
+    r.v_cache = bvc.range();
+    r.step = step.range();
+    r.n_tokens = c.n_tokens, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
+    r.head_dim = hd, r.n_rot = c.n_rot;
+    r.freq_base = c.base, r.freq_scale = c.scale, r.neox = c.neox;
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok())
+        << c.describe();
+
+    // q and k in place; v in place too (it changes only with a bias).
+    std::vector<float> gq(wq.size()), gk(wk.size()), gv(wv.size());
+    for (int t = 0; t < c.n_tokens; ++t) {
+        const float* src_q = c.fused ? bqkv.f32() + size_t(t) * row : bbq.f32() + size_t(t) * QD;
+        const float* src_k =
+            c.fused ? bqkv.f32() + size_t(t) * row + QD : bbk.f32() + size_t(t) * KVD;
+        const float* src_v =
+            c.fused ? bqkv.f32() + size_t(t) * row + QD + KVD : bbv.f32() + size_t(t) * KVD;
+        std::copy_n(src_q, QD, &gq[size_t(t) * QD]);
+        std::copy_n(src_k, KVD, &gk[size_t(t) * KVD]);
+        std::copy_n(src_v, KVD, &gv[size_t(t) * KVD]);
+    }
+    EXPECT_LT(nmse(gq.data(), wq.data(), wq.size()), 1e-9) << "q, " << c.describe();
+    EXPECT_LT(nmse(gk.data(), wk.data(), wk.size()), 1e-9) << "k, " << c.describe();
+    EXPECT_LT(nmse(gv.data(), wv.data(), wv.size()), 1e-12) << "v, " << c.describe();
+    for (auto [cache, want, name] : {std::tuple{&bkc, &wk, "K"}, std::tuple{&bvc, &wv, "V"}}) {
+        for (int p = 0; p < n_ctx; ++p)
+            for (int i = 0; i < KVD; ++i) {
+                const uint16_t got = cache->f16()[size_t(p) * KVD + i];
+                if (p < c.pos0 || p >= c.pos0 + c.n_tokens) {
+                    ASSERT_EQ(got, kHalfNan)
+                        << name << " cache written at " << p << ", " << c.describe();
+                } else {
+                    const float w = (*want)[size_t(p - c.pos0) * KVD + i];
+                    ASSERT_NEAR(fp16_to_fp32(got), w, std::abs(w) / 1024.0f + 1e-3f)
+                        << name << " cache at " << p << ", " << c.describe();
+                }
+            }
+        EXPECT_TRUE(cache->guard_intact()) << name;
+    }
+    for (HostBuffer* b : {&bbq, &bbk, &bbv, &bqkv}) EXPECT_TRUE(b->guard_intact()) << c.describe();
+}
+
+TEST_F(OpsFamily, RopeAdjacentPairs) {
+    check_qkv_rope({});                                                         // Llama
+    check_qkv_rope({.n_tokens = 3, .head_dim = 48, .n_rot = 32, .pos0 = 300});  // partial
+    check_qkv_rope({.n_tokens = 2,
+                    .n_head = 8,
+                    .head_dim = 128,
+                    .n_rot = 128,
+                    .pos0 = 1000,
+                    .ff = true});  // Llama 3 factors
+}
+
+TEST_F(OpsFamily, RopeNeox) {
+    check_qkv_rope({.n_tokens = 4, .pos0 = 9, .neox = true});
+    // Phi-3: partial rotary over a fused QKV row.
+    check_qkv_rope({.n_tokens = 3,
+                    .n_head = 4,
+                    .n_head_kv = 4,
+                    .head_dim = 96,
+                    .n_rot = 32,
+                    .pos0 = 40,
+                    .neox = true,
+                    .fused = true});
+    // Gemma 3's global layers: another base, linear scaling, 256-wide heads.
+    check_qkv_rope({.n_tokens = 2,
+                    .n_head = 2,
+                    .n_head_kv = 1,
+                    .head_dim = 256,
+                    .n_rot = 256,
+                    .pos0 = 500,
+                    .neox = true,
+                    .base = 1e6f,
+                    .scale = 0.125f});
+    check_qkv_rope({.n_tokens = 70,
+                    .n_head = 3,
+                    .n_head_kv = 1,
+                    .head_dim = 32,
+                    .n_rot = 32,
+                    .pos0 = 20,
+                    .neox = true,
+                    .ff = true});  // many tokens, factors
+}
+
+TEST_F(OpsFamily, QkvBiasAndQkNorm) {
+    check_qkv_rope({.n_tokens = 3,
+                    .n_head = 6,
+                    .n_head_kv = 2,
+                    .pos0 = 5,
+                    .neox = true,
+                    .bias = true});  // Qwen 2
+    check_qkv_rope({.n_tokens = 3,
+                    .n_head = 4,
+                    .n_head_kv = 2,
+                    .head_dim = 128,
+                    .n_rot = 128,
+                    .pos0 = 17,
+                    .neox = true,
+                    .qk_norm = true});  // Qwen 3
+    check_qkv_rope({.n_tokens = 2,
+                    .n_head = 4,
+                    .n_head_kv = 2,
+                    .head_dim = 256,
+                    .n_rot = 256,
+                    .pos0 = 3,
+                    .neox = true,
+                    .qk_norm = true,
+                    .base = 10000.0f});  // Gemma 3
+    check_qkv_rope({.n_tokens = 2,
+                    .n_head = 4,
+                    .n_head_kv = 4,
+                    .head_dim = 64,
+                    .n_rot = 32,
+                    .pos0 = 1,
+                    .bias = true,
+                    .qk_norm = true,
+                    .fused = true});  // all at once
+}
+
+TEST_F(OpsFamily, RopeRefusesBadShapes) {
+    Context& ctx = shared_context();
+    HostBuffer b(ctx, 64);
+    QkvRope r;
+    r.q = r.k = r.v = {b.range(), 0, 8};
+    r.k_cache = r.v_cache = r.step = b.range();
+    r.n_tokens = 1, r.n_head = 1, r.n_head_kv = 1, r.head_dim = 8, r.n_rot = 7;
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
+    r.n_rot = 8, r.head_dim = 1024;
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
+}
+
+struct AttnCase {
+    int n_tokens = 1, pos0 = 0, n_head = 4, n_head_kv = 2, head_dim = 64;
+    float softcap = 0.0f;
+    int window = 0;
+    bool batch = false;  // the batch's own K/V from F32 rows of a fused QKV buffer
+    std::string describe() const {
+        return "tokens " + std::to_string(n_tokens) + " pos0 " + std::to_string(pos0) + " heads " +
+               std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " hd " +
+               std::to_string(head_dim) + " softcap " + std::to_string(softcap) + " window " +
+               std::to_string(window) + (batch ? " batch" : "");
+    }
+};
+
+// op_attention_family against the CPU's attention (soft-cap, window) over the same keys and
+// values: the cache's F16 values, and with `batch` the batch's own positions as F32. Cache
+// positions that no query's window reaches hold NaN: reading one fails the test.
+void check_attention(const AttnCase& c) {
+    Context& ctx = shared_context();
+    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    const int n_kv = c.pos0 + c.n_tokens, row = QD + 2 * KVD;
+    const uint64_t seed = uint64_t(c.pos0) * 13 + uint64_t(hd) + uint64_t(c.window);
+    auto q = random_floats(size_t(c.n_tokens) * QD, seed + 1, -2, 2);
+    auto k = random_floats(size_t(n_kv) * KVD, seed + 2, -2, 2);
+    auto v = random_floats(size_t(n_kv) * KVD, seed + 3, -2, 2);
+    // Scores large enough that a soft-cap of 5 to 50 changes them.
+    for (auto& x : q) x *= 4.0f;
+    std::vector<uint16_t> kh(k.size()), vh(v.size());
+    for (size_t i = 0; i < k.size(); ++i) kh[i] = fp32_to_fp16(k[i]), vh[i] = fp32_to_fp16(v[i]);
+    // What the CPU reads: F16 values, the batch's positions as F32 when the GPU reads them so.
+    std::vector<float> kr = floats_of_f16(kh.data(), kh.size()),
+                       vr = floats_of_f16(vh.data(), vh.size());
+    if (c.batch) {
+        std::copy(k.begin() + size_t(c.pos0) * KVD, k.end(), kr.begin() + size_t(c.pos0) * KVD);
+        std::copy(v.begin() + size_t(c.pos0) * KVD, v.end(), vr.begin() + size_t(c.pos0) * KVD);
+    }
+    const int first = c.window > 0 ? std::max(0, c.pos0 + 1 - c.window) : 0;
+    for (size_t i = 0; i < size_t(first) * KVD; ++i) kh[i] = vh[i] = kHalfNan;
+
+    cpu::AttentionSpec spec;
+    spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
+    spec.scale = 1.0f / std::sqrt(float(hd));
+    spec.softcap = c.softcap, spec.window = c.window;
+    std::vector<float> want(q.size()), scratch(size_t(n_kv) + 16);
+    cpu::ThreadPool pool(1);
+    cpu::attention(pool, q.data(), kr.data(), vr.data(), want.data(), c.n_tokens, c.pos0, spec,
+                   scratch.data());
+
+    // Q (and the batch's K and V) in one fused [n][QD + 2 KVD] buffer, q at offset 0.
+    std::vector<float> qkv(size_t(c.n_tokens) * row);
+    for (int t = 0; t < c.n_tokens; ++t) {
+        std::copy_n(&q[size_t(t) * QD], QD, &qkv[size_t(t) * row]);
+        std::copy_n(&k[size_t(c.pos0 + t) * KVD], KVD, &qkv[size_t(t) * row + QD]);
+        std::copy_n(&v[size_t(c.pos0 + t) * KVD], KVD, &qkv[size_t(t) * row + QD + KVD]);
+    }
+    HostBuffer bqkv(ctx, qkv.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
+        bo(ctx, q.size()), step(ctx, 2 + size_t(c.n_tokens));
+    bqkv.fill(qkv.data(), qkv.size() * 4);
+    bk.fill(kh.data(), kh.size() * 2);
+    bv.fill(vh.data(), vh.size() * 2);
+    step.words()[0] = uint32_t(c.pos0);
+    step.words()[1] = uint32_t(c.n_tokens);
+    FamilyAttention a;
+    a.q = {bqkv.range(), 0, uint32_t(row)};
+    a.k_cache = bk.range(), a.v_cache = bv.range(), a.out = bo.range(), a.step = step.range();
+    if (c.batch) {
+        a.k_batch = {bqkv.range(), uint32_t(QD), uint32_t(row)};
+        a.v_batch = {bqkv.range(), uint32_t(QD + KVD), uint32_t(row)};
+    }
+    a.s = {c.n_tokens, c.n_head, c.n_head_kv, hd, spec.scale};
+    a.softcap = c.softcap, a.window = c.window;
+    ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_attention_family(r, a); }).ok())
+        << c.describe();
+    EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-9) << c.describe();
+    EXPECT_TRUE(bo.guard_intact()) << c.describe();
+}
+
+TEST_F(OpsFamily, AttentionCausal) {
+    check_attention({.n_tokens = 5});
+    check_attention({.n_tokens = 70, .pos0 = 3, .n_head = 2, .n_head_kv = 1, .head_dim = 32});
+    check_attention({.n_tokens = 1, .pos0 = 130, .n_head = 8, .n_head_kv = 2, .head_dim = 80});
+    check_attention({.n_tokens = 6, .pos0 = 10, .batch = true});
+}
+
+TEST_F(OpsFamily, AttentionSoftcapAndHead256) {
+    check_attention({.n_tokens = 4, .pos0 = 7, .head_dim = 256, .softcap = 50.0f});  // Gemma 2
+    check_attention(
+        {.n_tokens = 1, .pos0 = 90, .n_head = 2, .n_head_kv = 1, .head_dim = 256, .softcap = 5.0f});
+    check_attention({.n_tokens = 3,
+                     .pos0 = 4,
+                     .n_head = 4,
+                     .n_head_kv = 4,
+                     .head_dim = 96,
+                     .softcap = 10.0f,
+                     .batch = true});
+}
+
+TEST_F(OpsFamily, AttentionSlidingWindow) {
+    check_attention({.n_tokens = 8, .pos0 = 20, .window = 5});  // every query's window shorter
+    check_attention({.n_tokens = 1,
+                     .pos0 = 200,
+                     .n_head = 4,
+                     .n_head_kv = 1,
+                     .head_dim = 64,
+                     .window = 70});  // decode, window over two tiles
+    check_attention({.n_tokens = 12, .pos0 = 0, .window = 4, .batch = true});
+    check_attention({.n_tokens = 3,
+                     .pos0 = 2,
+                     .head_dim = 256,
+                     .softcap = 20.0f,
+                     .window = 100,
+                     .batch = true});  // window longer than the context
+}
+
+// GELU-tanh and SiLU products, F32 and F16 out, over separate gate/up rows and over fused
+// [gate | up] rows (Phi-3).
+TEST_F(OpsFamily, GatedProducts) {
+    Context& ctx = shared_context();
+    for (auto [n, rows] : {std::pair{1u, 1u}, {1000u, 3u}, {4099u, 2u}})
+        for (bool gelu : {false, true})
+            for (bool fused : {false, true})
+                for (bool f16 : {false, true}) {
+                    const std::string what = "n " + std::to_string(n) + " rows " +
+                                             std::to_string(rows) + (gelu ? " gelu" : " silu") +
+                                             (fused ? " fused" : "") + (f16 ? " f16" : "");
+                    auto g = random_floats(size_t(n) * rows, n + 1, -12, 12);
+                    auto u = random_floats(size_t(n) * rows, n + 2, -2, 2);
+                    std::vector<float> want(g.size());
+                    (gelu ? cpu::gelu_tanh_mul : cpu::silu_mul)(g.data(), u.data(), want.data(),
+                                                                int(g.size()));
+                    std::vector<float> gu(g.size() * 2);
+                    for (uint32_t r = 0; r < rows; ++r) {
+                        std::copy_n(&g[size_t(r) * n], n, &gu[size_t(r) * 2 * n]);
+                        std::copy_n(&u[size_t(r) * n], n, &gu[size_t(r) * 2 * n + n]);
+                    }
+                    HostBuffer bg(ctx, g.size()), bu(ctx, u.size()), bgu(ctx, gu.size()),
+                        bo(ctx, f16 ? (g.size() + 1) / 2 : g.size());
+                    bg.fill(g.data(), g.size() * 4);
+                    bu.fill(u.data(), u.size() * 4);
+                    bgu.fill(gu.data(), gu.size() * 4);
+                    const RowView gate =
+                        fused ? RowView{bgu.range(), 0, 2 * n} : RowView{bg.range(), 0, n};
+                    const RowView up =
+                        fused ? RowView{bgu.range(), n, 2 * n} : RowView{bu.range(), 0, n};
+                    ASSERT_TRUE(run_ops(ctx,
+                                        [&](Recorder& r) {
+                                            return op_glu(r, gelu, gate, up, bo.range(), n, rows,
+                                                          f16);
+                                        })
+                                    .ok())
+                        << what;
+                    const std::vector<float> got =
+                        f16 ? floats_of_f16(bo.f16(), want.size())
+                            : std::vector<float>(bo.f32(), bo.f32() + want.size());
+                    EXPECT_LT(nmse(got.data(), want.data(), want.size()), f16 ? 1e-6 : 1e-10)
+                        << what;
+                    EXPECT_TRUE(bo.guard_intact()) << what;
+                }
+}
+
+// Soft-capping and scaling in place, at an offset: nothing outside [off, off + n) changes.
+TEST_F(OpsFamily, SoftcapAndScale) {
+    Context& ctx = shared_context();
+    for (uint32_t n : {1u, 300u, 70001u}) {
+        const uint32_t off = 5, total = n + 9;
+        for (bool cap : {true, false}) {
+            auto x = random_floats(total, n, -200, 200);
+            if (cap) x[off] = 1e30f;  // saturates, no NaN
+            std::vector<float> want = x;
+            if (cap)
+                cpu::softcap(&want[off], int(n), 30.0f);
+            else
+                cpu::scale_inplace(&want[off], int(n), 1.5f);
+            HostBuffer bx(ctx, total);
+            bx.fill(x.data(), total * 4);
+            ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
+                            return cap ? op_softcap(r, bx.range(), off, n, 30.0f)
+                                       : op_scale(r, bx.range(), off, n, 1.5f);
+                        }).ok());
+            EXPECT_LT(nmse(bx.f32(), want.data(), total), 1e-12) << n << (cap ? " cap" : " scale");
+            for (uint32_t i = 0; i < off; ++i) EXPECT_EQ(bx.f32()[i], x[i]);
+            for (uint32_t i = off + n; i < total; ++i) EXPECT_EQ(bx.f32()[i], x[i]);
+            EXPECT_TRUE(bx.guard_intact());
+        }
+    }
+    Context& c2 = shared_context();
+    HostBuffer b(c2, 4);
+    EXPECT_FALSE(
+        run_ops(c2, [&](Recorder& r) { return op_softcap(r, b.range(), 0, 4, 0.0f); }).ok());
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test
