@@ -137,7 +137,7 @@ run_cmd() {
     "$pack/new/ember-cli" devices 2>&1 | tee "$out/devices.txt"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader \
         2>/dev/null | tee "$out/gpu.txt"
-    nproc
+    echo "$(nproc) cores, Linux $(uname -r)"
     local builds="new" r i b t0=$SECONDS
     [ -x "$pack/old/ember-cli" ] && builds="old new"
     for b in $builds; do cp "$pack/$b/commit" "$out/commit_$b" 2>/dev/null; done
