@@ -11,14 +11,17 @@
 #       ember-cli is built the same way and runs as "old". --llama SRC: a llama.cpp checkout or
 #       git directory; its source is packed for a CUDA build of llama-bench on the GPU machine.
 #   bench/h200.sh run [--rows "t4 t8 tk l4 l8 lk"] [-r 3] [--rounds 2] [--no-llama] [--tests]
+#                     [--no-bench]
 #       On the GPU machine, from the repository root, with .bench/ and .gl/ (the Vulkan loader's
 #       .deb files, see the device tool's README) beside it; with the device tool:
 #       run(command="bash bench/h200.sh run --tests", carry=[".gl", ".bench"], kind="nvidia-h200")
 #       Builds llama-bench (CUDA, sm_90) if its source was packed, writes the six models with
 #       `ember-cli mkmodel`, runs `ember-cli bench -p 512 -n 128 -r R` (old and new alternating,
 #       --rounds times) and `llama-bench -p 512 -n 128 -ngl 99 -fa 0,1` on each, and prints the
-#       table; logs and JSON go to $BENCH_OUT (default /tmp/ember-bench-out), and, where $OUT is
-#       set (the device tool), into $OUT/bench-results.tgz.
+#       table (--no-bench: only the builds, files and tests, which a second call on the same warm
+#       machine then reuses, as each call may run 10 minutes at most); logs and JSON go to
+#       $BENCH_OUT (default /tmp/ember-bench-out), and, where $OUT is set (the device tool),
+#       into $OUT/bench-results.tgz.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 pack="$root/.bench"
@@ -70,8 +73,10 @@ row_preset() { case "$1" in t*) echo tinyllama-1.1b ;; l*) echo llama2-7b ;; esa
 row_type() { case "$1" in *4) echo q4_0 ;; *8) echo q8_0 ;; *k) echo q4_k_m ;; esac; }
 
 device_setup() {
-    for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
+    if ! ldconfig -p | grep -q libvulkan.so.1; then  # the GPU machine has no Vulkan loader
+        for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
+        ldconfig
+    fi
     mkdir -p /tmp/ember-lib
     tar -C /tmp/ember-lib -xJf "$pack/lib.tar.xz"
     export LD_LIBRARY_PATH="/tmp/ember-lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -119,7 +124,7 @@ ember_bench() {  # which row round
 }
 
 run_cmd() {
-    ROWS="$ALL_ROWS" REPS=3 ROUNDS=2 local_llama=1 tests=0
+    ROWS="$ALL_ROWS" REPS=3 ROUNDS=2 local_llama=1 tests=0 bench=1
     while [ $# -gt 0 ]; do
         case "$1" in
         --rows) ROWS="$2"; shift 2 ;;
@@ -127,6 +132,7 @@ run_cmd() {
         --rounds) ROUNDS="$2"; shift 2 ;;
         --no-llama) local_llama=0; shift ;;
         --tests) tests=1; shift ;;
+        --no-bench) bench=0; shift ;;
         *) echo "h200.sh run: unknown option '$1'" >&2; return 2 ;;
         esac
     done
@@ -141,18 +147,19 @@ run_cmd() {
     local builds="new" r i b t0=$SECONDS
     [ -x "$pack/old/ember-cli" ] && builds="old new"
     for b in $builds; do cp "$pack/$b/commit" "$out/commit_$b" 2>/dev/null; done
-    # Build llama-bench while the models are written; nothing is timed yet.
+    # Build llama-bench while the models are written and the tests run; nothing is timed yet.
     [ $local_llama = 1 ] && { build_llama || { echo "llama.cpp build failed"; tail -20 "$out"/llama_*.log; }; } &
     make_models
-    wait
-    [ -x /tmp/llama/build/bin/llama-bench ] && cp /tmp/llama/REV "$out/llama_rev" || local_llama=0
-    echo "setup took $((SECONDS - t0)) s"
     if [ $tests = 1 ]; then
         EMBER_VULKAN_TEST_DEVICE=NVIDIA XDG_CACHE_HOME=/tmp/ember-cache-test timeout 400 \
             "$pack/new/test_vulkan" --gtest_brief=1 >"$out/test_vulkan.log" 2>&1
         echo "test_vulkan rc=$?"; grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/test_vulkan.log"
     fi
+    wait
+    [ -x /tmp/llama/build/bin/llama-bench ] && cp /tmp/llama/REV "$out/llama_rev" || local_llama=0
+    echo "setup took $((SECONDS - t0)) s"
     for r in $ROWS; do
+        [ $bench = 1 ] || break
         [ -s "$MODELS/$r.gguf" ] || { echo "$r: mkmodel failed: $(tail -2 "$out/mkmodel_$r.log")"; continue; }
         for i in $(seq 1 "$ROUNDS"); do
             for b in $builds; do ember_bench "$b" "$r" "$i"; done
