@@ -256,6 +256,81 @@ TEST_F(VkFault, SlowDeviceIsWaitedForNotAnError) {
     EXPECT_EQ(g->tokens, cpu_tokens(16));
 }
 
+// EMBER_FAULT=vk_slow:1: a Stop pressed while generate() waits for a slow GPU (here when the
+// engine logs that it is still waiting) ends that wait at once: generate returns "cancelled"
+// without the token being computed, in the prompt or in a decode step, and the session goes on
+// from what it had evaluated with the CPU's tokens.
+TEST_F(VkFault, SlowDeviceCancelEndsTheWaitAtOnce) {
+    REQUIRE_FAULT("vk_slow");
+    auto model = Model::load(test::stories_model(), params(BackendKind::Vulkan));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
+    auto s = Session::create(**model);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    const std::vector<int32_t> want = cpu_tokens(8);
+    ASSERT_EQ(want.size(), 8u);
+
+    // The user presses Stop when the engine says it is still waiting (after 10 s of slices).
+    struct Stop {
+        std::atomic<bool> armed{false}, cancel{false};
+        std::atomic<int> waits_cancelled{0};
+        static void on_log(LogLevel, const char* message, void* user) {
+            auto* self = static_cast<Stop*>(user);
+            if (self->armed &&
+                std::string(message).find("still waiting for the GPU") != std::string::npos) {
+                EXPECT_NE(std::string(message).find("cancel stops the wait"), std::string::npos)
+                    << "the wait does not see generate's cancel flag: " << message;
+                self->cancel = true;
+                ++self->waits_cancelled;
+            }
+        }
+    } stop;
+    set_log_callback(Stop::on_log, &stop);
+    const std::vector<int32_t> prompt = (*model)->tokenize("Once upon a time", true, false);
+    GenerateParams gp;
+    gp.max_tokens = 8;
+    gp.sampling.temperature = 0;
+    gp.stop_at_eog = false;
+    gp.cancel = &stop.cancel;
+
+    // In the prompt: nothing generated, nothing evaluated.
+    stop.armed = true;
+    int streamed = 0;
+    auto g = generate(**s, prompt, gp, [&](int32_t, std::string_view) { return ++streamed, true; });
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->stop, StopReason::Cancelled);
+    EXPECT_EQ(g->n_generated, 0);
+    EXPECT_EQ(streamed, 0);
+    EXPECT_EQ((*s)->n_past(), 0);
+    EXPECT_EQ(stop.waits_cancelled, 1);
+
+    // In the 4th decode step: Stop comes once the 3rd token is shown; that wait ends at once,
+    // so no 4th token is computed or streamed.
+    stop.armed = false;
+    stop.cancel = false;
+    streamed = 0;
+    g = generate(**s, prompt, gp, [&](int32_t, std::string_view) {
+        if (++streamed == 3) stop.armed = true;
+        return true;
+    });
+    set_log_callback(nullptr, nullptr);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    EXPECT_EQ(g->stop, StopReason::Cancelled);
+    EXPECT_EQ(streamed, 3) << "the token of the cancelled wait was still computed";
+    ASSERT_EQ(g->tokens.size(), 3u);
+    EXPECT_EQ(g->tokens, std::vector<int32_t>(want.begin(), want.begin() + 3));
+    EXPECT_EQ((*s)->n_past(), int(prompt.size()) + 2);
+    EXPECT_EQ(stop.waits_cancelled, 2);
+
+    // Going on from the last token gives the CPU's next ones.
+    gp.cancel = nullptr;
+    gp.max_tokens = 5;
+    const std::vector<int32_t> last = {g->tokens.back()};
+    auto more = generate(**s, last, gp, nullptr);
+    ASSERT_TRUE(more.ok()) << more.error().message;
+    EXPECT_EQ(more->tokens, std::vector<int32_t>(want.begin() + 3, want.end()));
+}
+
 // EMBER_FAULT=vk_hang:N: the N-th wait after the load never sees its fence signal. Cancelled,
 // the session goes at once, with its work treated as still running: the teardown waits for it
 // before freeing anything (the fixture checks), and the model works on in a new session.

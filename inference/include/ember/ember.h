@@ -223,6 +223,12 @@ public:
     // Same, but returns only the argmax of the last logits (computed on the device if possible).
     Result<int32_t> eval_argmax(std::span<const int32_t> tokens);
 
+    // A flag that, once set, ends an evaluation early, also while it waits for the GPU (between
+    // prompt batches and inside a fence wait): eval and eval_argmax then fail with an error
+    // whose code ends in ".cancelled", n_past() stays where it was, and nothing is left running
+    // when the session goes. nullptr: none. generate() uses GenerateParams::cancel here.
+    void set_cancel(const std::atomic<bool>* cancel);
+
     void reset();                 // forget everything
     void truncate(int n_keep);    // keep the first n_keep positions
     int n_past() const;
@@ -268,6 +274,8 @@ struct GenerateParams {
     int max_tokens = 256;
     SamplingParams sampling;
     bool stop_at_eog = true;
+    // Once set, generation stops with StopReason::Cancelled; a GPU evaluation under way ends
+    // at once (its token is not delivered), and the session keeps what was evaluated before.
     const std::atomic<bool>* cancel = nullptr;
     // Tokens the session already holds before `prompt` (a reused cache prefix): the repeat
     // penalty window sees them as if they had been evaluated now, so that reusing the cache

@@ -65,6 +65,7 @@ Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
     return tok;
 }
 
+void Session::set_cancel(const std::atomic<bool>* cancel) { m_impl->runner->set_cancel(cancel); }
 void Session::reset() { m_impl->n_past = 0; }
 void Session::truncate(int n_keep) { m_impl->n_past = std::clamp(n_keep, 0, m_impl->n_past); }
 int Session::n_past() const { return m_impl->n_past; }
@@ -75,6 +76,23 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// Hands generate()'s cancel flag to the session's backend for the call, so that a Stop ends a
+// long GPU wait, and takes it back afterwards (the flag may not outlive the call).
+struct CancelScope {
+    CancelScope(Session& s, const std::atomic<bool>* cancel) : session(s) {
+        session.set_cancel(cancel);
+    }
+    ~CancelScope() { session.set_cancel(nullptr); }
+    Session& session;
+};
+
+// An evaluation that ended because of the cancel flag, rather than failed.
+bool is_cancel(const Error& e, const std::atomic<bool>* cancel) {
+    const std::string_view suffix = ".cancelled";
+    return cancel && cancel->load() && e.code.size() >= suffix.size() &&
+           e.code.compare(e.code.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 }  // namespace
 
@@ -99,12 +117,29 @@ Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt
     auto cancelled = [&] { return params.cancel && params.cancel->load(); };
 
     const auto t_start = Clock::now();
+    CancelScope scope(session, params.cancel);
     int32_t next = -1;
     std::span<const float> logits;
-    if (argmax_only) {
-        EMBER_ASSIGN_OR_RETURN(next, session.eval_argmax(prompt));
-    } else {
-        EMBER_ASSIGN_OR_RETURN(logits, session.eval(prompt));
+    // One evaluation; false when it was cancelled (then st.stop says so).
+    auto evaluate = [&](std::span<const int32_t> tokens) -> Status {
+        Status r;
+        if (argmax_only) {
+            auto e = session.eval_argmax(tokens);
+            if (e.ok()) next = *e; else r = e.take_error();
+        } else {
+            auto e = session.eval(tokens);
+            if (e.ok()) logits = *e; else r = e.take_error();
+        }
+        if (!r.ok() && is_cancel(r.error(), params.cancel)) st.stop = StopReason::Cancelled;
+        return r;
+    };
+    if (cancelled()) {
+        st.stop = StopReason::Cancelled;
+        return st;
+    }
+    if (Status r = evaluate(prompt); !r.ok()) {
+        if (st.stop == StopReason::Cancelled) return st;
+        return r.error();
     }
     st.prompt_ms = ms_since(t_start);
 
@@ -140,10 +175,9 @@ Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt
             break;
         }
         const int32_t one[1] = {next};
-        if (argmax_only) {
-            EMBER_ASSIGN_OR_RETURN(next, session.eval_argmax(one));
-        } else {
-            EMBER_ASSIGN_OR_RETURN(logits, session.eval(one));
+        if (Status r = evaluate(one); !r.ok()) {
+            if (st.stop == StopReason::Cancelled) break;
+            return r.error();
         }
         n_decoded++;
     }

@@ -601,6 +601,10 @@ Status VulkanRunner::run(std::span<const int32_t> tokens, int pos, Output out) {
                                : size_t(next_batch_size(m_loaded->batch_token_s.load(),
                                                         m_batch_target_s, m_batch, left));
         const bool last = i + n == tokens.size();
+        // A cancel also ends a prompt between its batches (a fence wait sees it only while it
+        // waits).
+        if (m_cancel && m_cancel->load())
+            return make_error("vulkan.cancelled", "cancelled before a forward submission");
         const auto t0 = std::chrono::steady_clock::now();
         EMBER_TRY(submit_chunk(tokens.subspan(i, n), pos + int(i), last ? out : Output::None));
         if (tokens.size() > 1)
