@@ -5,7 +5,8 @@
 // cap), Gemma 2), a sliding window (query at position i sees keys j with i - window < j, and
 // reads no key before them), heads of up to 512 dimensions (Gemma: 256), and Q and the batch's
 // own F32 K/V read at their own offsets and strides (Phi-3's fused attn_qkv).
-// Query t sits at position step_pos0 + t and sees positions [first, step_pos0 + t].
+// Query t sits at position step_pos0 + t and sees positions [first, step_pos0 + t]. A sliding
+// window's cache may be a ring of kv_ring rows (position p in row p % kv_ring).
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 
@@ -32,7 +33,10 @@ layout(push_constant) uniform PC {
     uint window;     // > 0: sliding window of this many positions
     uint batch_kv;   // 1: positions >= step_pos0 come from kbatch/vbatch
     uint kb_off, vb_off, b_stride;  // the batch's K and V rows (floats)
+    uint kv_ring;  // rows of the caches when they are rings; 0: one row per position
 } pc;
+
+uint cache_row(uint j) { return pc.kv_ring > 0u ? j % pc.kv_ring : j; }
 
 shared float q_s[512];
 shared float p_s[64];
@@ -45,7 +49,7 @@ float partial_score(uint j, uint kvh, uint seg, uint SEG) {
         uint kb = pc.kb_off + (j - step_pos0) * pc.b_stride + kvh;
         for (uint d = seg; d < pc.head_dim; d += SEG) part += q_s[d] * kbatch[kb + d];
     } else {
-        uint kb = j * pc.kv_stride + kvh;
+        uint kb = cache_row(j) * pc.kv_stride + kvh;
         for (uint d = seg; d < pc.head_dim; d += SEG) part += q_s[d] * float(kc[kb + d]);
     }
     return part;
@@ -54,7 +58,7 @@ float partial_score(uint j, uint kvh, uint seg, uint SEG) {
 float value_at(uint j, uint kvh, uint d) {
     if (pc.batch_kv != 0u && j >= step_pos0)
         return vbatch[pc.vb_off + (j - step_pos0) * pc.b_stride + kvh + d];
-    return float(vc[j * pc.kv_stride + kvh + d]);
+    return float(vc[cache_row(j) * pc.kv_stride + kvh + d]);
 }
 
 void main() {

@@ -6,6 +6,8 @@
 // in adjacent-pair or half-split NEOX layout, linear scaling, Llama 3 frequency factors), writes
 // it back in place and stores K and V as F16 in the caches at the step's positions. Q, K and V
 // may be views of one buffer (Phi-3's fused attn_qkv): each has its own offset and row stride.
+// A sliding-window layer's cache may be a ring of kv_ring positions (position p in row
+// p % kv_ring), so that it keeps no more than its window needs.
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 
@@ -34,6 +36,7 @@ layout(push_constant) uniform PC {
     float eps;         // of the q/k norm
     uint flags;
     uint q_off, q_stride, k_off, k_stride, v_off, v_stride;  // floats
+    uint kv_ring;  // rows of the caches when they are rings; 0: one row per position
 } pc;
 
 shared float x_s[512];
@@ -42,6 +45,7 @@ void main() {
     uint slot = gl_WorkGroupID.x, t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
     uint hd = pc.head_dim, kvd = pc.n_head_kv * hd;
     uint pos = step_pos0 + t;
+    uint row = pc.kv_ring > 0u ? pos % pc.kv_ring : pos;  // of the caches
     // kind 0: Q head h; 1: K head h; 2: V head h
     uint kind = slot < pc.n_head ? 0u : (slot < pc.n_head + pc.n_head_kv ? 1u : 2u);
     uint h = kind == 0u ? slot : (kind == 1u ? slot - pc.n_head : slot - pc.n_head - pc.n_head_kv);
@@ -62,7 +66,7 @@ void main() {
     }
     if (kind == 2u) {
         // V: stored as it is (after the bias), in place for the attention's batch reads too
-        uint o = pos * kvd + h * hd;
+        uint o = row * kvd + h * hd;
         for (uint d = tid; d < hd; d += WG_SIZE) {
             if (bias) v[base + d] = x_s[d];
             vc[o + d] = float16_t(x_s[d]);
@@ -95,7 +99,7 @@ void main() {
     if (kind == 0u) {
         for (uint d = tid; d < hd; d += WG_SIZE) q[base + d] = x_s[d];
     } else {
-        uint o = pos * kvd + h * hd;
+        uint o = row * kvd + h * hd;
         for (uint d = tid; d < hd; d += WG_SIZE) {
             k[base + d] = x_s[d];
             kc[o + d] = float16_t(x_s[d]);

@@ -80,9 +80,20 @@ protected:
         logits = bufs.back().get();
         b.step = buf(2 + kBatch);
         step = bufs.back().get();
+        alloc_caches(kBatch);
+    }
+
+    // K and V caches for batches of up to `batch` tokens: sliding-window layers get rings.
+    void alloc_caches(int batch) {
+        b.k_cache.clear(), b.v_cache.clear(), b.kv_ring.clear();
         for (uint32_t l = 0; l < model.hp.n_layer; ++l) {
-            b.k_cache.push_back(buf(uint64_t(kCtx) * model.hp.n_kv_dim() / 2 + 1));
-            b.v_cache.push_back(buf(uint64_t(kCtx) * model.hp.n_kv_dim() / 2 + 1));
+            const uint32_t rows = family_cache_rows(model.hp, l, kCtx, batch);
+            b.kv_ring.push_back(rows < uint32_t(kCtx) ? rows : 0);
+            for (auto* c : {&b.k_cache, &b.v_cache}) {
+                bufs.push_back(std::make_unique<HostBuffer>(
+                    shared_context(), size_t(rows) * model.hp.n_kv_dim() / 2 + 1));
+                c->push_back(bufs.back()->range());
+            }
         }
     }
 
@@ -123,6 +134,25 @@ TEST_P(FamilyPass, LogitsMatchReference) {
             EXPECT_LE(d, 2e-3) << seq["name"].get<std::string>() << " position " << p;
             done = p + 1;
         }
+    }
+}
+
+// Sliding-window layers keep only window + batch - 1 positions: with batches of 4 tokens the
+// rings wrap many times over the longest sequence, whose last logits still match.
+TEST_P(FamilyPass, SlidingLayersKeepOnlyTheirWindow) {
+    const int batch = 4;
+    alloc_caches(batch);
+    if (std::none_of(b.kv_ring.begin(), b.kv_ring.end(), [](uint32_t r) { return r > 0; }))
+        GTEST_SKIP() << "no sliding-window layer";
+    for (const auto& seq : ref["sequences"]) {
+        const auto ids = seq["ids"].get<std::vector<int32_t>>();
+        const auto positions = seq["logits_positions"].get<std::vector<int>>();
+        const int last = positions.back();
+        std::vector<float> got;
+        for (int done = 0; done <= last; done += batch)
+            got = eval(std::span(ids).subspan(done, std::min(batch, last + 1 - done)), done);
+        EXPECT_LE(rel_l2(got, seq["logits"].back()), 2e-3)
+            << seq["name"].get<std::string>() << " position " << last;
     }
 }
 

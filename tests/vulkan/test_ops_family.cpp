@@ -34,12 +34,13 @@ struct RopeCase {
     int n_tokens = 1, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos0 = 0;
     bool neox = false, bias = false, qk_norm = false, ff = false, fused = false;
     float base = 10000.0f, scale = 1.0f;
+    int ring = 0;  // > 0: the caches are rings of this many rows
     std::string describe() const {
         return "tokens " + std::to_string(n_tokens) + " heads " + std::to_string(n_head) + "/" +
                std::to_string(n_head_kv) + " hd " + std::to_string(head_dim) + " rot " +
                std::to_string(n_rot) + " pos " + std::to_string(pos0) + (neox ? " neox" : "") +
                (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
-               (fused ? " fused" : "");
+               (fused ? " fused" : "") + (ring ? " ring " + std::to_string(ring) : "");
     }
 };
 
@@ -48,7 +49,8 @@ struct RopeCase {
 void check_qkv_rope(const RopeCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
-    const int row = c.fused ? QD + 2 * KVD : 0, n_ctx = c.pos0 + c.n_tokens + 2;
+    const int row = c.fused ? QD + 2 * KVD : 0;
+    const int n_ctx = c.ring ? c.ring : c.pos0 + c.n_tokens + 2;  // rows of the caches
     const uint64_t seed = uint64_t(c.pos0) * 7 + uint64_t(hd);
     auto q = random_floats(size_t(c.n_tokens) * QD, seed + 1, -2, 2);
     auto k = random_floats(size_t(c.n_tokens) * KVD, seed + 2, -2, 2);
@@ -135,6 +137,7 @@ void check_qkv_rope(const RopeCase& c) {
     r.n_tokens = c.n_tokens, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
     r.head_dim = hd, r.n_rot = c.n_rot;
     r.freq_base = c.base, r.freq_scale = c.scale, r.neox = c.neox;
+    r.kv_ring = uint32_t(c.ring);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok())
         << c.describe();
 
@@ -154,16 +157,19 @@ void check_qkv_rope(const RopeCase& c) {
     EXPECT_LT(nmse(gk.data(), wk.data(), wk.size()), 1e-9) << "k, " << c.describe();
     EXPECT_LT(nmse(gv.data(), wv.data(), wv.size()), 1e-12) << "v, " << c.describe();
     for (auto [cache, want, name] : {std::tuple{&bkc, &wk, "K"}, std::tuple{&bvc, &wv, "V"}}) {
-        for (int p = 0; p < n_ctx; ++p)
+        for (int rw = 0; rw < n_ctx; ++rw)
             for (int i = 0; i < KVD; ++i) {
-                const uint16_t got = cache->f16()[size_t(p) * KVD + i];
+                const uint16_t got = cache->f16()[size_t(rw) * KVD + i];
+                // The step's position held in this row, if any.
+                int p = rw;
+                if (c.ring) p = c.pos0 + ((rw - c.pos0 % c.ring) + c.ring) % c.ring;
                 if (p < c.pos0 || p >= c.pos0 + c.n_tokens) {
                     ASSERT_EQ(got, kHalfNan)
-                        << name << " cache written at " << p << ", " << c.describe();
+                        << name << " cache written at row " << rw << ", " << c.describe();
                 } else {
                     const float w = (*want)[size_t(p - c.pos0) * KVD + i];
                     ASSERT_NEAR(fp16_to_fp32(got), w, std::abs(w) / 1024.0f + 1e-3f)
-                        << name << " cache at " << p << ", " << c.describe();
+                        << name << " cache at row " << rw << ", " << c.describe();
                 }
             }
         EXPECT_TRUE(cache->guard_intact()) << name;
@@ -248,6 +254,12 @@ TEST_F(OpsFamily, QkvBiasAndQkNorm) {
                     .fused = true});  // all at once
 }
 
+// A sliding-window layer's cache as a ring: the batch lands at rows pos % ring, wrapping.
+TEST_F(OpsFamily, RopeIntoCacheRing) {
+    check_qkv_rope({.n_tokens = 5, .pos0 = 13, .neox = true, .ring = 7});  // rows 6, 0, 1, 2, 3
+    check_qkv_rope({.n_tokens = 7, .pos0 = 70, .ring = 7});                // every row
+}
+
 TEST_F(OpsFamily, RopeRefusesBadShapes) {
     Context& ctx = shared_context();
     HostBuffer b(ctx, 64);
@@ -258,6 +270,8 @@ TEST_F(OpsFamily, RopeRefusesBadShapes) {
     EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
     r.n_rot = 8, r.head_dim = 1024;
     EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
+    r.head_dim = 8, r.n_tokens = 3, r.kv_ring = 2;  // a batch larger than the ring
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
 }
 
 struct AttnCase {
@@ -265,11 +279,13 @@ struct AttnCase {
     float softcap = 0.0f;
     int window = 0;
     bool batch = false;  // the batch's own K/V from F32 rows of a fused QKV buffer
+    int ring = 0;        // > 0: the caches are rings of this many rows
     std::string describe() const {
         return "tokens " + std::to_string(n_tokens) + " pos0 " + std::to_string(pos0) + " heads " +
                std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " hd " +
                std::to_string(head_dim) + " softcap " + std::to_string(softcap) + " window " +
-               std::to_string(window) + (batch ? " batch" : "");
+               std::to_string(window) + (batch ? " batch" : "") +
+               (ring ? " ring " + std::to_string(ring) : "");
     }
 };
 
@@ -297,6 +313,15 @@ void check_attention(const AttnCase& c) {
     }
     const int first = c.window > 0 ? std::max(0, c.pos0 + 1 - c.window) : 0;
     for (size_t i = 0; i < size_t(first) * KVD; ++i) kh[i] = vh[i] = kHalfNan;
+    if (c.ring) {
+        // Row p % ring holds the latest position p that maps there; rows never written, NaN.
+        std::vector<uint16_t> kring(size_t(c.ring) * KVD, kHalfNan), vring = kring;
+        for (int p = std::max(0, n_kv - c.ring); p < n_kv; ++p) {
+            std::copy_n(&kh[size_t(p) * KVD], KVD, &kring[size_t(p % c.ring) * KVD]);
+            std::copy_n(&vh[size_t(p) * KVD], KVD, &vring[size_t(p % c.ring) * KVD]);
+        }
+        kh = std::move(kring), vh = std::move(vring);
+    }
 
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
@@ -329,7 +354,7 @@ void check_attention(const AttnCase& c) {
         a.v_batch = {bqkv.range(), uint32_t(QD + KVD), uint32_t(row)};
     }
     a.s = {c.n_tokens, c.n_head, c.n_head_kv, hd, spec.scale};
-    a.softcap = c.softcap, a.window = c.window;
+    a.softcap = c.softcap, a.window = c.window, a.kv_ring = uint32_t(c.ring);
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_attention_family(r, a); }).ok())
         << c.describe();
     EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-9) << c.describe();
@@ -371,6 +396,30 @@ TEST_F(OpsFamily, AttentionSlidingWindow) {
                      .softcap = 20.0f,
                      .window = 100,
                      .batch = true});  // window longer than the context
+}
+
+// A sliding window over a cache ring of window + batch - 1 rows, wrapped several times.
+TEST_F(OpsFamily, AttentionSlidingWindowOverCacheRing) {
+    check_attention({.n_tokens = 1, .pos0 = 150, .window = 9, .ring = 9});  // decode
+    check_attention({.n_tokens = 6, .pos0 = 61, .window = 9, .ring = 14});  // prompt batch
+    check_attention({.n_tokens = 6, .pos0 = 61, .window = 9, .batch = true, .ring = 14});
+    check_attention({.n_tokens = 3,
+                     .pos0 = 300,
+                     .head_dim = 256,
+                     .softcap = 20.0f,
+                     .window = 70,
+                     .ring = 80});  // rows to spare, reads over two tiles
+    // A ring too small for the window and batch is refused, not read wrong.
+    Context& ctx = shared_context();
+    HostBuffer b(ctx, 64);
+    FamilyAttention a;
+    a.q = {b.range(), 0, 8};
+    a.k_cache = a.v_cache = a.out = a.step = b.range();
+    a.s = {4, 1, 1, 8, 1.0f};
+    a.window = 8, a.kv_ring = 10;
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& r) { return op_attention_family(r, a); }).ok());
+    a.window = 0;
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& r) { return op_attention_family(r, a); }).ok());
 }
 
 // GELU-tanh and SiLU products, F32 and F16 out, over separate gate/up rows and over fused

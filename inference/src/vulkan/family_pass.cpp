@@ -1,5 +1,6 @@
 #include "vulkan/family_pass.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -98,6 +99,11 @@ FamilySizes family_sizes(const LlamaHParams& hp) {
             hp.n_ff,      hp.n_vocab};
 }
 
+uint32_t family_cache_rows(const LlamaHParams& hp, uint32_t l, int n_ctx, int batch) {
+    if (!hp.layer_hp(l).swa || hp.n_swa == 0) return uint32_t(n_ctx);
+    return uint32_t(std::min<int64_t>(n_ctx, int64_t(hp.n_swa) + batch - 1));
+}
+
 Status record_family_forward(Recorder& rec, const FamilyModel& m, const FamilyBuffers& b, int n) {
     const LlamaHParams& hp = m.hp;
     const uint32_t E = hp.n_embd;
@@ -176,6 +182,7 @@ Status record_attention(Recorder& rec, const FamilyModel& m, const FamilyBuffers
     r.head_dim = int(HD), r.n_rot = int(hp.n_rot);
     r.freq_base = lh.rope_base, r.freq_scale = lh.rope_freq_scale;
     r.neox = hp.traits().rope == RopeMode::Neox;
+    r.kv_ring = b.kv_ring.empty() ? 0 : b.kv_ring[l];
     EMBER_TRY(op_qkv_rope(rec, r));
     rec.barrier();
 
@@ -190,6 +197,7 @@ Status record_attention(Recorder& rec, const FamilyModel& m, const FamilyBuffers
     a.s = {n, int(hp.n_head), int(hp.n_head_kv), int(HD), hp.attention_scale()};
     a.softcap = hp.attn_softcap;
     a.window = lh.swa ? int(hp.n_swa) : 0;
+    a.kv_ring = r.kv_ring;
     EMBER_TRY(op_attention_family(rec, a));
     rec.barrier();
 

@@ -44,8 +44,14 @@ struct FamilyBuffers {
     BufferRange h;       // [batch][F] act(gate) * up
     BufferRange logits;  // [V]
     BufferRange step;    // position, token count, token ids
-    std::vector<BufferRange> k_cache, v_cache;  // per layer, [n_ctx][KVD] F16
+    std::vector<BufferRange> k_cache, v_cache;  // per layer, [rows][KVD] F16
+    // Per layer: 0 where its caches have a row per position ([n_ctx]); else they are rings of
+    // this many rows (family_cache_rows).
+    std::vector<uint32_t> kv_ring;
 };
+// Rows of layer l's K and V caches for a context of n_ctx and batches of up to `batch` tokens: a
+// sliding-window layer keeps only window + batch - 1 positions (as a ring) where that is fewer.
+uint32_t family_cache_rows(const LlamaHParams& hp, uint32_t l, int n_ctx, int batch);
 // Floats of each activation buffer per token: x, xb, tmp (E), qkv, att, gu, h; and of logits.
 struct FamilySizes {
     uint64_t embd, qkv, att, gu, h, logits;

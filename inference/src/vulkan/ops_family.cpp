@@ -24,6 +24,10 @@ Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
                          std::to_string(r.head_dim) + ", n_rot " + std::to_string(r.n_rot));
     if (r.n_head <= 0 || r.n_head_kv <= 0 || r.n_tokens < 0)
         return bad_shape("qkv_rope needs positive head counts");
+    if (r.kv_ring != 0 && r.kv_ring < uint32_t(r.n_tokens))
+        return make_error("vulkan.bad_argument",
+                          "qkv_rope: a cache ring of " + std::to_string(r.kv_ring) +
+                              " rows cannot take a batch of " + std::to_string(r.n_tokens));
     const bool bias = r.bq.buffer != VK_NULL_HANDLE;
     const bool norm = r.q_norm.buffer != VK_NULL_HANDLE;
     if (bias != (r.bk.buffer && r.bv.buffer) || norm != (r.k_norm.buffer != VK_NULL_HANDLE))
@@ -33,7 +37,7 @@ Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
         uint32_t n_head, n_head_kv, head_dim, n_rot;
         float freq_base, freq_scale, eps;
         uint32_t flags;
-        uint32_t q_off, q_stride, k_off, k_stride, v_off, v_stride;
+        uint32_t q_off, q_stride, k_off, k_stride, v_off, v_stride, kv_ring;
     } pc{uint32_t(r.n_head),
          uint32_t(r.n_head_kv),
          uint32_t(r.head_dim),
@@ -47,7 +51,8 @@ Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
          r.k.off,
          r.k.stride,
          r.v.off,
-         r.v.stride};
+         r.v.stride,
+         r.kv_ring};
     // Unused bindings still need a buffer: q stands in.
     auto or_q = [&](BufferRange b) { return b.buffer ? b : r.q.buf; };
     return rec.dispatch("qkv_rope_f32_f16",
@@ -72,10 +77,17 @@ Status op_attention_family(Recorder& rec, const FamilyAttention& a) {
     const bool batch = a.k_batch.buf.buffer && a.v_batch.buf.buffer;
     if (batch && a.k_batch.stride != a.v_batch.stride)
         return make_error("vulkan.bad_argument", "attention: batch K and V rows differ in stride");
+    if (a.kv_ring != 0 &&
+        (a.window <= 0 || uint64_t(a.kv_ring) < uint64_t(a.window) + uint64_t(s.n_tokens) - 1))
+        return make_error("vulkan.bad_argument",
+                          "attention: a cache ring of " + std::to_string(a.kv_ring) +
+                              " rows needs a window of at most " +
+                              std::to_string(int64_t(a.kv_ring) - s.n_tokens + 1) +
+                              " positions for a batch of " + std::to_string(s.n_tokens));
     struct {
         uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_stride;
         float scale, softcap;
-        uint32_t window, batch_kv, kb_off, vb_off, b_stride;
+        uint32_t window, batch_kv, kb_off, vb_off, b_stride, kv_ring;
     } pc{uint32_t(s.n_head),
          uint32_t(s.n_head_kv),
          uint32_t(s.head_dim),
@@ -89,7 +101,8 @@ Status op_attention_family(Recorder& rec, const FamilyAttention& a) {
          batch ? 1u : 0u,
          a.k_batch.off,
          a.v_batch.off,
-         a.k_batch.stride};
+         a.k_batch.stride,
+         a.kv_ring};
     // Unused batch bindings still need a buffer: the caches stand in.
     const BufferRange kb = batch ? a.k_batch.buf : a.k_cache,
                       vb = batch ? a.v_batch.buf : a.v_cache;

@@ -34,6 +34,9 @@ struct QkvRope {
     int n_tokens = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_rot = 0;
     float freq_base = 10000.0f, freq_scale = 1.0f;
     bool neox = false;
+    // > 0: the caches are rings of this many rows (position p in row p % kv_ring), at least
+    // n_tokens; a sliding-window layer's then holds window + batch - 1 rows instead of n_ctx.
+    uint32_t kv_ring = 0;
 };
 Status op_qkv_rope(Recorder& rec, const QkvRope& r);
 
@@ -48,6 +51,9 @@ struct FamilyAttention {
     AttentionShape s{};
     float softcap = 0.0f;  // > 0: cap * tanh(score / cap)
     int window = 0;        // > 0: sliding window of this many keys
+    // > 0: the caches are rings of this many rows (QkvRope::kv_ring), which needs a window and
+    // kv_ring >= window + n_tokens - 1 (no row a query reads is overwritten by the batch).
+    uint32_t kv_ring = 0;
 };
 // Head sizes the family attention takes: even and at most 512.
 bool family_attention_supported(const AttentionShape& s);
