@@ -1,6 +1,7 @@
 // Hyperparameter metadata of the wrong type, of an impossible value or inconsistent with the
 // tensors: refused with a message naming the key, never replaced by a default. And the
-// features Ember does not run yet (YaRN, LongRoPE, experts, other architectures) refused by name.
+// features Ember does not run yet (other rope scalings, experts, other architectures) refused by
+// name.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -165,15 +166,16 @@ TEST(Metadata, RopeFreqsMustBeFinitePositive) {
 }
 
 TEST(Metadata, UnsupportedRopeScalingIsRefusedByName) {
+    // YaRN and LongRoPE run (tests/families/rope_scaling_test.cpp); other types do not.
     MetaModel y;
-    y.set("llama.rope.scaling.type", string_value("yarn"));
+    y.set("llama.rope.scaling.type", string_value("dynamic"));
     y.set_float("llama.rope.scaling.factor", 4.0f);
-    expect_refused(y.write("yarn.gguf"), "model.unsupported_feature", {"YaRN"});
-    MetaModel l;
+    expect_refused(y.write("dynamic.gguf"), "model.unsupported_feature", {"'dynamic'"});
+    MetaModel l;  // LongRoPE needs the short factors too
     l.m.tensors.push_back(
         {"rope_factors_long.weight", GgmlType::F32, {32}, f32_bytes(std::vector<float>(32, 1))});
-    expect_refused(l.write("longrope.gguf"), "model.unsupported_feature",
-                   {"LongRoPE", "rope_factors_long"});
+    expect_refused(l.write("longrope.gguf"), "model.missing_tensor",
+                   {"LongRoPE", "rope_factors_short"});
     MetaModel e;
     e.set("llama.expert_count", int_value(gguf::ValueType::UINT32, 8));
     expect_refused(e.write("moe.gguf"), "model.unsupported_feature", {"mixture-of-experts"});

@@ -134,16 +134,19 @@ private:
     int m_batch_cap = 0;
     static constexpr int kMaxBatch = 256;  // prefill runs in chunks of this many tokens
 
-    // KV cache, F32 (see ops.h): [n_layer][n_ctx][n_kv_dim]
+    // KV cache, F32 (see ops.h): k [n_layer][n_ctx][n_kv_dim], v [n_layer][n_ctx][n_v_dim]
     std::vector<float> m_k_cache, m_v_cache;
+    // Rope's frequency divisors for this context (Llama 3's, or LongRoPE's long or short
+    // factors chosen by n_ctx): [n_rot/2], or nullptr
+    const float* m_rope_factors = nullptr;
     // Activations for a batch of B tokens:
     std::vector<float> m_x;       // [B][n_embd] residual stream
     std::vector<float> m_xb;      // [B][n_embd] normed input / output of projections
     std::vector<float> m_q;       // [B][n_head*head_dim]
     std::vector<float> m_k;       // [B][n_kv_dim]
-    std::vector<float> m_v;       // [B][n_kv_dim]
-    std::vector<float> m_qkv;     // [B][n_head*head_dim + 2*n_kv_dim], fused_qkv only
-    std::vector<float> m_att;     // [B][n_head*head_dim] attention output
+    std::vector<float> m_v;       // [B][n_v_dim]
+    std::vector<float> m_qkv;     // [B][n_q_dim + n_kv_dim + n_v_dim], fused_qkv only
+    std::vector<float> m_att;     // [B][n_head*head_dim_v] attention output
     std::vector<float> m_hb;      // [B][n_ff] gate, then act(gate)*up
     std::vector<float> m_hb2;     // [B][n_ff] up; [B][2*n_ff] gate|up with fused_gate_up
     std::vector<float> m_scores;  // [threads][n_ctx] attention scores
@@ -152,9 +155,10 @@ private:
 
 CpuRunner::CpuRunner(CpuModel& owner, int n_ctx)
     : m_owner(owner), m(owner.m_model), hp(m.hp), arch(m.hp.traits()), m_n_ctx(n_ctx) {
-    const size_t kv = size_t(hp.n_layer) * n_ctx * hp.n_kv_dim();
-    m_k_cache.assign(kv, 0.0f);
-    m_v_cache.assign(kv, 0.0f);
+    m_k_cache.assign(size_t(hp.n_layer) * n_ctx * hp.n_kv_dim(), 0.0f);
+    m_v_cache.assign(size_t(hp.n_layer) * n_ctx * hp.n_v_dim(), 0.0f);
+    const Tensor* factors = m.rope_factors(n_ctx);
+    m_rope_factors = factors ? reinterpret_cast<const float*>(factors->data) : nullptr;
     m_scores.assign(size_t(owner.m_pool.size()) * n_ctx, 0.0f);
     ensure_batch(1);
 }
@@ -166,9 +170,9 @@ void CpuRunner::ensure_batch(int n) {
     m_xb.resize(B * hp.n_embd);
     m_q.resize(B * hp.n_q_dim());
     m_k.resize(B * hp.n_kv_dim());
-    m_v.resize(B * hp.n_kv_dim());
-    if (arch.fused_qkv) m_qkv.resize(B * (hp.n_q_dim() + 2 * hp.n_kv_dim()));
-    m_att.resize(B * hp.n_q_dim());
+    m_v.resize(B * hp.n_v_dim());
+    if (arch.fused_qkv) m_qkv.resize(B * (hp.n_q_dim() + hp.n_kv_dim() + hp.n_v_dim()));
+    m_att.resize(B * hp.n_att_dim());
     m_hb.resize(B * hp.n_ff);
     m_hb2.resize(B * hp.n_ff * (arch.fused_gate_up ? 2 : 1));
     m_batch_cap = n;
@@ -223,21 +227,21 @@ void CpuRunner::embed(const int32_t* tokens, int n) {
     if (arch.embd_scale) scale_inplace(m_x.data(), n * E, std::sqrt(float(E)));
 }
 
-// q [n][QD], k [n][KVD], v [n][KVD] from the normed input xb [n][E].
+// q [n][QD], k [n][KVD], v [n][VD] from the normed input xb [n][E].
 void CpuRunner::project_qkv(uint32_t l, int n) {
     const LlamaLayer& L = m.layers[l];
     const LayerViews& W = m_owner.m_layers[l];
     ThreadPool& pool = m_owner.m_pool;
-    const int QD = int(hp.n_q_dim()), KVD = int(hp.n_kv_dim());
+    const int QD = int(hp.n_q_dim()), KVD = int(hp.n_kv_dim()), VD = int(hp.n_v_dim());
     if (arch.fused_qkv) {
-        // qkv = Wqkv xb [n][QD + 2 KVD]: each row holds q, then k, then v
+        // qkv = Wqkv xb [n][QD + KVD + VD]: each row holds q, then k, then v
         matmul(pool, W.wqkv, m_xb.data(), n, m_qkv.data(), m_mm);
-        const size_t row = size_t(QD) + 2 * size_t(KVD);
+        const size_t row = size_t(QD) + size_t(KVD) + size_t(VD);
         for (int t = 0; t < n; t++) {
             const float* r = &m_qkv[size_t(t) * row];
             std::copy_n(r, QD, &m_q[size_t(t) * QD]);
             std::copy_n(r + QD, KVD, &m_k[size_t(t) * KVD]);
-            std::copy_n(r + QD + KVD, KVD, &m_v[size_t(t) * KVD]);
+            std::copy_n(r + QD + KVD, VD, &m_v[size_t(t) * VD]);
         }
     } else {
         // q = Wq xb, k = Wk xb, v = Wv xb
@@ -245,11 +249,11 @@ void CpuRunner::project_qkv(uint32_t l, int n) {
         matmul(pool, W.wk, m_xb.data(), n, m_k.data(), m_mm);
         matmul(pool, W.wv, m_xb.data(), n, m_v.data(), m_mm);
     }
-    // Biases (Qwen 2): q += bq [QD], k += bk [KVD], v += bv [KVD]
+    // Biases (Qwen 2): q += bq [QD], k += bk [KVD], v += bv [VD]
     for (int t = 0; t < n; t++) {
         if (L.bq.present()) add_inplace(&m_q[size_t(t) * QD], f32(L.bq), QD);
         if (L.bk.present()) add_inplace(&m_k[size_t(t) * KVD], f32(L.bk), KVD);
-        if (L.bv.present()) add_inplace(&m_v[size_t(t) * KVD], f32(L.bv), KVD);
+        if (L.bv.present()) add_inplace(&m_v[size_t(t) * VD], f32(L.bv), VD);
     }
 }
 
@@ -259,15 +263,15 @@ void CpuRunner::attention_block(uint32_t l, int n, int pos) {
     const LayerHParams lh = hp.layer_hp(l);
     ThreadPool& pool = m_owner.m_pool;
     const int E = int(hp.n_embd), KVD = int(hp.n_kv_dim()), QD = int(hp.n_q_dim());
-    const int HD = int(hp.head_dim);
+    const int VD = int(hp.n_v_dim()), HD = int(hp.head_dim);
     float* k_cache = &m_k_cache[size_t(l) * m_n_ctx * KVD];  // [n_ctx][KVD]
-    float* v_cache = &m_v_cache[size_t(l) * m_n_ctx * KVD];  // [n_ctx][KVD]
+    float* v_cache = &m_v_cache[size_t(l) * m_n_ctx * VD];   // [n_ctx][VD]
 
     // Attention input: xb = rmsnorm(x) * attn_norm  [n][E]
     for (int t = 0; t < n; t++)
         rms_norm(&m_x[size_t(t) * E], f32(L.attn_norm), &m_xb[size_t(t) * E], E, hp.rms_eps);
 
-    // Projections (and biases): q [n][QD], k [n][KVD], v [n][KVD]
+    // Projections (and biases): q [n][QD], k [n][KVD], v [n][VD]
     project_qkv(l, n);
 
     // Qwen 3, Gemma 3: RMSNorm over each head of q and k, before rope  [n * heads][HD]
@@ -276,23 +280,28 @@ void CpuRunner::attention_block(uint32_t l, int n, int pos) {
         norm_rows(m_k.data(), n * int(hp.n_head_kv), HD, L.k_norm, HD);
     }
 
-    // RoPE on q and k with this layer's base and scale, then append k and v to the cache at
-    // positions pos..pos+n-1
+    // RoPE on q and k with this layer's base and scale (YaRN, LongRoPE factors), then append
+    // k and v to the cache at positions pos..pos+n-1
     RopeSpec rope_spec;
     rope_spec.n_rot = int(hp.n_rot);
     rope_spec.freq_base = lh.rope_base;
     rope_spec.freq_scale = lh.rope_freq_scale;
-    rope_spec.freq_factors = m.rope_freqs.present() ? f32(m.rope_freqs) : nullptr;
+    rope_spec.freq_factors = m_rope_factors;
     rope_spec.neox = arch.rope == RopeMode::Neox;
+    rope_spec.attn_factor = hp.rope_attn_factor;
+    rope_spec.ext_factor = hp.yarn.ext_factor;
+    rope_spec.beta_fast = hp.yarn.beta_fast;
+    rope_spec.beta_slow = hp.yarn.beta_slow;
+    rope_spec.n_ctx_orig = int(hp.n_ctx_orig);
     for (int t = 0; t < n; t++) {
         rope(&m_q[size_t(t) * QD], int(hp.n_head), HD, pos + t, rope_spec);
         rope(&m_k[size_t(t) * KVD], int(hp.n_head_kv), HD, pos + t, rope_spec);
     }
     std::copy_n(m_k.data(), size_t(n) * KVD, k_cache + size_t(pos) * KVD);
-    std::copy_n(m_v.data(), size_t(n) * KVD, v_cache + size_t(pos) * KVD);
+    std::copy_n(m_v.data(), size_t(n) * VD, v_cache + size_t(pos) * VD);
 
     // Causal grouped-query attention over the cache (soft-capped scores, sliding window on
-    // the layers that have one): att [n][QD]
+    // the layers that have one): att [n][n_head * head_dim_v]
     AttentionSpec spec;
     spec.n_head = int(hp.n_head);
     spec.n_head_kv = int(hp.n_head_kv);
@@ -300,6 +309,7 @@ void CpuRunner::attention_block(uint32_t l, int n, int pos) {
     spec.scale = hp.attention_scale();
     spec.softcap = hp.attn_softcap;
     spec.window = lh.swa ? int(hp.n_swa) : 0;
+    spec.head_dim_v = int(hp.v_head());
     attention(pool, m_q.data(), k_cache, v_cache, m_att.data(), n, pos, spec, m_scores.data());
 
     // Output projection: xb = Wo att [n][E]; Gemma norms it again before the residual

@@ -15,15 +15,37 @@ void rms_norm(const float* x, const float* w, float* out, int n, float eps) {
     for (int i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
 }
 
+namespace {
+// The pair index where the pair turns `beta` times over n_ctx_orig tokens (llama.cpp's
+// ggml_rope_yarn_corr_dim, Hugging Face's find_correction_dim).
+double yarn_corr_dim(const RopeSpec& s, double beta) {
+    return s.n_rot * std::log(s.n_ctx_orig / (beta * 2.0 * M_PI)) / (2.0 * std::log(s.freq_base));
+}
+}  // namespace
+
 void rope(float* x, int n_heads, int head_dim, int pos, const RopeSpec& spec) {
     const int half = spec.n_rot / 2;
     // Pair i is (x[a], x[b]): adjacent, or split across the two halves of the rotated dims.
     const int stride = spec.neox ? 1 : 2, partner = spec.neox ? half : 1;
+    const bool yarn = spec.ext_factor != 0.0f;
+    double low = 0.0, high = 0.0, mscale = spec.attn_factor;
+    if (yarn) {
+        low = std::max(0.0, std::floor(yarn_corr_dim(spec, spec.beta_fast)));
+        high = std::min(double(spec.n_rot - 1), std::ceil(yarn_corr_dim(spec, spec.beta_slow)));
+        if (spec.freq_scale < 1.0f) mscale *= 1.0 + 0.1 * std::log(1.0 / spec.freq_scale);
+    }
     for (int i = 0; i < half; i++) {
-        double theta =
-            double(pos) * spec.freq_scale * std::pow(double(spec.freq_base), -2.0 * i / spec.n_rot);
+        double theta = double(pos) * std::pow(double(spec.freq_base), -2.0 * i / spec.n_rot);
         if (spec.freq_factors) theta /= spec.freq_factors[i];
-        const float c = float(std::cos(theta)), s = float(std::sin(theta));
+        const double extrap = theta;
+        theta *= spec.freq_scale;
+        if (yarn) {
+            // 1 below `low` (unscaled), 0 above `high` (scaled), linear between
+            const double ramp = 1.0 - std::clamp((i - low) / std::max(0.001, high - low), 0.0, 1.0);
+            const double mix = ramp * spec.ext_factor;
+            theta = theta * (1.0 - mix) + extrap * mix;
+        }
+        const float c = float(std::cos(theta) * mscale), s = float(std::sin(theta) * mscale);
         for (int h = 0; h < n_heads; h++) {
             float* v = x + size_t(h) * head_dim + size_t(i) * stride;
             const float a = v[0], b = v[partner];
@@ -101,8 +123,9 @@ struct AttnJob {
     float* scratch;
     int pos0, n_head, head_dim, kv_dim, q_dim, group, n_ctx_used;
     float scale;
-    float softcap = 0.0f;  // > 0: cap * tanh(s / cap) on the scaled scores
-    int window = 0;        // > 0: keys j with pos - window < j only
+    int head_dim_v, v_dim, out_dim;  // v heads' size, v rows, output rows
+    float softcap = 0.0f;            // > 0: cap * tanh(s / cap) on the scaled scores
+    int window = 0;                  // > 0: keys j with pos - window < j only
 
     // Query head h of token t.
     void run(int t, int h, int thread) const {
@@ -125,11 +148,11 @@ struct AttnJob {
             sum += att[p];
         }
         const float inv = 1.0f / sum;
-        float* oh = out + size_t(t) * q_dim + size_t(h) * head_dim;
-        for (int d = 0; d < head_dim; d++) oh[d] = 0.0f;
+        float* oh = out + size_t(t) * out_dim + size_t(h) * head_dim_v;
+        for (int d = 0; d < head_dim_v; d++) oh[d] = 0.0f;
         for (int p = first; p < n_keys; p++) {
-            const KV* vp = v_cache + size_t(p) * kv_dim + size_t(kvh) * head_dim;
-            axpy_kv(ks, att[p] * inv, vp, oh, head_dim);
+            const KV* vp = v_cache + size_t(p) * v_dim + size_t(kvh) * head_dim_v;
+            axpy_kv(ks, att[p] * inv, vp, oh, head_dim_v);
         }
     }
 };
@@ -137,6 +160,7 @@ struct AttnJob {
 template <class KV>
 void attention_impl(ThreadPool& pool, const float* q, const KV* k_cache, const KV* v_cache,
                     float* out, int n_tokens, int pos0, const AttentionSpec& a, float* scratch) {
+    const int hd_v = a.head_dim_v > 0 ? a.head_dim_v : a.head_dim;
     const AttnJob<KV> job{active_kernels(),
                           q,
                           k_cache,
@@ -151,6 +175,9 @@ void attention_impl(ThreadPool& pool, const float* q, const KV* k_cache, const K
                           a.n_head / a.n_head_kv,
                           pos0 + n_tokens,
                           a.scale,
+                          hd_v,
+                          a.n_head_kv * hd_v,
+                          a.n_head * hd_v,
                           a.softcap,
                           a.window};
     // One task per (token, head); the lambda holds one pointer so std::function stays inline.

@@ -48,24 +48,19 @@ uint32_t layers_in_tensors(const gguf::File& f) {
     return uint32_t(std::min<uint64_t>(n, std::numeric_limits<uint32_t>::max()));
 }
 
-// rope.scaling.*: linear scaling is supported; YaRN and LongRoPE are refused by name.
-Result<float> read_rope_scaling(const gguf::File& f, const std::string& A) {
+// rope.scaling.*: none, linear, YaRN, and LongRoPE (whose factors are tensors: llama.cpp's
+// converter writes no type for Phi-3, only rope.scaling.attn_factor and the original context).
+Status read_rope_scaling(const gguf::File& f, const std::string& A, LlamaHParams& hp) {
     EMBER_ASSIGN_OR_RETURN(auto type, read_string_key(f, A + "rope.scaling.type"));
     const std::string t = type.value_or("");
-    if (!t.empty() && t != "none" && t != "linear") {
-        std::string what = "rope scaling '" + t + "' (" + A + "rope.scaling.type)";
-        if (t == "yarn") what = "YaRN rope scaling (" + A + "rope.scaling.type = yarn)";
-        if (t == "longrope") what = "LongRoPE rope scaling (" + A + "rope.scaling.type = longrope)";
-        return make_error("model.unsupported_feature", f.path() + ": " + what +
-                                                           " is not supported yet (Ember runs "
-                                                           "unscaled and linearly scaled rope)");
-    }
-    EMBER_ASSIGN_OR_RETURN(auto attn_factor,
-                           read_float_key(f, A + "rope.scaling.attn_factor", 0.0, 1e6));
-    if (attn_factor && *attn_factor != 1.0)
+    if (!t.empty() && t != "none" && t != "linear" && t != "yarn" && t != "longrope")
         return make_error("model.unsupported_feature",
-                          f.path() + ": rope.scaling.attn_factor " + std::to_string(*attn_factor) +
-                              " is not supported yet (it comes with YaRN or LongRoPE)");
+                          f.path() + ": rope scaling '" + t + "' (" + A +
+                              "rope.scaling.type) is not supported (Ember runs none, linear, "
+                              "yarn and longrope)");
+    EMBER_ASSIGN_OR_RETURN(auto attn_factor,
+                           read_float_key(f, A + "rope.scaling.attn_factor", 1e-3, 1e3));
+    hp.rope_attn_factor = float(attn_factor.value_or(1.0));
     // Like llama.cpp, the factor applies when no type says otherwise (older files wrote only
     // rope.scale_linear).
     EMBER_ASSIGN_OR_RETURN(auto factor, read_float_key(f, A + "rope.scaling.factor", 0.0, 1e6));
@@ -76,7 +71,22 @@ Result<float> read_rope_scaling(const gguf::File& f, const std::string& A) {
     if (factor && *factor != 0.0 && *factor < 1e-3)
         return bad_key(f, A + "rope.scaling.factor",
                        "is " + std::to_string(*factor) + ", expected 0 (none) or at least 0.001");
-    return factor && *factor != 0.0 ? float(1.0 / *factor) : 1.0f;
+    hp.rope_freq_scale = factor && *factor != 0.0 && t != "none" ? float(1.0 / *factor) : 1.0f;
+    EMBER_ASSIGN_OR_RETURN(
+        auto orig, read_uint_key(f, A + "rope.scaling.original_context_length", 1, kMaxCtx));
+    hp.n_ctx_orig = orig ? uint32_t(*orig) : hp.n_ctx_train;
+    if (t != "yarn") return {};
+    // YaRN's defaults are llama.cpp's and Hugging Face's: the full ramp, beta 32 and 1.
+    EMBER_ASSIGN_OR_RETURN(auto ext, read_float_key(f, A + "rope.scaling.yarn_ext_factor", 0, 1e3));
+    EMBER_ASSIGN_OR_RETURN(auto fast, read_float_key(f, A + "rope.scaling.yarn_beta_fast", 0, 1e6));
+    EMBER_ASSIGN_OR_RETURN(auto slow, read_float_key(f, A + "rope.scaling.yarn_beta_slow", 0, 1e6));
+    hp.yarn.ext_factor = float(ext.value_or(1.0));
+    hp.yarn.beta_fast = float(fast.value_or(32.0));
+    hp.yarn.beta_slow = float(slow.value_or(1.0));
+    if (!(hp.yarn.beta_fast > 0.0f) || !(hp.yarn.beta_slow > 0.0f))
+        return bad_key(f, A + "rope.scaling.yarn_beta_fast",
+                       "and yarn_beta_slow must be positive (rotations per original context)");
+    return {};
 }
 
 bool layer_slides(SwaPattern p, uint32_t il) {
@@ -105,12 +115,10 @@ Status read_head(const gguf::File& f, const std::string& A, LlamaHParams& hp) {
                    " is not a multiple of head_count " + std::to_string(hp.n_head) +
                    " and attention.key_length / value_length do not give the head size");
     const uint32_t embd_head = hp.n_embd / hp.n_head;
-    const uint32_t hd_k = key_len ? uint32_t(*key_len) : embd_head;
-    const uint32_t hd_v = val_len ? uint32_t(*val_len) : embd_head;
-    if (hd_k != hd_v)
-        return bad("attention.key_length " + std::to_string(hd_k) + " differs from value_length " +
-                   std::to_string(hd_v) + ", which Ember does not support");
-    hp.head_dim = hd_k;
+    hp.head_dim = key_len ? uint32_t(*key_len) : embd_head;
+    // q and k heads have key_length dims, v heads (and the attention output) value_length;
+    // each defaults to n_embd / n_head on its own, as in llama.cpp.
+    hp.head_dim_v = val_len ? uint32_t(*val_len) : embd_head;
     EMBER_ASSIGN_OR_RETURN(auto n_rot, read_uint_key(f, A + "rope.dimension_count", 0, 65536));
     hp.n_rot = n_rot ? uint32_t(*n_rot) : hp.head_dim;
     if (hp.n_rot > hp.head_dim || hp.n_rot % 2 != 0)
@@ -225,7 +233,7 @@ Result<LlamaHParams> read_hparams(const gguf::File& f) {
     hp.rope_freq_base = base ? float(*base) : hp.arch->rope_base;
     if (!(hp.rope_freq_base > 0.0f) || !std::isfinite(hp.rope_freq_base))
         return bad_key(f, A + "rope.freq_base", "does not fit a finite positive float");
-    EMBER_ASSIGN_OR_RETURN(hp.rope_freq_scale, read_rope_scaling(f, A));
+    EMBER_TRY(read_rope_scaling(f, A, hp));
 
     if (hp.n_head % hp.n_head_kv != 0)
         return make_error("model.bad_hparams", f.path() + ": head_count " +

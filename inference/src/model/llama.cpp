@@ -71,25 +71,26 @@ Status bind_layer(Binder& b, const LlamaHParams& hp, uint32_t i, LlamaLayer& l) 
     const ArchTraits& t = hp.traits();
     const std::string p = "blk." + std::to_string(i) + ".";
     const int64_t E = hp.n_embd, F = hp.n_ff, HD = hp.head_dim;
-    const int64_t QD = hp.n_q_dim(), KVD = hp.n_kv_dim();
+    const int64_t QD = hp.n_q_dim(), KVD = hp.n_kv_dim(), VD = hp.n_v_dim();
+    const int64_t AD = hp.n_att_dim();  // attention output: n_head value heads
     EMBER_ASSIGN_OR_RETURN(l.attn_norm, b.bind_f32_vector(p + "attn_norm.weight", E));
     if (t.fused_qkv) {
-        EMBER_ASSIGN_OR_RETURN(l.wqkv, b.bind(p + "attn_qkv.weight", E, QD + 2 * KVD));
+        EMBER_ASSIGN_OR_RETURN(l.wqkv, b.bind(p + "attn_qkv.weight", E, QD + KVD + VD));
     } else {
         EMBER_ASSIGN_OR_RETURN(l.wq, b.bind(p + "attn_q.weight", E, QD));
         EMBER_ASSIGN_OR_RETURN(l.wk, b.bind(p + "attn_k.weight", E, KVD));
-        EMBER_ASSIGN_OR_RETURN(l.wv, b.bind(p + "attn_v.weight", E, KVD));
+        EMBER_ASSIGN_OR_RETURN(l.wv, b.bind(p + "attn_v.weight", E, VD));
         // Qwen 2 always has them; llama.cpp also reads them when a llama file has them.
         const bool opt = !t.qkv_bias;
         EMBER_ASSIGN_OR_RETURN(l.bq, b.bind_f32_vector(p + "attn_q.bias", QD, opt));
         EMBER_ASSIGN_OR_RETURN(l.bk, b.bind_f32_vector(p + "attn_k.bias", KVD, opt));
-        EMBER_ASSIGN_OR_RETURN(l.bv, b.bind_f32_vector(p + "attn_v.bias", KVD, opt));
+        EMBER_ASSIGN_OR_RETURN(l.bv, b.bind_f32_vector(p + "attn_v.bias", VD, opt));
     }
     if (t.qk_norm) {
         EMBER_ASSIGN_OR_RETURN(l.q_norm, b.bind_f32_vector(p + "attn_q_norm.weight", HD));
         EMBER_ASSIGN_OR_RETURN(l.k_norm, b.bind_f32_vector(p + "attn_k_norm.weight", HD));
     }
-    EMBER_ASSIGN_OR_RETURN(l.wo, b.bind(p + "attn_output.weight", QD, E));
+    EMBER_ASSIGN_OR_RETURN(l.wo, b.bind(p + "attn_output.weight", AD, E));
     if (t.post_norms) {
         EMBER_ASSIGN_OR_RETURN(l.post_attn_norm,
                                b.bind_f32_vector(p + "post_attention_norm.weight", E));
@@ -106,7 +107,8 @@ Status bind_layer(Binder& b, const LlamaHParams& hp, uint32_t i, LlamaLayer& l) 
     return {};
 }
 
-// Llama 3's frequency divisors must be finite and positive: 0 or Inf gives NaN logits.
+// Frequency divisors (Llama 3's, LongRoPE's) must be finite and positive: 0 or Inf gives NaN
+// logits.
 Status check_rope_freqs(const gguf::File& file, const Tensor& t) {
     if (!t.present()) return {};
     const auto* f = reinterpret_cast<const float*>(t.data);
@@ -115,10 +117,40 @@ Status check_rope_freqs(const gguf::File& file, const Tensor& t) {
         std::memcpy(&v, f + i, sizeof v);
         if (!std::isfinite(v) || !(v > 0.0f))
             return make_error("model.bad_rope_freqs",
-                              file.path() + ": tensor 'rope_freqs.weight' has " +
-                                  std::to_string(v) + " at element " + std::to_string(i) +
+                              file.path() + ": tensor '" + t.name + "' has " + std::to_string(v) +
+                                  " at element " + std::to_string(i) +
                                   ", expected finite positive frequency divisors");
     }
+    return {};
+}
+
+// LongRoPE's long and short factors (Phi-3.5, Phi-4 mini): both or neither.
+Status bind_longrope(const gguf::File& file, Binder& b, LlamaModel& m) {
+    const int64_t half = m.hp.n_rot / 2;
+    EMBER_ASSIGN_OR_RETURN(m.rope_long, b.bind_f32_vector("rope_factors_long.weight", half, true));
+    EMBER_ASSIGN_OR_RETURN(m.rope_short,
+                           b.bind_f32_vector("rope_factors_short.weight", half, true));
+    if (m.rope_long.present() != m.rope_short.present())
+        return make_error(
+            "model.missing_tensor",
+            file.path() + ": tensor '" +
+                (m.rope_long.present() ? "rope_factors_short.weight" : "rope_factors_long.weight") +
+                "' is missing (LongRoPE needs both the long and the short factors)");
+    if (m.rope_long.present() && m.rope_freqs.present())
+        return make_error("model.bad_rope_freqs",
+                          file.path() +
+                              ": both 'rope_freqs.weight' and LongRoPE's "
+                              "'rope_factors_long/short.weight' are present; expected "
+                              "one kind of frequency divisors");
+    EMBER_TRY(check_rope_freqs(file, m.rope_long));
+    EMBER_TRY(check_rope_freqs(file, m.rope_short));
+    const auto type = file.get_string(m.hp.traits().name + std::string(".rope.scaling.type"));
+    if (type && *type == "longrope" && !m.rope_long.present())
+        return make_error("model.missing_tensor",
+                          file.path() +
+                              ": rope.scaling.type is longrope but the tensors "
+                              "'rope_factors_long.weight' / 'rope_factors_short.weight' "
+                              "are missing");
     return {};
 }
 
@@ -131,12 +163,6 @@ Result<LlamaModel> load_model(const gguf::File& file) {
     auto bad = [&](const std::string& msg) {
         return make_error("model.bad_hparams", file.path() + ": " + msg);
     };
-    for (const char* name : {"rope_factors_long.weight", "rope_factors_short.weight"})
-        if (file.find_tensor(name))
-            return make_error("model.unsupported_feature",
-                              file.path() + ": LongRoPE (tensor '" + std::string(name) +
-                                  "', as in Phi-3.5-mini and Phi-4-mini) is not supported yet");
-
     Binder b{file, 0, {}};
     const gguf::TensorInfo* embd = file.find_tensor("token_embd.weight");
     if (!embd)
@@ -160,6 +186,7 @@ Result<LlamaModel> load_model(const gguf::File& file) {
     EMBER_ASSIGN_OR_RETURN(m.rope_freqs,
                            b.bind_f32_vector("rope_freqs.weight", hp.n_rot / 2, true));
     EMBER_TRY(check_rope_freqs(file, m.rope_freqs));
+    EMBER_TRY(bind_longrope(file, b, m));
 
     m.layers.resize(hp.n_layer);
     for (uint32_t i = 0; i < hp.n_layer; i++) EMBER_TRY(bind_layer(b, hp, i, m.layers[i]));
@@ -176,6 +203,8 @@ std::vector<const Tensor*> LlamaModel::tensors() const {
     add(output_norm);
     if (!tied_output) add(output);
     add(rope_freqs);
+    add(rope_long);
+    add(rope_short);
     for (const LlamaLayer& l : layers)
         for (const Tensor* t :
              {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wqkv, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
@@ -183,6 +212,12 @@ std::vector<const Tensor*> LlamaModel::tensors() const {
               &l.ffn_down, &l.post_ffn_norm})
             add(*t);
     return out;
+}
+
+const Tensor* LlamaModel::rope_factors(int n_ctx) const {
+    if (rope_long.present())
+        return uint64_t(n_ctx) > uint64_t(hp.n_ctx_orig) ? &rope_long : &rope_short;
+    return rope_freqs.present() ? &rope_freqs : nullptr;
 }
 
 }  // namespace ember

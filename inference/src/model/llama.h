@@ -19,7 +19,16 @@ class File;
 struct LayerHParams {
     bool swa = false;              // attends only to the last n_swa keys (sliding window)
     float rope_base = 10000.0f;    // theta_i = pos * rope_freq_scale * base^(-2i/n_rot)
-    float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor for linear scaling
+    float rope_freq_scale = 1.0f;  // 1 / rope.scaling.factor (linear or YaRN)
+};
+
+// YaRN (rope.scaling.type yarn): each pair's angle blends the scaled angle (interpolation)
+// and the unscaled one (extrapolation) by a ramp over the pair index, as llama.cpp's
+// rope_yarn and Hugging Face's _compute_yarn_parameters do.
+struct YarnParams {
+    float ext_factor = 0.0f;  // weight of the ramp; 0: no YaRN (plain or linear scaling)
+    float beta_fast = 32.0f;  // rotations per original context where extrapolation ends
+    float beta_slow = 1.0f;   // ... and where interpolation begins
 };
 
 struct LlamaHParams {
@@ -31,18 +40,25 @@ struct LlamaHParams {
     uint32_t n_head = 0;
     uint32_t n_head_kv = 0;
     uint32_t n_ff = 0;
-    uint32_t head_dim = 0;  // attention.key_length (= value_length), else n_embd / n_head
-    uint32_t n_rot = 0;     // rope.dimension_count, <= head_dim (partial rotary when less)
+    uint32_t head_dim = 0;    // attention.key_length, else n_embd / n_head: q and k heads
+    uint32_t head_dim_v = 0;  // attention.value_length, else head_dim: v and output heads
+    uint32_t n_rot = 0;       // rope.dimension_count, <= head_dim (partial rotary when less)
     float rms_eps = 1e-5f;
     float rope_freq_base = 10000.0f;  // rope.freq_base (global layers)
-    float rope_freq_scale = 1.0f;     // 1 / rope.scaling.factor (linear), global layers
+    float rope_freq_scale = 1.0f;     // 1 / rope.scaling.factor (linear, YaRN), global layers
+    uint32_t n_ctx_orig = 0;          // rope.scaling.original_context_length, else n_ctx_train
+    YarnParams yarn;                  // ext_factor 0 unless rope.scaling.type is yarn
+    float rope_attn_factor = 1.0f;    // rope.scaling.attn_factor: cos and sin are scaled by it
     float attn_scale = 0.0f;          // applied to q.k; 1/sqrt(head_dim) unless the arch says
     float attn_softcap = 0.0f;        // cap * tanh(s / cap) on scaled scores; 0: none
     float final_softcap = 0.0f;       // the same on the logits; 0: none
     uint32_t n_swa = 0;               // attention.sliding_window; 0: no layer slides
     std::vector<LayerHParams> layer;  // [n_layer]
-    uint32_t n_kv_dim() const { return n_head_kv * head_dim; }
+    uint32_t n_kv_dim() const { return n_head_kv * head_dim; }  // k rows (and v when equal)
     uint32_t n_q_dim() const { return n_head * head_dim; }
+    uint32_t v_head() const { return head_dim_v ? head_dim_v : head_dim; }
+    uint32_t n_v_dim() const { return n_head_kv * v_head(); }  // v rows
+    uint32_t n_att_dim() const { return n_head * v_head(); }   // attention output, wo input
 
     // These also serve models built by hand (tests, estimates), whose arch and layer are unset.
     const ArchTraits& traits() const;          // llama's when arch is null
@@ -65,15 +81,15 @@ struct Tensor {
 
 // Absent tensors (present() false) are those the family does not use (see ArchTraits).
 struct LlamaLayer {
-    Tensor attn_norm;  // [n_embd] f32
-    Tensor wq;         // [n_embd -> n_head*head_dim]
-    Tensor wk;         // [n_embd -> n_head_kv*head_dim]
-    Tensor wv;         // [n_embd -> n_head_kv*head_dim]
-    Tensor wqkv;       // [n_embd -> (n_head + 2*n_head_kv)*head_dim], fused_qkv instead of wq/wk/wv
-    Tensor bq, bk, bv;      // [n_head*head_dim], [n_kv_dim], [n_kv_dim] f32, qkv_bias
+    Tensor attn_norm;       // [n_embd] f32
+    Tensor wq;              // [n_embd -> n_head*head_dim]
+    Tensor wk;              // [n_embd -> n_head_kv*head_dim]
+    Tensor wv;              // [n_embd -> n_head_kv*head_dim_v]
+    Tensor wqkv;            // [n_embd -> q_dim + kv_dim + v_dim], fused_qkv instead of wq/wk/wv
+    Tensor bq, bk, bv;      // [n_q_dim], [n_kv_dim], [n_v_dim] f32, qkv_bias
     Tensor q_norm;          // [head_dim] f32, qk_norm
     Tensor k_norm;          // [head_dim] f32, qk_norm
-    Tensor wo;              // [n_head*head_dim -> n_embd]
+    Tensor wo;              // [n_head*head_dim_v -> n_embd]
     Tensor post_attn_norm;  // [n_embd] f32, post_norms
     Tensor ffn_norm;        // [n_embd] f32
     Tensor ffn_gate;        // [n_embd -> n_ff]
@@ -89,12 +105,18 @@ struct LlamaModel {
     Tensor output_norm;  // [n_embd] f32
     Tensor output;       // [n_embd -> n_vocab]; a copy of tok_embd's view when tied
     Tensor rope_freqs;   // [n_rot/2] f32 frequency divisors, optional
+    // LongRoPE (Phi-3 long context): [n_rot/2] f32 divisors, the long ones when a session's
+    // context exceeds hp.n_ctx_orig (llama.cpp's choice), else the short ones. Both or none.
+    Tensor rope_long, rope_short;
     bool tied_output = false;
     std::vector<LlamaLayer> layers;
     uint64_t weight_bytes = 0;  // sum over distinct tensors
 
     // Every bound tensor, output and tok_embd once even when tied, in file-binding order.
     std::vector<const Tensor*> tensors() const;
+    // The frequency divisors rope uses in a session of n_ctx tokens (rope_freqs, or LongRoPE's
+    // long or short factors), or nullptr for none. The tensor is F32 [n_rot/2].
+    const Tensor* rope_factors(int n_ctx) const;
 };
 
 // Reads hyperparameters (`<arch>.*` keys, strictly: a key of the wrong type or an impossible

@@ -86,6 +86,12 @@ Status check_model_supported(const LlamaModel& model) {
         return refuse("partial rotary embeddings (rope.dimension_count " +
                       std::to_string(hp.n_rot) + " < head size " + std::to_string(hp.head_dim) +
                       ") yet");
+    if (hp.yarn.ext_factor != 0.0f) return refuse("YaRN rope scaling yet");
+    if (model.rope_long.present() || hp.rope_attn_factor != 1.0f)
+        return refuse("LongRoPE factors or rope.scaling.attn_factor yet");
+    if (hp.v_head() != hp.head_dim)
+        return refuse("a value head size (" + std::to_string(hp.v_head()) +
+                      ") other than the key head size (" + std::to_string(hp.head_dim) + ") yet");
     if (hp.rope_freq_scale != 1.0f) return refuse("linear rope scaling yet");
     if (hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)) || hp.attn_softcap > 0 ||
         hp.final_softcap > 0)
