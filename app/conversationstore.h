@@ -15,6 +15,7 @@ struct StoredMessage {
     QString content;
     bool complete = true;  // false: the app closed while it was being generated
     QDateTime created;
+    int reasoningMs = 0;  // a reasoning model's thinking time before the answer (0: none)
 };
 
 struct ConversationSummary {

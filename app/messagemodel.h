@@ -4,16 +4,28 @@
 
 #include <QAbstractListModel>
 #include <QList>
+#include <functional>
 
 #include "conversationstore.h"
+#include "messageblocks.h"
 
 class MessageModel : public QAbstractListModel {
     Q_OBJECT
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
-    enum Role { IdRole = Qt::UserRole + 1, RoleRole, ContentRole, CompleteRole, StreamingRole };
+    enum Role {
+        IdRole = Qt::UserRole + 1,
+        RoleRole,
+        ContentRole,
+        CompleteRole,
+        StreamingRole,
+        BlocksRole,      // MessageBlocks*: the content parsed for display
+        ReasoningMsRole  // how long the reply's reasoning took (0: not measured)
+    };
+    using Clock = std::function<qint64()>;  // milliseconds, never decreasing
 
-    explicit MessageModel(QObject* parent = nullptr);
+    // clock: times the reasoning of streamed replies; a monotonic one unless a test injects one.
+    explicit MessageModel(QObject* parent = nullptr, Clock clock = {});
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -38,6 +50,12 @@ private:
     struct Row {
         StoredMessage message;
         bool streaming = false;
+        MessageBlocks* blocks = nullptr;  // owned by the model
     };
+    Row makeRow(const StoredMessage& message, bool streaming);
+    void dropRow(Row& row);
+
     QList<Row> m_rows;
+    Clock m_clock;
+    qint64 m_reasoningStart = -1;  // when the streaming reply's reasoning began
 };

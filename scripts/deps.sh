@@ -9,7 +9,8 @@ app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-co
      qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
      qml6-module-qtqml-workerscript qml6-module-qtquick-templates qml6-module-qt-labs-settings
      qml6-module-qtqml-models qml6-module-qtquick-shapes
-     qml6-module-qt-labs-folderlistmodel libqt6sql6-sqlite libqt6svg6 qt6-svg-dev libgl-dev)
+     qml6-module-qt-labs-folderlistmodel libqt6sql6-sqlite libqt6svg6 qt6-svg-dev libgl-dev
+     libmd4c-dev)
 test=(libgtest-dev libgmock-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       xvfb xauth qml6-module-qttest qt6-declarative-dev-tools python3 clang libclang-rt-14-dev
       desktop-file-utils appstream dpkg-dev sqlite3 bc)

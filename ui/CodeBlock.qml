@@ -2,14 +2,18 @@ import QtQuick
 import QtQuick.Controls.Material
 import QtQuick.Controls
 import QtQuick.Layouts
-import "highlight.js" as Highlight
 
 // A fenced code block: language label, Copy button, monospace text with syntax highlighting.
+// `highlighter` (a MessageBlocks) attaches the C++ highlighter to the text; without one the code
+// is plain. A growing block (streaming) gets only its new text appended, so the highlighter
+// colours only the lines that changed.
 Rectangle {
     id: root
     property string code
     property string language
     property int fontSize: 14
+    property var highlighter: null
+    property string shown: ""  // what codeText holds
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
     // Always dark, so its buttons (Copy) take the dark theme's light text in both themes.
     Material.theme: Material.Dark
@@ -18,6 +22,24 @@ Rectangle {
     radius: 6
     color: theme.codeBackground
     border.color: theme.codeBorder
+
+    function sync() {
+        if (shown.length > 0 && code.length > shown.length && code.startsWith(shown))
+            codeText.insert(codeText.length, code.slice(shown.length))
+        else
+            codeText.text = code
+        shown = code
+    }
+    function attachHighlighter() {
+        if (highlighter && typeof highlighter.highlight === "function")
+            highlighter.highlight(codeText.textDocument, language, {
+                keyword: theme.codeKeyword, type: theme.codeType, string: theme.codeString,
+                comment: theme.codeComment, number: theme.codeNumber })
+    }
+    onCodeChanged: sync()
+    onLanguageChanged: attachHighlighter()
+    onHighlighterChanged: attachHighlighter()
+    Component.onCompleted: { attachHighlighter(); sync() }
 
     ColumnLayout {
         id: column
@@ -49,32 +71,21 @@ Rectangle {
                 Timer { id: resetLabel; interval: 1500; onTriggered: copyButton.text = qsTr("Copy") }
             }
         }
-        // The code as shown: highlighted, selectable.
+        // The code, exactly as written (plain text: Copy copies it unchanged), highlighted.
         TextEdit {
-            objectName: "codeHighlighted"
+            id: codeText
+            objectName: "codeText"
             Layout.fillWidth: true
             Layout.margins: 10
             Layout.topMargin: 2
-            text: Highlight.toHtml(root.code, root.language, {
-                keyword: theme.codeKeyword, string: theme.codeString,
-                comment: theme.codeComment, number: theme.codeNumber })
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.WrapAnywhere
-            textFormat: TextEdit.RichText
+            textFormat: TextEdit.PlainText
             font.family: "monospace"
             font.pixelSize: root.fontSize - 1
             color: theme.codeText
             selectionColor: theme.codeSelection
-        }
-        // The code as copied: the plain text, exactly.
-        TextEdit {
-            id: codeText
-            objectName: "codeText"
-            visible: false
-            text: root.code
-            textFormat: TextEdit.PlainText
-            font.family: "monospace"
         }
     }
 }

@@ -2,10 +2,11 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
-import "markdown.js" as Markdown
 
-// One message: Markdown prose and code blocks, with Copy, Edit (own messages) and Regenerate
-// (the last answer). `controller` needs: generating, copyText, regenerate, editAndResend.
+// One message: its reasoning (collapsible), Markdown prose and code blocks, with Copy, Edit (own
+// messages) and Regenerate (the last answer). `blocks` is the message parsed in C++
+// (MessageBlocks): one row per Markdown block, so that a streamed batch changes only the last.
+// `controller` needs: generating, copyText, regenerate, editAndResend.
 Item {
     id: root
     required property int index
@@ -13,12 +14,19 @@ Item {
     required property string content
     required property bool streaming
     required property bool complete
+    required property var blocks
+    required property int reasoningMs
     property var controller
     property bool isLast: false
     property int fontSize: 14
     property bool editing: false
     readonly property bool isUser: role === "user"
     readonly property bool busy: controller ? controller.generating : false
+    readonly property bool thinking: blocks ? blocks.thinking : false
+    // The reasoning shows while it runs and folds away when the answer starts; a click on its
+    // header shows it again.
+    readonly property bool reasoningVisible: reasoningHeader.expanded
+    onThinkingChanged: reasoningHeader.expanded = thinking
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     implicitHeight: column.implicitHeight + 20
@@ -29,7 +37,8 @@ Item {
     Text {
         id: measure
         visible: false
-        text: root.content
+        // Only a user's bubble is sized to its text (laying out a long reply would cost as much).
+        text: root.isUser ? root.content : ""
         font.pixelSize: root.fontSize
     }
 
@@ -65,14 +74,26 @@ Item {
                 y: 10
                 width: bubble.width - 28
                 spacing: 8
+                ReasoningHeader {
+                    id: reasoningHeader
+                    visible: root.blocks ? root.blocks.hasReasoning : false
+                    thinking: root.thinking
+                    durationMs: root.reasoningMs
+                    expanded: root.thinking
+                    fontSize: root.fontSize
+                }
                 Repeater {
-                    model: Markdown.split(root.content)
+                    model: root.blocks
                     delegate: Loader {
-                        required property var modelData
+                        required property string kind
+                        required property string html
+                        required property string code
+                        required property string language
+                        required property bool reasoning
                         width: segments.width
-                        sourceComponent: modelData.type === "code" ? codeComponent : proseComponent
-                        property string segmentText: modelData.text
-                        property string segmentLanguage: modelData.language
+                        visible: !reasoning || root.reasoningVisible
+                        active: !reasoning || root.reasoningVisible
+                        sourceComponent: kind === "code" ? codeComponent : proseComponent
                     }
                 }
                 Label {
@@ -141,15 +162,14 @@ Item {
         id: proseComponent
         TextEdit {
             objectName: "proseText"
-            // Line breaks kept; tables with cell padding; links in the theme's colour (readable
-            // in the dark theme).
-            text: parent ? Markdown.colourLinks(Markdown.paddedTables(Markdown.hardBreaks(parent.segmentText),
-                                                                      6, theme.link), theme.link) : ""
-            textFormat: TextEdit.MarkdownText
+            // Rendered in C++ (line breaks kept, tables padded); links in the theme's colour
+            // (readable in the dark theme). Reasoning in the hint colour.
+            text: parent ? "<style>a { color: " + theme.link + "; }</style>" + parent.html : ""
+            textFormat: TextEdit.RichText
             readOnly: true
             selectByMouse: true
             wrapMode: TextEdit.Wrap
-            color: Material.foreground
+            color: parent && parent.reasoning ? Material.hintTextColor : Material.foreground
             selectionColor: Material.accent
             font.pixelSize: root.fontSize
             onLinkActivated: (link) => Qt.openUrlExternally(link)
@@ -158,8 +178,9 @@ Item {
     Component {
         id: codeComponent
         CodeBlock {
-            code: parent ? parent.segmentText : ""
-            language: parent ? parent.segmentLanguage : ""
+            code: parent ? parent.code : ""
+            language: parent ? parent.language : ""
+            highlighter: root.blocks
             fontSize: root.fontSize
         }
     }

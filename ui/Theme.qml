@@ -36,6 +36,7 @@ QtObject {
     readonly property color codeText: "#e6e6e6"
     readonly property color codeSelection: "#3d5a80"
     readonly property color codeKeyword: "#c792ea"
+    readonly property color codeType: "#82aaff"
     readonly property color codeString: "#c3e88d"
     readonly property color codeComment: "#7f8690"
     readonly property color codeNumber: "#f78c6c"

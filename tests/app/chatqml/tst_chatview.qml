@@ -2,25 +2,16 @@ import QtQuick
 import QtTest
 import "../../../ui"
 
-// The chat view against a mock controller with a ListModel of messages.
+// The chat view over the real message model (Markdown parsed in C++), with a mock controller.
 Item {
     id: root
     width: 700
     height: 500
 
-    ListModel {
-        id: messages
-        ListElement { messageId: 1; role: "user"; content: "Show me C"; complete: true; streaming: false }
-        ListElement {
-            messageId: 2; role: "assistant"; complete: true; streaming: false
-            content: "Here is **bold** prose.\n\n```c\nint main() { return 0; }\n```\n\nAnd more prose."
-        }
-    }
-
     QtObject {
         id: mock
         property bool generating: false
-        property var messages: messages
+        property var messages: fixture.messages()
         property var copied: []
         property int regenerated: 0
         property var edits: []
@@ -30,6 +21,7 @@ Item {
         function continueResponse() { continued += 1 }
         function editAndResend(row, text) { edits = edits.concat([[row, text]]) }
     }
+    readonly property string answer: "Here is **bold** prose.\n\n```c\nint main() { return 0; }\n```\n\nAnd more prose."
 
     ChatView {
         id: view
@@ -40,6 +32,13 @@ Item {
     TestCase {
         name: "ChatView"
         when: windowShown
+
+        function init() {
+            fixture.removeFrom(mock.messages, 0)
+            fixture.append(mock.messages, 1, "user", "Show me C", true, false)
+            fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
+            wait(20)
+        }
 
         function findAll(item, name, out) {
             if (item.objectName === name) out.push(item)
@@ -56,6 +55,9 @@ Item {
             compare(code.length, 1, "one code block")
             compare(code[0].text, "int main() { return 0; }")
             compare(code[0].font.family, "monospace")
+            const prose = findAll(answer, "proseText", [])
+            compare(prose.length, 2, "prose before and after the code")
+            compare(prose[0].getText(0, prose[0].length), "Here is bold prose.")
         }
 
         function test_actionButtons() {
@@ -76,19 +78,17 @@ Item {
         function test_incompleteOrUnansweredLastMessage() {
             const answer = delegateAt(1)
             verify(!findAll(answer, "continueButton", [])[0].visible, "a complete answer")
-            messages.setProperty(1, "complete", false)
+            fixture.finishLast(mock.messages, 2, root.answer, false)
             verify(findAll(answer, "continueButton", [])[0].visible)
             verify(findAll(answer, "regenerateButton", [])[0].visible)
             mouseClick(findAll(answer, "continueButton", [])[0])
             compare(mock.continued, 1)
-            const saved = messages.get(1).content
-            messages.remove(1)
+            fixture.removeFrom(mock.messages, 1)
             wait(50)
             const user = delegateAt(0)
             verify(findAll(user, "regenerateButton", [])[0].visible, "an unanswered message")
             verify(!findAll(user, "continueButton", [])[0].visible)
-            messages.append({ messageId: 2, role: "assistant", content: saved, complete: true,
-                              streaming: false })
+            fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
             wait(50)
             verify(!findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
@@ -108,21 +108,29 @@ Item {
         }
 
         function test_streamingUpdates() {
-            messages.append({ messageId: 0, role: "user", content: "More", complete: true, streaming: false })
-            messages.append({ messageId: 0, role: "assistant", content: "", complete: false, streaming: true })
+            fixture.append(mock.messages, 3, "user", "More", true, false)
+            fixture.append(mock.messages, 0, "assistant", "", false, true)
             mock.generating = true
             compare(view.count, 4)
-            messages.setProperty(3, "content", "Partial\n```py\nprint(1)")
+            fixture.appendText(mock.messages, "Partial\n```py\nprint(1)")
             wait(50)
             const last = delegateAt(3)
             verify(last)
             // An unterminated fence still shows as code while it streams.
-            compare(findAll(last, "codeText", []).length, 1)
+            let code = findAll(last, "codeText", [])
+            compare(code.length, 1)
+            const block = code[0]
+            fixture.appendText(mock.messages, "\nprint(2)\n```\nDone.")
+            wait(50)
+            code = findAll(last, "codeText", [])
+            compare(code.length, 1)
+            compare(code[0], block, "the growing code block is the same item, only appended to")
+            compare(code[0].text, "print(1)\nprint(2)")
+            compare(findAll(last, "proseText", []).length, 2)
             // Actions are hidden while streaming; Regenerate is disabled while generating.
             verify(!findAll(last, "copyMessageButton", [])[0].parent.visible)
             verify(!findAll(delegateAt(0), "editButton", [])[0].enabled)
             mock.generating = false
-            messages.remove(2, 2)
         }
     }
 }

@@ -2,7 +2,6 @@ import QtQuick
 import QtQuick.Controls.Material
 import QtTest
 import "../../../ui"
-import "../../../ui/highlight.js" as Highlight
 
 // Code blocks: syntax highlighting, a Copy that copies the plain code, and a Copy button that
 // is readable in the light and the dark theme.
@@ -17,7 +16,10 @@ Item {
             width: parent.width
             height: 150
             Material.theme: Material.Light
-            CodeBlock { id: lightBlock; width: parent.width; code: "int x = 1;"; language: "c" }
+            CodeBlock {
+                id: lightBlock; width: parent.width; code: "int x = 1;"; language: "c"
+                fontSize: 40; highlighter: fixture.blocks("")
+            }
         }
         Item {
             width: parent.width
@@ -28,6 +30,7 @@ Item {
     }
 
     TextEdit { id: pasteTarget; textFormat: TextEdit.PlainText }
+    Theme { id: theme }
 
     TestCase {
         name: "CodeBlock"
@@ -50,40 +53,39 @@ Item {
             return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05)
         }
 
-        function kinds(code, language) {
-            return Highlight.tokens(code, language).filter(t => t.kind).map(t => t.kind + ":" + t.text)
-        }
-
-        function test_tokensKeepTheText() {
-            const code = "int main() {\n  // say hi\n  printf(\"hi %d\\n\", 0x1F); /* done */\n  return 2.5e3;\n}"
-            compare(Highlight.tokens(code, "c").map(t => t.text).join(""), code)
-            compare(kinds(code, "c"), ["keyword:int", "comment:// say hi", "string:\"hi %d\\n\"",
-                                        "number:0x1F", "comment:/* done */", "keyword:return", "number:2.5e3"])
-            compare(kinds("# note\nx = 'a' if y else None", "python"),
-                    ["comment:# note", "string:'a'", "keyword:if", "keyword:else", "keyword:None"])
-            compare(kinds("#include <x.h>", "c"), [],
-                    "'#' starts no comment in C")
-        }
-
-        function test_htmlIsEscapedAndColoured() {
-            const html = Highlight.toHtml("if (a < b) return \"<b>\";", "js",
-                                          { keyword: "#111111", string: "#222222", comment: "#333333", number: "#444444" })
-            verify(html.indexOf("<span style=\"color:#111111\">if</span>") >= 0, html)
-            verify(html.indexOf("a &lt; b") >= 0, html)
-            verify(html.indexOf("&quot;&lt;b&gt;&quot;") >= 0, html)
-            verify(html.indexOf("<b>") < 0, "no markup from the code itself")
-        }
-
+        // Types and numbers in the theme's colours: the C++ highlighter is attached to the text.
         function test_blockIsHighlightedAndCopiesPlainText() {
-            const shown = child(lightBlock, "codeHighlighted")
+            const shown = child(lightBlock, "codeText")
             verify(shown.visible)
-            compare(shown.textFormat, TextEdit.RichText)
-            verify(shown.text.indexOf("color:") >= 0, "coloured spans")
+            compare(shown.textFormat, TextEdit.PlainText)
             compare(shown.getText(0, shown.length), "int x = 1;")
+            waitForRendering(shown)
+            const img = grabImage(shown)
+            let type = 0, number = 0
+            for (let x = 0; x < shown.width; ++x)
+                for (let y = 0; y < shown.height; ++y) {
+                    const c = String(img.pixel(x, y))
+                    if (c === String(theme.codeType)) ++type
+                    if (c === String(theme.codeNumber)) ++number
+                }
+            verify(type > 20, "type pixels (int): " + type)
+            verify(number > 5, "number pixels: " + number)
             mouseClick(child(lightBlock, "copyCodeButton"))
             pasteTarget.text = ""
             pasteTarget.paste()
             compare(pasteTarget.text, "int x = 1;")
+        }
+
+        // Without a highlighter (darkBlock) the code is plain: no keyword colour.
+        function test_plainWithoutHighlighter() {
+            const shown = child(darkBlock, "codeText")
+            waitForRendering(shown)
+            const img = grabImage(shown)
+            let keyword = 0
+            for (let x = 0; x < shown.width; ++x)
+                for (let y = 0; y < shown.height; ++y)
+                    if (String(img.pixel(x, y)) === String(theme.codeType)) ++keyword
+            verify(keyword < 5, "type pixels: " + keyword)
         }
 
         function test_copyIsReadableInBothThemes() {

@@ -1,0 +1,98 @@
+import QtQuick
+import QtQuick.Controls.Material
+import QtTest
+import "../../../ui"
+
+// Messages as the chat shows them: Markdown parsed in C++, line breaks kept, reasoning folded
+// under "Thought for N s".
+Item {
+    id: root
+    width: 600
+    height: 600
+
+    QtObject {
+        id: mock
+        property bool generating: false
+        property var messages: fixture.messages()
+        function copyText(t) {}
+        function regenerate() {}
+        function continueResponse() {}
+        function editAndResend(row, text) {}
+    }
+    ChatView {
+        id: view
+        anchors.fill: parent
+        controller: mock
+    }
+
+    TestCase {
+        name: "Markdown"
+        when: windowShown
+
+        function init() { fixture.removeFrom(mock.messages, 0) }
+
+        function findAll(item, name, out) {
+            if (item.objectName === name && item.visible) out.push(item)
+            for (let i = 0; i < item.children.length; ++i) findAll(item.children[i], name, out)
+            return out
+        }
+        function texts(row) {
+            return findAll(view.itemAtIndex(row), "proseText", []).map(t => t.getText(0, t.length))
+        }
+        function show(content, reasoningMs) {
+            fixture.append(mock.messages, 1, "assistant", content, true, false, reasoningMs || 0)
+            wait(20)
+            return view.itemAtIndex(0)
+        }
+
+        function test_singleNewlinesAreLineBreaks() {
+            show("Roses are red\nViolets are blue")
+            const prose = findAll(view.itemAtIndex(0), "proseText", [])
+            compare(prose.length, 1)
+            compare(prose[0].lineCount, 2, "two lines, not one merged line")
+        }
+
+        function test_blocksAndFormatting() {
+            show("# Title\n\nSome *emphasis* and `code`.\n\n- one\n- two\n\n```js\nlet a = 1\n```\n<b>raw</b>")
+            const t = texts(0)
+            compare(t.length, 4, JSON.stringify(t))
+            compare(t[0], "Title")
+            compare(t[1], "Some emphasis and code.")
+            verify(t[2].indexOf("one") >= 0 && t[2].indexOf("two") >= 0)
+            compare(t[3], "<b>raw</b>", "raw HTML is shown as text")
+            compare(findAll(view.itemAtIndex(0), "codeText", [])[0].text, "let a = 1")
+        }
+
+        function test_storedReasoningIsCollapsedWithItsDuration() {
+            const d = show("<think>\nThe user wants 2+2.\n</think>\n\nThe answer is 4.", 12400)
+            const header = findAll(d, "reasoningHeader", [])[0]
+            verify(header)
+            verify(header.text.indexOf("Thought for 12 s") >= 0, header.text)
+            compare(texts(0), ["The answer is 4."], "the reasoning is folded away")
+            mouseClick(header)
+            compare(texts(0), ["The user wants 2+2.", "The answer is 4."])
+            mouseClick(header)
+            compare(texts(0), ["The answer is 4."])
+        }
+
+        function test_streamedReasoningShowsThenFolds() {
+            fixture.append(mock.messages, 0, "assistant", "", false, true)
+            fixture.appendText(mock.messages, "<think>\nLet me see")
+            wait(20)
+            const d = view.itemAtIndex(0)
+            const header = findAll(d, "reasoningHeader", [])[0]
+            verify(header.text.indexOf("Thinking") >= 0, header.text)
+            compare(texts(0), ["Let me see"], "the reasoning shows while it runs")
+            fixture.advance(7000)
+            fixture.appendText(mock.messages, ", yes.</think>\n\nYes.")
+            wait(20)
+            verify(header.text.indexOf("Thought for 7 s") >= 0, header.text)
+            compare(texts(0), ["Yes."], "folded when the answer starts")
+        }
+
+        function test_noReasoningNoHeader() {
+            const d = show("Plain answer")
+            compare(findAll(d, "reasoningHeader", []).length, 0)
+        }
+    }
+}
