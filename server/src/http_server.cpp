@@ -1,7 +1,10 @@
 #include "http_server.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "guard_stream.h"
 
@@ -100,6 +103,13 @@ struct HttpServer::Impl {
     HttpConfig config;
     LogFn log;
     GuardedServer server;
+
+    // cpp-httplib's stop() does nothing before its listen loop has started: stop() waits for
+    // run() to be in the loop (or never to enter it).
+    enum class RunState { NotYet, Entered, Done };
+    std::mutex run_mutex;
+    RunState run_state = RunState::NotYet;
+    bool stopping = false;
 };
 
 std::optional<ApiError> HttpServer::Impl::read_body(const httplib::ContentReader& reader,
@@ -234,15 +244,34 @@ Result<int> HttpServer::bind() {
     } else if (m_impl->server.bind_to_port(c.host, c.port)) {
         return c.port;
     }
-    return make_error("server.listen", "cannot listen on " + c.host + ":" + std::to_string(c.port) +
-                                           (errno ? std::string(": ") + std::strerror(errno) : ""));
+    const int err = errno;
+    const char* code = err == EADDRINUSE ? "server.address_in_use"
+                       : err == EACCES   ? "server.permission_denied"
+                                         : "server.listen";
+    return make_error(code, "cannot listen on " + c.host + ":" + std::to_string(c.port) +
+                                (err ? std::string(": ") + std::strerror(err) : ""));
 }
 
 void HttpServer::run() {
+    {
+        std::lock_guard<std::mutex> lock(m_impl->run_mutex);
+        if (m_impl->stopping) return;
+        m_impl->run_state = Impl::RunState::Entered;
+    }
     m_impl->server.listen_after_bind();
+    std::lock_guard<std::mutex> lock(m_impl->run_mutex);
+    m_impl->run_state = Impl::RunState::Done;
 }
 
 void HttpServer::stop() {
+    for (;;) {
+        {
+            std::lock_guard<std::mutex> lock(m_impl->run_mutex);
+            m_impl->stopping = true;
+            if (m_impl->run_state != Impl::RunState::Entered || m_impl->server.is_running()) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     m_impl->server.stop();
 }
 

@@ -266,6 +266,13 @@ ApiResult<ChatRequest> parse_chat_request(std::string_view body) {
             if (!tools->is_array()) wrong_type("tools", "an array", *tools);
             if (!tools->empty()) r.tools_json = tools->dump();
         }
+        // "none": the model may not call tools, so its reply stays text; "auto", "required" or
+        // a named function leave the choice to the model.
+        if (const json* choice = field(j, "tool_choice")) {
+            if (!choice->is_string() && !choice->is_object())
+                wrong_type("tool_choice", "a string or an object", *choice);
+            r.tool_choice_none = *choice == "none";
+        }
         if (const json* kw = field(j, "chat_template_kwargs")) {
             if (!kw->is_object()) wrong_type("chat_template_kwargs", "an object", *kw);
             for (const auto& [k, v] : kw->items()) r.vars_json[k] = v.dump();

@@ -42,6 +42,7 @@ struct ChatRequest {
     // reasoning_content) carries its whole JSON object for the template, content parts joined.
     std::vector<ChatMessage> messages;
     std::string tools_json;                        // "tools": for the template, or empty
+    bool tool_choice_none = false;                 // "tool_choice": "none": replies stay text
     std::map<std::string, std::string> vars_json;  // "chat_template_kwargs", each as JSON
     GenerationOptions options;
 };

@@ -56,7 +56,26 @@ std::string ResponseBuilder::stream_start() const {
                             {"finish_reason", nullptr}}));
 }
 
-std::string ResponseBuilder::stream_event(const JobEvent& e) const {
+json ResponseBuilder::tool_calls(const std::vector<ToolCall>& calls, bool streamed) const {
+    json list = json::array();
+    for (size_t i = 0; i < calls.size(); i++) {
+        json c = {{"id", "call_" + std::to_string(i) + "_" + m_meta.id},
+                  {"type", "function"},
+                  {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
+        if (streamed) c["index"] = i;
+        list.push_back(std::move(c));
+    }
+    return list;
+}
+
+std::string ResponseBuilder::stream_event(const JobEvent& e) {
+    auto delta_chunk = [&](const std::string& reasoning, const std::string& content) {
+        json delta = json::object();
+        if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+        if (!content.empty()) delta["content"] = content;
+        return sse_event(chunk(
+            {{"index", 0}, {"delta", delta}, {"logprobs", nullptr}, {"finish_reason", nullptr}}));
+    };
     switch (e.kind) {
         case JobEvent::Kind::Delta: {
             if (!m_meta.chat)
@@ -64,22 +83,28 @@ std::string ResponseBuilder::stream_event(const JobEvent& e) const {
                                         {"text", e.delta.content},
                                         {"logprobs", nullptr},
                                         {"finish_reason", nullptr}}));
-            json delta = json::object();
-            if (!e.delta.reasoning.empty()) delta["reasoning_content"] = e.delta.reasoning;
-            if (!e.delta.content.empty()) delta["content"] = e.delta.content;
-            return sse_event(chunk({{"index", 0},
-                                    {"delta", delta},
-                                    {"logprobs", nullptr},
-                                    {"finish_reason", nullptr}}));
+            const std::string content = m_tools.push(e.delta.content);
+            if (content.empty() && e.delta.reasoning.empty()) return {};
+            return delta_chunk(e.delta.reasoning, content);
         }
         case JobEvent::Kind::Done: {
+            std::string out;
+            const ToolReply held = m_tools.finish();
+            if (!held.content.empty()) out += delta_chunk({}, held.content);
+            if (!held.calls.empty())
+                out += sse_event(chunk({{"index", 0},
+                                        {"delta", {{"tool_calls", tool_calls(held.calls, true)}}},
+                                        {"logprobs", nullptr},
+                                        {"finish_reason", nullptr}}));
             json last = {
-                {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_name(e.finish)}};
+                {"index", 0},
+                {"logprobs", nullptr},
+                {"finish_reason", held.calls.empty() ? finish_name(e.finish) : "tool_calls"}};
             if (m_meta.chat)
                 last["delta"] = json::object();
             else
                 last["text"] = "";
-            std::string out = sse_event(chunk(std::move(last)));
+            out += sse_event(chunk(std::move(last)));
             if (m_meta.include_usage) {  // OpenAI's extra chunk: no choices, the usage
                 json u = chunk(json::object());
                 u["choices"] = json::array();
@@ -105,6 +130,12 @@ std::string ResponseBuilder::body(const JobEvent& done) const {
         {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish_name(done.finish)}};
     if (m_meta.chat) {
         json message = {{"role", "assistant"}, {"content", m_content}};
+        const ToolReply r = parse_tool_calls(m_meta.tool_format, m_content);
+        if (!r.calls.empty()) {  // OpenAI: content null when the reply is only calls
+            message["content"] = r.content.empty() ? json(nullptr) : json(r.content);
+            message["tool_calls"] = tool_calls(r.calls, false);
+            choice["finish_reason"] = "tool_calls";
+        }
         if (!m_reasoning.empty()) message["reasoning_content"] = m_reasoning;
         choice["message"] = std::move(message);
     } else {

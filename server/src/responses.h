@@ -9,6 +9,7 @@
 
 #include "protocol.h"
 #include "scheduler.h"
+#include "tool_calls.h"
 
 namespace ember::server {
 
@@ -28,17 +29,21 @@ struct ResponseMeta {
     std::string model;
     bool chat = true;  // chat.completion(.chunk) or text_completion
     bool include_usage = false;
+    // Chat with tools: calls in this format become "tool_calls" (finish_reason "tool_calls").
+    ToolFormat tool_format = ToolFormat::None;
 };
 
 // Turns a job's events into a response: chunks for a streamed one, one body otherwise.
 class ResponseBuilder {
 public:
-    explicit ResponseBuilder(ResponseMeta meta) : m_meta(std::move(meta)) {}
+    explicit ResponseBuilder(ResponseMeta meta)
+        : m_meta(std::move(meta)), m_tools(m_meta.chat ? m_meta.tool_format : ToolFormat::None) {}
 
-    // Streamed. The first event (chat: the assistant role), then one per job event; a Done or
-    // Failed event's text ends with "data: [DONE]".
+    // Streamed. The first event (chat: the assistant role), then one per job event (empty
+    // while a possible tool call is held back); a Done or Failed event's text ends with
+    // "data: [DONE]".
     std::string stream_start() const;
-    std::string stream_event(const JobEvent& e) const;
+    std::string stream_event(const JobEvent& e);
 
     // Not streamed: deltas are collected, and a Done event gives the whole body.
     void collect(const JobEvent& e);
@@ -47,8 +52,11 @@ public:
 private:
     nlohmann::json chunk(nlohmann::json choice) const;
     nlohmann::json usage(const JobEvent& done) const;
+    // OpenAI's tool_calls entries; `index` only in streamed deltas.
+    nlohmann::json tool_calls(const std::vector<ToolCall>& calls, bool streamed) const;
     ResponseMeta m_meta;
     std::string m_content, m_reasoning;
+    ToolCallFilter m_tools;
 };
 
 }  // namespace ember::server

@@ -79,7 +79,17 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(Model& model, int parallel,
     s->m_n_ctx = s->m_sessions.front()->n_ctx();
     for (auto& session : s->m_sessions)
         s->m_threads.emplace_back(
-            [sched = s.get(), ses = session.get()] { sched->slot_loop(*ses); });
+            [sched = s.get(), ses = session.get()] { sched->slot_loop(ses); });
+    return s;
+}
+
+std::unique_ptr<Scheduler> Scheduler::create_shared(Model& model, std::shared_ptr<void> keep,
+                                                    int n_ctx, SessionRunner runner, LogFn log) {
+    std::unique_ptr<Scheduler> s(new Scheduler(model, std::move(log)));
+    s->m_keep = std::move(keep);
+    s->m_runner = std::move(runner);
+    s->m_n_ctx = n_ctx;
+    s->m_threads.emplace_back([sched = s.get()] { sched->slot_loop(nullptr); });
     return s;
 }
 
@@ -166,7 +176,7 @@ void Scheduler::end_turn() {
     m_turn_cv.notify_all();
 }
 
-void Scheduler::slot_loop(Session& session) {
+void Scheduler::slot_loop(Session* session) {
     for (;;) {
         std::shared_ptr<Job> job;
         {
@@ -178,7 +188,17 @@ void Scheduler::slot_loop(Session& session) {
             m_running++;
             m_active.push_back(job.get());
         }
-        run(session, *job);
+        if (session) {
+            run(*session, *job);
+        } else if (!m_runner([&](Session& shared) { run(shared, *job); }, job->cancel_flag())) {
+            const std::string why =
+                job->cancelled() ? job->cancel_reason() : "the model was unloaded";
+            if (m_log) m_log("request " + std::to_string(job->id()) + " dropped: " + why);
+            JobEvent e;
+            e.kind = JobEvent::Kind::Failed;
+            e.error = ApiError{503, "cancelled: " + why, "server_error", "cancelled", ""};
+            job->push(std::move(e));
+        }
         {
             std::lock_guard<std::mutex> lock(m_mutex);
             m_active.erase(std::find(m_active.begin(), m_active.end(), job.get()));

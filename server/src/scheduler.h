@@ -84,11 +84,21 @@ private:
     bool m_finished = false;
 };
 
+// Runs `fn` with a session of the model where the model's owner allows it (the app: on its
+// worker thread, queued behind its own generations). Returns false, without running `fn`, when
+// the owner no longer has the model or `cancel` was set before `fn` started.
+using SessionRunner =
+    std::function<bool(const std::function<void(Session&)>& fn, const std::atomic<bool>* cancel)>;
+
 class Scheduler {
 public:
     // One session of n_ctx positions per slot (0: the model's default).
     static Result<std::unique_ptr<Scheduler>> create(Model& model, int parallel, int n_ctx,
                                                      LogFn log);
+    // One slot whose generations run through `runner` on a session of n_ctx positions that the
+    // model's owner keeps; `keep` keeps the model alive while the scheduler uses it.
+    static std::unique_ptr<Scheduler> create_shared(Model& model, std::shared_ptr<void> keep,
+                                                    int n_ctx, SessionRunner runner, LogFn log);
     ~Scheduler();  // cancels what is queued or running and joins the slots
     Scheduler(const Scheduler&) = delete;
     Scheduler& operator=(const Scheduler&) = delete;
@@ -108,13 +118,15 @@ public:
 
 private:
     Scheduler(Model& model, LogFn log) : m_model(model), m_log(std::move(log)) {}
-    void slot_loop(Session& session);
+    void slot_loop(Session* session);  // nullptr: through m_runner
     void run(Session& session, Job& job);
     // With several slots, generation steps take turns in order (the model runs one at a time).
     void take_turn();
     void end_turn();
 
     Model& m_model;
+    std::shared_ptr<void> m_keep;
+    SessionRunner m_runner;
     LogFn m_log;
     int m_n_ctx = 0;
     std::vector<std::unique_ptr<Session>> m_sessions;

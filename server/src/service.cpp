@@ -41,6 +41,22 @@ Status Service::attach(Model& model, std::string model_id, int parallel, int n_c
     return {};
 }
 
+void Service::attach_shared(std::shared_ptr<Model> model, std::string model_id, int n_ctx,
+                            SessionRunner runner) {
+    Model& m = *model;
+    std::shared_ptr<Scheduler> s =
+        Scheduler::create_shared(m, std::move(model), n_ctx, std::move(runner), m_log);
+    Loaded old;  // ends after the lock, with its requests
+    std::lock_guard<std::mutex> lock(m_mutex);
+    old = std::move(m_loaded);
+    m_loaded = Loaded{std::move(s), std::move(model_id), int64_t(std::time(nullptr))};
+}
+
+Scheduler::Stats Service::stats() const {
+    const Loaded l = loaded();
+    return l.scheduler ? l.scheduler->stats() : Scheduler::Stats{};
+}
+
 void Service::detach() {
     std::shared_ptr<Scheduler> old;
     {
@@ -115,7 +131,11 @@ ApiResult<Prepared> Service::start_chat(std::string_view body, std::function<boo
     // Templates that write the BOS themselves would otherwise get a second one (as the app).
     if (tokens.size() >= 2 && tokens[0] == model.bos() && tokens[1] == model.bos())
         tokens.erase(tokens.begin());
-    return enqueue(l, std::move(tokens), r.options, true, prompt_opens_think(*text),
+    // With tools, replies in the template's tool-call format come back as tool_calls.
+    const ToolFormat tools = r.tools_json.empty() || r.tool_choice_none
+                                 ? ToolFormat::None
+                                 : tool_format_of(model.info().chat_template);
+    return enqueue(l, std::move(tokens), r.options, true, prompt_opens_think(*text), tools,
                    std::move(client_gone));
 }
 
@@ -128,12 +148,13 @@ ApiResult<Prepared> Service::start_completion(std::string_view body,
     if (!l.scheduler) return no_model();
     if (auto e = check_model(l, r.model)) return *e;
     std::vector<int32_t> tokens = l.scheduler->model().tokenize(r.prompt, true, false);
-    return enqueue(l, std::move(tokens), r.options, false, false, std::move(client_gone));
+    return enqueue(l, std::move(tokens), r.options, false, false, ToolFormat::None,
+                   std::move(client_gone));
 }
 
 ApiResult<Prepared> Service::enqueue(const Loaded& l, std::vector<int32_t> prompt,
                                      const GenerationOptions& o, bool chat, bool opens_think,
-                                     std::function<bool()> client_gone) {
+                                     ToolFormat tools, std::function<bool()> client_gone) {
     const int n_ctx = l.scheduler->n_ctx();
     const int n_prompt = int(prompt.size());
     if (n_prompt == 0)
@@ -166,6 +187,7 @@ ApiResult<Prepared> Service::enqueue(const Loaded& l, std::vector<int32_t> promp
     meta.model = l.id;
     meta.chat = chat;
     meta.include_usage = o.include_usage;
+    meta.tool_format = tools;
     return Prepared{l.scheduler, job, ResponseBuilder(std::move(meta)), o.stream};
 }
 
@@ -191,13 +213,15 @@ std::optional<ApiError> check_api_key(const std::string& key, std::string_view a
 bool stream_job(Prepared& p, const std::function<bool(const std::string&)>& write,
                 const std::function<bool()>& client_gone) {
     Job& job = *p.job;
-    if (!write(p.builder.stream_start())) {
+    const std::string start = p.builder.stream_start();
+    if (!start.empty() && !write(start)) {
         job.cancel("client disconnected");
         return false;
     }
     for (;;) {
         for (const JobEvent& e : job.wait(kPoll)) {
-            if (!write(p.builder.stream_event(e))) {
+            const std::string text = p.builder.stream_event(e);
+            if (!text.empty() && !write(text)) {
                 job.cancel("client disconnected");
                 return false;
             }

@@ -37,12 +37,19 @@ public:
     // Serves `model` (which must outlive the service or the next attach/detach) as `model_id`,
     // with `parallel` slots of n_ctx positions (0: the model's default context).
     Status attach(Model& model, std::string model_id, int parallel, int n_ctx);
+    // Serves a model that another owner runs (the app's): generations go through `runner`, one
+    // at a time, on the owner's session of n_ctx positions. The service keeps `model` alive
+    // until its last request ends.
+    void attach_shared(std::shared_ptr<Model> model, std::string model_id, int n_ctx,
+                       SessionRunner runner);
     // Stops serving the model. Requests still running keep it until they end.
     void detach();
     // Ends every queued and running request with a 503 (before stopping the server).
     void cancel_all(const std::string& reason);
 
     int n_ctx() const;  // the context of each slot; 0 when no model is attached
+    // The queue of the attached model (all zero when none).
+    Scheduler::Stats stats() const;
     Reply health() const;
     Reply models() const;
     Reply model(const std::string& id) const;
@@ -61,7 +68,7 @@ private:
     std::optional<ApiError> check_model(const Loaded& l, const std::string& requested) const;
     ApiResult<Prepared> enqueue(const Loaded& l, std::vector<int32_t> prompt,
                                 const GenerationOptions& o, bool chat, bool opens_think,
-                                std::function<bool()> client_gone);
+                                ToolFormat tools, std::function<bool()> client_gone);
 
     LogFn m_log;
     mutable std::mutex m_mutex;

@@ -48,7 +48,7 @@ std::string StopFilter::flush() {
 ThinkSplitter::ThinkSplitter(bool start_in_reasoning)
     : m_state(start_in_reasoning ? State::Reasoning : State::Start), m_trim(start_in_reasoning) {}
 
-void ThinkSplitter::emit(std::string_view text, Parts& out) {
+void ThinkSplitter::output(std::string_view text, Parts& out) {
     if (m_trim) {
         while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
         if (!text.empty()) m_trim = false;
@@ -76,20 +76,20 @@ ThinkSplitter::Parts ThinkSplitter::push(std::string_view text) {
             continue;
         }
         if (m_state == State::Content) {
-            emit(m_held, out);
+            output(m_held, out);
             m_held.clear();
             return out;
         }
         const size_t close = m_held.find(kClose);  // State::Reasoning
         if (close != std::string::npos) {
-            emit(std::string_view(m_held).substr(0, close), out);
+            output(std::string_view(m_held).substr(0, close), out);
             m_held.erase(0, close + kClose.size());
             m_state = State::Content;
             m_trim = true;
             continue;
         }
         const size_t keep = partial_suffix(m_held, kClose);
-        emit(std::string_view(m_held).substr(0, m_held.size() - keep), out);
+        output(std::string_view(m_held).substr(0, m_held.size() - keep), out);
         m_held.erase(0, m_held.size() - keep);
         return out;
     }
@@ -98,7 +98,7 @@ ThinkSplitter::Parts ThinkSplitter::push(std::string_view text) {
 ThinkSplitter::Parts ThinkSplitter::flush() {
     Parts out;
     if (m_state == State::Start) m_state = State::Content;
-    emit(m_held, out);  // an unfinished tag is text after all
+    output(m_held, out);  // an unfinished tag is text after all
     m_held.clear();
     return out;
 }

@@ -41,7 +41,7 @@ public:
     Parts flush();
 
 private:
-    void emit(std::string_view text, Parts& out);
+    void output(std::string_view text, Parts& out);
     enum class State { Start, Reasoning, Content };
     State m_state;
     std::string m_held;

@@ -141,6 +141,12 @@ function assertErrorShape(body, status) {
 
 async function basic() {
   const s = await startServer();
+  await basicChecks(s);
+  await s.stop();
+}
+
+// The non-streamed and streamed chat, /v1/models, completions and refusals, on a running server.
+async function basicChecks(s) {
   const c = client(s);
   const models = await c.models.list();
   assert.deepEqual(models.data.map((m) => m.id), [MODEL_ID]);
@@ -200,7 +206,6 @@ async function basic() {
   const h = await fetch(s.base + '/health');
   assert.equal(h.status, 200);
   assert.equal((await h.json()).status, 'ok');
-  await s.stop();
 }
 
 async function concurrency() {
@@ -366,7 +371,137 @@ async function badinput() {
   await s.stop();
 }
 
-const cases = { basic, concurrency, cancel, badinput, 'child-stream': childStream };
+// --max-connections: with 2, two clients that never finish their requests hold both
+// connections, and a third is answered only once one of them has timed out (408); with the
+// default, the third is answered while they still hang.
+async function limits() {
+  const stalled = (s, events, name) => new Promise((connected) => {
+    const sock = net.connect(s.port, '127.0.0.1');
+    let got = '';
+    sock.setEncoding('latin1');
+    sock.on('data', (d) => { got += d; });
+    sock.on('error', () => {});
+    sock.on('close', () => events.push(name + ' ' + (got.match(/^HTTP\/1\.1 (\d+)/)?.[1] ?? 'closed')));
+    sock.on('connect', () => { sock.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Len'); connected(sock); });
+  });
+  for (const [extra, limited] of [[['--max-connections', '2', '--timeout', '3'], true], [['--timeout', '60'], false]]) {
+    const s = await startServer(extra);
+    const events = [];
+    const socks = [await stalled(s, events, 'stalled'), await stalled(s, events, 'stalled')];
+    // The third connects after both: the server takes connections in the order they came.
+    const h = await fetch(s.base + '/health');
+    events.push('health ' + h.status);
+    if (limited) {
+      assert.equal(events[0], 'stalled 408', 'the third waited for a connection: ' + events.join(', '));
+    } else {
+      assert.equal(events[0], 'health 200', 'the third was answered at once: ' + events.join(', '));
+    }
+    for (const sock of socks) sock.destroy();
+    await s.stop();
+  }
+}
+
+// ---- the app's server -----------------------------------------------------------------------
+
+// A free loopback port (the app's setting wants a number).
+function freePort() {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
+  });
+}
+
+// The app (EMBER_APP) on the tiny model in a fresh profile, with the settings dialog open and
+// its server driven through stdin (--api-server-control). Its stdout ("EMBER_API_SERVER: ...")
+// and stderr (the server's log) are the lines waited for.
+async function startApp() {
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'ember-app-server-'));
+  const env = { ...process.env, XDG_CONFIG_HOME: path.join(home, 'config'), XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_RUNTIME_DIR: path.join(home, 'run') };
+  fs.mkdirSync(env.XDG_RUNTIME_DIR, { mode: 0o700 });
+  const proc = spawn(process.env.EMBER_APP, ['--model', MODEL, '--device', 'cpu', '--show-settings', '--api-server-control'],
+    { stdio: ['pipe', 'pipe', 'pipe'], env });
+  started.add(proc);
+  const lines = [];
+  const waiters = [];
+  const take = (stream, tag) => {
+    let buf = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        lines.push(line);
+        process.stderr.write(`  app ${tag}| ${line}\n`);
+        for (const w of [...waiters]) if (w.re.test(line)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(line); }
+      }
+    });
+  };
+  take(proc.stdout, 'out');
+  take(proc.stderr, 'err');
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => { started.delete(proc); resolve({ code, signal }); }));
+  const app = {
+    proc, lines, exited,
+    send(command) { proc.stdin.write(command + '\n'); },
+    // Lines from `from` on that match.
+    waitFor(re, from = 0) {
+      const found = lines.slice(from).find((l) => re.test(l));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        waiters.push({ re, resolve });
+        exited.then(() => reject(new Error('the app exited while waiting for ' + re)));
+        setTimeout(() => reject(new Error('no app line matched ' + re)), LONG).unref();
+      });
+    },
+    async stop() {
+      app.send('quit');
+      const r = await exited;
+      fs.rmSync(home, { recursive: true, force: true });
+      assert.equal(r.code, 0, `the app must exit 0 (got ${JSON.stringify(r)})`);
+    },
+  };
+  await app.waitFor(/^EMBER_API_SERVER: ready/);
+  return app;
+}
+
+// The app's server, switched on in its settings dialog: the same client checks as ember-cli
+// serve; switched off, it no longer answers.
+async function appServer() {
+  assert.ok(process.env.EMBER_APP, 'EMBER_APP must be set');
+  const app = await startApp();
+  const port = await freePort();
+  app.send('port ' + port);
+  const from = app.lines.length;
+  app.send('on');
+  assert.match(await app.waitFor(/^EMBER_API_SERVER: (switch|no settings)/, from), /switch on/, 'toggled in the settings dialog');
+  const running = await app.waitFor(/^EMBER_API_SERVER: running /, from);
+  assert.equal(running, `EMBER_API_SERVER: running http://127.0.0.1:${port}/v1`);
+  await app.waitFor(/^EMBER_API_SERVER: serving stories260K/);
+  app.port = port;
+  app.base = `http://127.0.0.1:${port}`;
+  await basicChecks(app);
+  // The requests ran through the app's worker, and the app counted them.
+  assert.ok(app.lines.some((l) => /api server: request \d+ finished/.test(l)));
+  const served = () => Math.max(0, ...app.lines.map((l) => l.match(/^EMBER_API_SERVER: served (\d+)/)).filter(Boolean).map((m) => Number(m[1])));
+  await app.waitFor(/^EMBER_API_SERVER: served ([1-9]\d*)/);
+  log(`the app counted ${served()} requests`);
+
+  const off = app.lines.length;
+  app.send('off');
+  await app.waitFor(/^EMBER_API_SERVER: stopped/, off);
+  await assert.rejects(fetch(app.base + '/health'), 'nothing listens once the server is switched off');
+  // Back on (same port): it serves again, and the count goes on.
+  const on = app.lines.length;
+  app.send('on');
+  await app.waitFor(/^EMBER_API_SERVER: serving stories260K/, on);
+  const again = await client(app).chat.completions.create({ model: MODEL_ID, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
+  assert.ok(again.usage.completion_tokens > 0);
+  await app.stop();
+}
+
+const cases = { basic, concurrency, cancel, badinput, limits, app: appServer, 'child-stream': childStream };
 const name = process.argv[2];
 if (!cases[name]) {
   console.error('usage: node openai_client.mjs ' + Object.keys(cases).join('|'));

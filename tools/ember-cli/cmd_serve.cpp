@@ -1,6 +1,9 @@
 // serve: the OpenAI-compatible API server (server/, docs/api.md).
 #include "args.h"
 
+#include <cstdio>
+#include <cstring>
+
 #ifdef EMBER_HAVE_SERVE
 #include <pthread.h>
 
@@ -20,9 +23,43 @@
 
 namespace ember::cli {
 
+namespace {
+
+// Every option serve takes (docs/api.md has the same table).
+const char* kServeUsage = R"(usage: ember-cli serve -m MODEL [options]
+
+An OpenAI-compatible API server for MODEL (docs/api.md): /v1/chat/completions, /v1/completions,
+/v1/models and /health. Stops on Ctrl+C or SIGTERM.
+
+options:
+  -m, --model FILE         the GGUF model; its file name without .gguf is the model's id
+  --host ADDRESS           where to listen (default 127.0.0.1; 0.0.0.0 lets other computers in)
+  --port N                 the port (default 8080; 0 picks a free one, the log says which)
+  --api-key KEY            require "Authorization: Bearer KEY" on /v1/* (default: the
+                           EMBER_API_KEY environment variable, else none)
+  -c, --ctx N              context of each request in tokens (default 2048, at most the model's)
+  --parallel N             requests generated at once, 1 to 64 (default 1); the others wait in
+                           arrival order
+  --timeout S              seconds a client may take to send its request, and a write may
+                           stall (default 30)
+  --max-body BYTES         larger request bodies get a 413 (default 8388608)
+  --max-connections N      connections served at once, 1 to 4096 (default 64); more wait
+  --backend cpu|vulkan|auto  as for generate (default auto)
+  --device N|NAME          the GPU to use (as for generate)
+  -t, --threads N          CPU threads (default: all cores)
+  -h, --help               this text
+)";
+
+}  // namespace
+
 #ifndef EMBER_HAVE_SERVE
 
-int cmd_serve(int, char**) {
+int cmd_serve(int argc, char** argv) {
+    for (int i = 2; i < argc; i++)
+        if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+            std::fputs(kServeUsage, stdout);
+            return 0;
+        }
     return fail(
         "this build of ember-cli has no server (built with EMBER_SERVER=OFF or without "
         "libcpp-httplib-dev)");
@@ -46,6 +83,11 @@ void log_line(const std::string& s) {
 }  // namespace
 
 int cmd_serve(int argc, char** argv) {
+    for (int i = 2; i < argc; i++)
+        if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+            std::fputs(kServeUsage, stdout);
+            return 0;
+        }
     std::set<std::string> valued = {"--host",    "--port",     "--api-key",        "--parallel",
                                     "--timeout", "--max-body", "--max-connections"};
     valued.insert(kLoadOptions.begin(), kLoadOptions.end());

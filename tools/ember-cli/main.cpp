@@ -34,9 +34,9 @@ commands:
             token at random as llama-bench does, --host-argmax takes the logits' argmax)
   devices   [--json]
   serve     -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--ctx N]
-            [--parallel N] [--timeout S] [--max-body BYTES] [--backend ...] [--device ...]
-            [--threads N]   (an OpenAI-compatible API: docs/api.md; port 0 picks a free one;
-            EMBER_API_KEY is the key when --api-key is not given)
+            [--parallel N] [--timeout S] [--max-body BYTES] [--max-connections N]
+            [--backend ...] [--device ...] [--threads N]   (an OpenAI-compatible API:
+            docs/api.md; serve --help explains each option)
   pull      (URL | CATALOG-ID) [--sha256 HEX | --md5 HEX] [--dir DIR] [--retries N]; --list
   version
 )";

@@ -1,0 +1,69 @@
+// `ember-cli serve --help` lists every option serve takes, and serve takes every option it lists.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace {
+
+struct CliRun {
+    int status = -1;
+    std::string output;  // stdout and stderr
+};
+
+CliRun cli(const std::string& args) {
+    CliRun r;
+    const std::string cmd = std::string(EMBER_CLI_PATH) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+}  // namespace
+
+TEST(ServeCli, HelpListsEveryOptionAndEachIsAccepted) {
+    const CliRun help = cli("serve --help");
+    ASSERT_EQ(help.status, 0) << help.output;
+    std::set<std::string> listed;
+    const std::regex option(R"((?:^|[\s,])(--[a-z][a-z-]+))");
+    for (std::sregex_iterator it(help.output.begin(), help.output.end(), option), end; it != end;
+         ++it)
+        listed.insert((*it)[1]);
+    // A value each option accepts.
+    const std::map<std::string, std::string> values = {
+        {"--host", "127.0.0.1"}, {"--port", "0"},
+        {"--api-key", "k"},      {"--ctx", "64"},
+        {"--parallel", "2"},     {"--timeout", "5"},
+        {"--max-body", "4096"},  {"--max-connections", "3"},
+        {"--backend", "cpu"},    {"--device", "0"},
+        {"--threads", "1"}};
+    std::set<std::string> expected = {"--model", "--help"};
+    for (const auto& [name, value] : values) expected.insert(name);
+    EXPECT_EQ(listed, expected) << help.output;
+
+    // Each is taken (the run then stops at the missing model file, not at the option).
+    const std::string missing = "/nonexistent-ember-model.gguf";
+    for (const auto& [name, value] : values) {
+        const std::string port = name == "--port" ? "" : " --port 0";
+        const CliRun r = cli("serve -m " + missing + port + " " + name + " " + value);
+        EXPECT_EQ(r.status, 1) << name << ": " << r.output;
+        EXPECT_NE(r.output.find(missing), std::string::npos) << name << ": " << r.output;
+        EXPECT_EQ(r.output.find("option"), std::string::npos) << name << ": " << r.output;
+    }
+    // A value out of range or an unknown option is refused by name.
+    CliRun r = cli("serve -m " + missing + " --max-connections 0");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.output.find("--max-connections"), std::string::npos) << r.output;
+    r = cli("serve -m " + missing + " --max-conections 3");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.output.find("--max-conections"), std::string::npos) << r.output;
+}
