@@ -27,11 +27,23 @@ FitInfo toFitInfo(const ember::FitEstimate& e) {
         case ember::FitEstimate::Verdict::CpuOnly:
             f.verdict = FitInfo::Verdict::CpuOnly;
             break;
+        case ember::FitEstimate::Verdict::NoMemory:
+            f.verdict = FitInfo::Verdict::NoMemory;
+            break;
     }
     f.needed = qint64(e.total);
     f.available = qint64(e.available);
     f.device = qs(e.device);
     f.detail = qs(e.message);
+    f.noGpu = e.no_gpu;
+    f.cpuReason = qs(e.cpu_reason);
+    return f;
+}
+
+// No estimate: the reason goes to the detail, the verdict stays Unknown.
+FitInfo noEstimate(const ember::Error& error) {
+    FitInfo f;
+    f.detail = QObject::tr("no estimate: %1").arg(qs(error.message));
     return f;
 }
 
@@ -95,24 +107,25 @@ ModelDetails EmberModelInspector::inspect(const QString& path) {
 
 FitInfo EmberModelInspector::estimateFile(const QString& path, int contextLength,
                                           const QString& device) {
-    auto est = ember::estimate_fit(path.toStdString(), contextLength, device.toStdString());
-    if (!est) {
-        FitInfo f;
-        f.detail = qs(est.error().message);
-        return f;
-    }
-    return toFitInfo(*est);
+    auto est =
+        ember::estimate_fit(path.toStdString(), contextLength, device.toStdString(), m_limits);
+    return est ? toFitInfo(*est) : noEstimate(est.error());
 }
 
-FitInfo EmberModelInspector::estimateShape(const CatalogShape& shape, qint64 weightBytes,
-                                           int contextLength, const QString& device) {
+FitInfo EmberModelInspector::estimateEntry(const CatalogEntry& entry, int contextLength,
+                                           const QString& device) {
     ember::ModelShape s;
-    s.n_layer = shape.nLayer;
-    s.n_embd = shape.nEmbd;
-    s.n_head = shape.nHead;
-    s.n_head_kv = shape.nHeadKv;
-    s.n_ff = shape.nFf;
-    s.n_vocab = shape.nVocab;
-    return toFitInfo(ember::estimate_fit(s, uint64_t(std::max<qint64>(weightBytes, 0)),
-                                         contextLength, device.toStdString()));
+    s.arch = entry.architecture.toStdString();
+    s.n_layer = entry.shape.nLayer;
+    s.n_embd = entry.shape.nEmbd;
+    s.n_head = entry.shape.nHead;
+    s.n_head_kv = entry.shape.nHeadKv;
+    s.n_ff = entry.shape.nFf;
+    s.n_vocab = entry.shape.nVocab;
+    s.head_dim = entry.shape.headDim;
+    s.tied = entry.shape.tied;
+    s.n_ctx_train = uint32_t(std::max(entry.contextLength, 0));
+    s.file_type = entry.quantization.toStdString();
+    auto est = ember::estimate_fit(s, contextLength, device.toStdString(), m_limits);
+    return est ? toFitInfo(*est) : noEstimate(est.error());
 }

@@ -2,12 +2,18 @@
 // the fit estimates. Stateless, so any thread may call it.
 #pragma once
 
+#include "ember/ember.h"
 #include "modelinspector.h"
 
 class EmberModelInspector : public ModelInspector {
 public:
+    // limits: the memory to assume instead of measuring it (tests); zeros measure.
+    explicit EmberModelInspector(const ember::FitLimits& limits = {}) : m_limits(limits) {}
     ModelDetails inspect(const QString& path) override;
     FitInfo estimateFile(const QString& path, int contextLength, const QString& device) override;
-    FitInfo estimateShape(const CatalogShape& shape, qint64 weightBytes, int contextLength,
+    FitInfo estimateEntry(const CatalogEntry& entry, int contextLength,
                           const QString& device) override;
+
+private:
+    ember::FitLimits m_limits;
 };

@@ -12,6 +12,8 @@ QString FitInfo::verdictName() const {
             return QStringLiteral("nofit");
         case Verdict::CpuOnly:
             return QStringLiteral("cpu");
+        case Verdict::NoMemory:
+            return QStringLiteral("nomem");
         case Verdict::Unknown:
             break;
     }
@@ -27,6 +29,9 @@ QString FitInfo::label() const {
                 .arg(Downloader::formatBytes(needed), Downloader::formatBytes(available));
         case Verdict::CpuOnly:
             return QObject::tr("CPU only");
+        case Verdict::NoMemory:
+            return QObject::tr("does not fit in memory: needs %1, %2 free")
+                .arg(Downloader::formatBytes(needed), Downloader::formatBytes(available));
         case Verdict::Unknown:
             break;
     }

@@ -24,18 +24,23 @@ struct ModelDetails {
 Q_DECLARE_METATYPE(ModelDetails)
 Q_DECLARE_METATYPE(CatalogShape)
 
-// Whether a model fits the device it would run on.
+// Whether a model fits the device it would run on. Unknown with a detail: no estimate could
+// be made (the detail says why; it is never shown as a verdict).
 struct FitInfo {
-    enum class Verdict { Unknown, FitsGpu, DoesNotFit, CpuOnly };
+    // DoesNotFit: not on the GPU (it would run on the CPU); NoMemory: not in RAM either.
+    enum class Verdict { Unknown, FitsGpu, DoesNotFit, CpuOnly, NoMemory };
     Verdict verdict = Verdict::Unknown;
     qint64 needed = 0;     // bytes: weights + KV cache + scratch
-    qint64 available = 0;  // bytes of the device's budget
+    qint64 available = 0;  // bytes of the device's budget (of RAM for CpuOnly and NoMemory)
     QString device;        // the adapter considered
     QString detail;        // the engine's full message
+    bool noGpu = false;    // there is no usable GPU at all
+    QString cpuReason;     // why it would run on the CPU, when it would
 
-    // "gpu", "nofit", "cpu", or "" while unknown: what QML compares.
+    // "gpu", "nofit", "cpu", "nomem", or "" while unknown: what QML compares.
     QString verdictName() const;
-    // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only".
+    // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only",
+    // "does not fit in memory: needs 10.2 GiB, 8.0 GiB free".
     QString label() const;
 };
 Q_DECLARE_METATYPE(FitInfo)
@@ -44,8 +49,9 @@ class ModelInspector {
 public:
     virtual ~ModelInspector() = default;
     virtual ModelDetails inspect(const QString& path) = 0;
-    // device: "" (the best GPU) or a GPU index; callers handle "CPU only" settings themselves.
+    // device: "" (the best GPU), a GPU index, or "cpu".
     virtual FitInfo estimateFile(const QString& path, int contextLength, const QString& device) = 0;
-    virtual FitInfo estimateShape(const CatalogShape& shape, qint64 weightBytes, int contextLength,
+    // A catalog entry by the file it would download: its shape and quantization.
+    virtual FitInfo estimateEntry(const CatalogEntry& entry, int contextLength,
                                   const QString& device) = 0;
 };

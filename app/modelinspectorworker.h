@@ -18,11 +18,11 @@ public:
     ~ModelInspectorWorker() override;
 
 public slots:
-    // device "cpu": no estimate is made, the verdict is CPU only.
+    // device: "" (the best GPU), a GPU index, or "cpu" (then the RAM is checked).
     void inspectFile(quint64 generation, const QString& path, int contextLength,
                      const QString& device);
-    void estimateEntry(quint64 generation, const QString& id, const CatalogShape& shape,
-                       qint64 weightBytes, int contextLength, const QString& device);
+    void estimateEntry(quint64 generation, const CatalogEntry& entry, int contextLength,
+                       const QString& device);
 
 signals:
     void fileInspected(quint64 generation, const QString& path, const ModelDetails& details,

@@ -29,11 +29,15 @@ ModelLibrary::ModelLibrary(std::unique_ptr<ModelInspector> inspector, Settings* 
     connect(worker, &ModelInspectorWorker::fileInspected, this,
             [this](quint64 generation, const QString& path, const ModelDetails& details,
                    const FitInfo& fit) {
-                if (generation == m_generation) m_installed.setInspected(path, details, fit);
+                if (generation != m_generation) return;
+                m_installed.setInspected(path, details, fit);
+                noteFit(fit);
             });
     connect(worker, &ModelInspectorWorker::entryEstimated, this,
             [this](quint64 generation, const QString& id, const FitInfo& fit) {
-                if (generation == m_generation) m_catalog.setFit(id, fit);
+                if (generation != m_generation) return;
+                m_catalog.setFit(id, fit);
+                noteFit(fit);
             });
     m_thread.setObjectName("ember-models");
     m_thread.start();
@@ -105,8 +109,8 @@ void ModelLibrary::estimateCatalog() {
         if (!e.supported) continue;
         QMetaObject::invokeMethod(
             m_worker,
-            [w = m_worker, generation, id = e.id, shape = e.shape, size = e.size, ctx, device] {
-                w->estimateEntry(generation, id, shape, size, ctx, device);
+            [w = m_worker, generation, e, ctx, device] {
+                w->estimateEntry(generation, e, ctx, device);
             },
             Qt::QueuedConnection);
     }
@@ -126,8 +130,18 @@ void ModelLibrary::inspect(const QStringList& paths) {
     }
 }
 
+void ModelLibrary::noteFit(const FitInfo& fit) {
+    if (!fit.noGpu || !m_gpuProblem.isEmpty()) return;
+    m_gpuProblem = tr("No usable GPU was found, so models run on the CPU (%1).").arg(fit.cpuReason);
+    emit gpuProblemChanged();
+}
+
 void ModelLibrary::refreshEstimates() {
     ++m_generation;  // answers still on their way are for the old settings
+    if (!m_gpuProblem.isEmpty()) {
+        m_gpuProblem.clear();
+        emit gpuProblemChanged();
+    }
     emit estimateSettingsChanged();
     m_catalog.clearFits();
     estimateCatalog();

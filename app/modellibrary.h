@@ -34,6 +34,9 @@ class ModelLibrary : public QObject {
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
     Q_PROPERTY(QString infoMessage READ infoMessage NOTIFY infoMessageChanged)
     Q_PROPERTY(bool copying READ copying NOTIFY copyingChanged)
+    // Why no model can run on a GPU here ("" while one can, or the device setting is the CPU):
+    // "Fits my GPU" then says this rather than showing an empty list.
+    Q_PROPERTY(QString gpuProblem READ gpuProblem NOTIFY gpuProblemChanged)
 
 public:
     // settings may be null (tests): 2048 tokens on the best GPU. Loads the built-in catalog,
@@ -52,6 +55,7 @@ public:
     QString errorMessage() const { return m_error; }
     QString infoMessage() const { return m_info; }
     bool copying() const { return m_copyThread != nullptr; }
+    QString gpuProblem() const { return m_gpuProblem; }
 
     // Replaces the catalog (tests) and estimates its entries.
     void setCatalog(const QList<CatalogEntry>& entries);
@@ -82,6 +86,7 @@ signals:
     void errorMessageChanged();
     void infoMessageChanged();
     void copyingChanged();
+    void gpuProblemChanged();
     // Model files appeared or disappeared: the model menu's list is stale.
     void modelsChanged();
 
@@ -96,6 +101,7 @@ private:
     void finishCopy(const QString& name, const QString& note, const QString& error);
     void setError(const QString& message);
     void setInfo(const QString& message);
+    void noteFit(const FitInfo& fit);
 
     QString m_dir;
     Settings* m_settings;
@@ -113,5 +119,5 @@ private:
     QThread* m_copyThread = nullptr;
     std::function<void(Downloader*)> m_setup;
     std::function<QString()> m_inUse;
-    QString m_error, m_info;
+    QString m_error, m_info, m_gpuProblem;
 };

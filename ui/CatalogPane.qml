@@ -57,8 +57,13 @@ ColumnLayout {
         }
         Label {
             anchors.centerIn: parent
+            objectName: "catalogEmpty"
+            width: list.width - 32
+            horizontalAlignment: Text.AlignHCenter
+            wrapMode: Text.Wrap
             visible: list.count === 0
-            text: qsTr("No model matches these filters.")
+            text: root.library.catalog.fitsGpuOnly && root.library.gpuProblem.length > 0
+                  ? root.library.gpuProblem : qsTr("No model matches these filters.")
             color: Material.hintTextColor
         }
     }

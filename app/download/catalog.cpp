@@ -110,10 +110,11 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
         e.chatTemplate = str(o, "chat_template");
         e.systemMessage = str(o, "system_message");
         e.systemPrompt = str(o, "system_prompt");
-        quint32* dims[] = {&e.shape.nLayer,  &e.shape.nEmbd, &e.shape.nHead,
-                           &e.shape.nHeadKv, &e.shape.nFf,   &e.shape.nVocab};
-        const char* dimKeys[] = {"n_layer", "n_embd", "n_head", "n_head_kv", "n_ff", "n_vocab"};
-        for (int d = 0; d < 6; d++) {
+        quint32* dims[] = {&e.shape.nLayer, &e.shape.nEmbd,  &e.shape.nHead,  &e.shape.nHeadKv,
+                           &e.shape.nFf,    &e.shape.nVocab, &e.shape.headDim};
+        const char* dimKeys[] = {"n_layer", "n_embd",  "n_head",  "n_head_kv",
+                                 "n_ff",    "n_vocab", "head_dim"};
+        for (int d = 0; d < 7; d++) {
             const QJsonValue v = o.value(QLatin1String(dimKeys[d]));
             if (v.isUndefined() || v.isNull()) continue;
             const double n = v.toDouble(-1);
@@ -121,9 +122,12 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
                 return bad(where + ": " + dimKeys[d] + " must be a positive integer");
             *dims[d] = quint32(n);
         }
+        e.shape.tied = o.value(QStringLiteral("tied_embeddings")).toBool(false);
         if (e.shape.nHead && e.shape.nHeadKv &&
-            (e.shape.nHead % e.shape.nHeadKv || (e.shape.nEmbd && e.shape.nEmbd % e.shape.nHead)))
-            return bad(where + ": n_head must divide n_embd and be a multiple of n_head_kv");
+            (e.shape.nHead % e.shape.nHeadKv ||
+             (e.shape.nEmbd && !e.shape.headDim && e.shape.nEmbd % e.shape.nHead)))
+            return bad(where + ": n_head must be a multiple of n_head_kv and divide n_embd " +
+                       "(or head_dim be given)");
         if (e.supported &&
             !(architectureSupported(e.architecture) && quantizationSupported(e.quantization)))
             return bad(where + ": marked supported, but the engine does not run " + e.architecture +

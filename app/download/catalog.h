@@ -15,6 +15,8 @@ class Downloader;
 // The transformer's dimensions, for a memory estimate before the file exists (0 = unknown).
 struct CatalogShape {
     quint32 nLayer = 0, nEmbd = 0, nHead = 0, nHeadKv = 0, nFf = 0, nVocab = 0;
+    quint32 headDim = 0;  // head_dim where the model's config gives one; 0: nEmbd / nHead
+    bool tied = false;    // tied_embeddings: the file has no output.weight
     bool isKnown() const { return nLayer && nEmbd && nHead && nHeadKv && nFf && nVocab; }
 };
 
@@ -36,7 +38,7 @@ struct CatalogEntry {
     bool supported = false;  // the engine can run it
     QString reason;          // why not, when unsupported
     QString chatTemplate, systemMessage, systemPrompt;
-    CatalogShape shape;  // n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab
+    CatalogShape shape;  // n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab, head_dim
 
     // Points d at this model: url, size, checksum, and DIR/filename as the destination.
     void configure(Downloader* d, const QString& modelsDir) const;

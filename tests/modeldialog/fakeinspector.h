@@ -1,5 +1,6 @@
 // A ModelInspector without the engine: a file is a model when it starts with "GGUF", and a model
-// fits the GPU when its weights are under 3 GiB. Counts its calls and remembers the last context.
+// fits the GPU when its weights are under 3 GiB (device "cpu": CPU only). Counts its calls and
+// remembers the last context.
 #pragma once
 
 #include <QFile>
@@ -16,6 +17,7 @@ public:
     struct Log {
         std::atomic<int> estimates{0};
         std::atomic<int> lastContext{0};
+        std::atomic<bool> noGpu{false};  // every verdict: CPU only, there is no usable GPU
         QMutex mutex;
         QList<qint64> weightBytes;  // of each estimateShape()
         QList<qint64> shapes() {
@@ -39,23 +41,35 @@ public:
         d.fileSize = f.size();
         return d;
     }
-    FitInfo estimateFile(const QString& path, int contextLength, const QString&) override {
-        return verdict(QFile(path).size(), contextLength);
+    FitInfo estimateFile(const QString& path, int contextLength, const QString& device) override {
+        return verdict(QFile(path).size(), contextLength, device);
     }
-    FitInfo estimateShape(const CatalogShape&, qint64 weightBytes, int contextLength,
-                          const QString&) override {
+    FitInfo estimateEntry(const CatalogEntry& entry, int contextLength,
+                          const QString& device) override {
         {
             QMutexLocker lock(&m_log->mutex);
-            m_log->weightBytes << weightBytes;
+            m_log->weightBytes << entry.size;
         }
-        return verdict(weightBytes, contextLength);
+        return verdict(entry.size, contextLength, device);
     }
 
 private:
-    FitInfo verdict(qint64 bytes, int contextLength) {
+    FitInfo verdict(qint64 bytes, int contextLength, const QString& device) {
         m_log->estimates++;
         m_log->lastContext = contextLength;
         FitInfo f;
+        if (m_log->noGpu) {
+            f.verdict = FitInfo::Verdict::CpuOnly;
+            f.noGpu = true;
+            f.cpuReason = QStringLiteral("the Vulkan loader found no device");
+            f.detail = QStringLiteral("CPU only: ") + f.cpuReason;
+            return f;
+        }
+        if (device == QLatin1String("cpu")) {
+            f.verdict = FitInfo::Verdict::CpuOnly;
+            f.detail = QStringLiteral("CPU only: the device setting is CPU");
+            return f;
+        }
         f.needed = bytes + contextLength;
         f.available = kGpuBytes;
         f.verdict = f.needed < kGpuBytes ? FitInfo::Verdict::FitsGpu : FitInfo::Verdict::DoesNotFit;

@@ -149,7 +149,7 @@ private slots:
         QVERIFY(estimated(lib.get()));
         QTRY_COMPARE(m_log->lastContext.load(), 8192);
 
-        // CPU chosen: every supported entry says CPU only, without asking the inspector.
+        // CPU chosen: every supported entry says CPU only (the inspector checks the RAM).
         const int before = m_log->estimates.load();
         settings.setDevice("cpu");
         QCOMPARE(lib->deviceLabel(), QString("the CPU"));
@@ -159,12 +159,32 @@ private slots:
             QCOMPARE(c->get(i).value("fitVerdict").toString(), QString("cpu"));
             QCOMPARE(c->get(i).value("fitText").toString(), QString("CPU only"));
         }
-        QCOMPARE(m_log->estimates.load(), before);
+        QVERIFY(m_log->estimates.load() > before);
         c->setFitsGpuOnly(true);
         QCOMPARE(c->count(), 0);
         settings.setDevice("1");
         QCOMPARE(lib->deviceLabel(), QString("GPU 1"));
         settings.resetToDefaults();
+    }
+
+    // No usable GPU: the library says why, for "Fits my GPU" to show instead of an empty list;
+    // new estimates that find one clear it.
+    void saysWhenThereIsNoGpu() {
+        m_log->noGpu = true;
+        auto lib = makeLibrary();
+        QVERIFY(estimated(lib.get()));
+        QTRY_COMPARE(lib->gpuProblem(),
+                     QString("No usable GPU was found, so models run on the CPU (the Vulkan "
+                             "loader found no device)."));
+        lib->catalog()->setFitsGpuOnly(true);
+        QCOMPARE(lib->catalog()->count(), 0);
+        m_log->noGpu = false;
+        QSignalSpy changed(lib.get(), &ModelLibrary::gpuProblemChanged);
+        lib->refreshEstimates();
+        QVERIFY(estimated(lib.get()));
+        QCOMPARE(lib->gpuProblem(), QString());
+        QVERIFY(changed.count() >= 1);
+        QVERIFY(lib->catalog()->count() > 0);
     }
 
     void listsTheFolderAndMarksInstalledEntries() {

@@ -184,24 +184,42 @@ private:
 
 // ---- fit estimate --------------------------------------------------------------------------
 // Whether a model fits the chosen device: weights + KV cache at n_ctx + scratch, against the
-// device's memory budget. The loader refuses with the same numbers.
+// device's memory budget. The loader refuses with the same numbers. A model that runs on the
+// CPU (no usable GPU, or one its kernels cannot run) is checked against the free RAM instead.
 struct ModelShape {
+    std::string arch = "llama";  // general.architecture
     uint32_t n_layer = 0, n_embd = 0, n_head = 0, n_head_kv = 0, n_ff = 0, n_vocab = 0;
+    uint32_t head_dim = 0;     // attention.key_length where the file gives it; 0: n_embd / n_head
+    uint32_t n_ctx_train = 0;  // context_length; 0: unknown
+    bool tied = false;         // no output.weight: the logits reuse token_embd.weight
+    std::string file_type = "Q4_0";  // as llama-quantize names it: "Q4_0", "Q4_K_M", "F16"
+};
+// The memory to assume instead of measuring it (tests, "what if"); 0: measure.
+struct FitLimits {
+    uint64_t gpu_available = 0;   // bytes free on the chosen GPU
+    uint64_t host_available = 0;  // bytes of RAM and swap free
 };
 struct FitEstimate {
-    enum class Verdict { FitsGpu, DoesNotFit, CpuOnly };
+    // DoesNotFit: not on the GPU (the loader then runs it on the CPU); NoMemory: not in RAM
+    // either, so it cannot run at all at this context.
+    enum class Verdict { FitsGpu, DoesNotFit, CpuOnly, NoMemory };
     Verdict verdict = Verdict::CpuOnly;
     uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0;  // bytes needed
-    uint64_t available = 0;       // bytes of the device's budget
+    uint64_t available = 0;       // bytes of the device's budget (of RAM on the CPU)
     std::string device;           // the adapter considered ("" for CPU only)
-    std::string available_source; // "VK_EXT_memory_budget" or "heap size"
+    std::string available_source; // "VK_EXT_memory_budget", "heap size", "MemAvailable", ...
+    bool no_gpu = false;          // no usable GPU at all (rather than this model not on one)
+    std::string cpu_reason;       // why the CPU, when it is
     std::string message;          // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only: ..."
 };
-// From a GGUF file's header (nothing is loaded). device: as LoadParams::device.
-Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device = "");
-// For a model not downloaded yet: its shape and the bytes of its weights.
-FitEstimate estimate_fit(const ModelShape& shape, uint64_t weight_bytes, int n_ctx,
-                         const std::string& device = "");
+// From a GGUF file's header (nothing is loaded). device: as LoadParams::device, or "cpu".
+Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device = "",
+                                 const FitLimits& limits = {});
+// For a model not downloaded yet: the tensors a file of this shape and type holds (the types
+// llama-quantize gives them), through the same estimate as a file's. An error for a shape or
+// file type no such file can have.
+Result<FitEstimate> estimate_fit(const ModelShape& shape, int n_ctx, const std::string& device = "",
+                                 const FitLimits& limits = {});
 
 // ---- session -------------------------------------------------------------------------------
 struct SessionParams {

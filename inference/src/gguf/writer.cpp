@@ -2,6 +2,7 @@
 #include "gguf/writer.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <bit>
 #include <cerrno>
@@ -16,6 +17,7 @@ namespace ember::gguf {
 // Where emit() sends the file's bytes (a file on disk, or memory for tests).
 struct Writer::Sink {
     std::function<Status(const void*, size_t)> write;
+    std::function<Status(uint64_t)> skip;  // n zero bytes
 };
 
 namespace {
@@ -141,12 +143,26 @@ public:
     }
     Status write(const void* data, size_t n) {
         if (n && std::fwrite(data, 1, n, m_f) != n) return fail("cannot write");
+        m_size += n;
+        return {};
+    }
+    // A hole: the file's length is set at close, the bytes between read as zeros.
+    Status skip(uint64_t n) {
+        if (n > uint64_t(std::numeric_limits<long>::max()) ||
+            std::fseek(m_f, long(n), SEEK_CUR) != 0)
+            return fail("cannot seek in");
+        m_size += n;
         return {};
     }
     Status close() {
         FILE* f = m_f;
         m_f = nullptr;
         bool ok = std::fflush(f) == 0;
+        // Regular files only: a device such as /dev/full has no length to set.
+        struct stat st;
+        if (ok && ::fstat(::fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+            uint64_t(st.st_size) < m_size)
+            ok = ::ftruncate(::fileno(f), off_t(m_size)) == 0;
         int e = errno;
         ok = std::fclose(f) == 0 && ok;
         if (!ok) {
@@ -163,6 +179,7 @@ private:
     }
     std::string m_path;
     FILE* m_f = nullptr;
+    uint64_t m_size = 0;
 };
 
 }  // namespace
@@ -251,6 +268,12 @@ void Writer::add_tensor(const std::string& name, GgmlType type, std::vector<uint
     m_tensors.push_back({name, type, std::move(dims), std::move(fill), n, "", 0});
 }
 
+void Writer::add_zeros(const std::string& name, GgmlType type, std::vector<uint64_t> dims) {
+    PendingTensor t{name, type, std::move(dims), nullptr, std::nullopt, "", 0};
+    t.zeros = true;
+    m_tensors.push_back(std::move(t));
+}
+
 void Writer::add_view(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
                       const std::string& of, uint64_t byte_offset) {
     m_tensors.push_back({name, type, std::move(dims), nullptr, std::nullopt, of, byte_offset});
@@ -278,7 +301,7 @@ Status Writer::emit(Sink& sink) const {
         if (t.dims.empty() || t.dims.size() > 4) return bad(what + "needs 1 to 4 dimensions");
         auto tt = type_traits(t.type);
         if (!tt) return bad(what + "unknown type id " + std::to_string(uint32_t(t.type)));
-        if (!t.fill && t.view_of.empty()) return bad(what + "no fill function");
+        if (!t.fill && !t.zeros && t.view_of.empty()) return bad(what + "no fill function");
         uint64_t n = 1;
         bool overflow = false;
         for (uint64_t d : t.dims) {
@@ -337,6 +360,10 @@ Status Writer::emit(Sink& sink) const {
     for (size_t i = 0; i < m_tensors.size(); ++i) {
         if (!m_tensors[i].view_of.empty()) continue;  // no bytes of its own
         uint64_t n = sizes[i];
+        if (m_tensors[i].zeros) {
+            EMBER_TRY(sink.skip(n + (alignment - n % alignment) % alignment));
+            continue;
+        }
         if (n > buf_size) {
             buf.reset();  // give back the old buffer before taking a larger one
             buf.reset(new uint8_t[n]);
@@ -353,7 +380,8 @@ Status Writer::emit(Sink& sink) const {
 Status Writer::write(const std::string& path) const {
     FileSink file(path);
     EMBER_TRY(file.open());
-    Sink sink{[&](const void* p, size_t n) { return file.write(p, n); }};
+    Sink sink{[&](const void* p, size_t n) { return file.write(p, n); },
+              [&](uint64_t n) { return file.skip(n); }};
     Status s = emit(sink);
     if (s.ok()) s = file.close();
     // Leave no half-written model behind (but never unlink a device such as /dev/full).
@@ -365,10 +393,14 @@ Status Writer::write(const std::string& path) const {
 Result<std::vector<uint8_t>> Writer::to_bytes() const {
     std::vector<uint8_t> bytes;
     Sink sink{[&](const void* p, size_t n) {
-        auto b = static_cast<const uint8_t*>(p);
-        bytes.insert(bytes.end(), b, b + n);
-        return Status{};
-    }};
+                  auto b = static_cast<const uint8_t*>(p);
+                  bytes.insert(bytes.end(), b, b + n);
+                  return Status{};
+              },
+              [&](uint64_t n) {
+                  bytes.resize(bytes.size() + n, 0);
+                  return Status{};
+              }};
     EMBER_TRY(emit(sink));
     return bytes;
 }

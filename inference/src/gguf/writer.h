@@ -33,6 +33,10 @@ public:
     void add_tensor(const std::string& name, GgmlType type, std::vector<uint64_t> dims,
                     std::vector<uint8_t> bytes);
 
+    // Adds a tensor of zeros that write() leaves as a hole (a sparse file where the file system
+    // allows): files of a real model's size for estimates and tests that read no weights.
+    void add_zeros(const std::string& name, GgmlType type, std::vector<uint64_t> dims);
+
     // Adds a tensor with no bytes of its own: its data starts byte_offset bytes into that of
     // `of`, an earlier tensor added with bytes. Same type, dims and offset 0 make an identical
     // alias, which readers accept; anything else overlaps, which they refuse (tests).
@@ -51,6 +55,7 @@ private:
         std::optional<uint64_t> given_bytes;  // size of the bytes given to add_tensor, if any
         std::string view_of;                  // add_view: the tensor whose bytes it shares
         uint64_t view_offset = 0;
+        bool zeros = false;  // add_zeros: no bytes are produced, the sink skips them
     };
     struct Sink;
     Status emit(Sink& sink) const;

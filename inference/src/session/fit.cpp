@@ -1,8 +1,16 @@
-// ember::estimate_fit: the loader's own memory numbers, for the model dialog.
+// ember::estimate_fit: the loader's own memory numbers, for the model dialog. A file and a
+// catalog entry (a shape and a file type) go through the same estimate: the entry becomes the
+// model its file would load as, with the tensor types llama-quantize gives that file type.
+#include <algorithm>
+
 #include "common/log.h"
 #include "ember/ember.h"
 #include "gguf/gguf.h"
+#include "gguf/writer.h"
+#include "model/hparams.h"
 #include "model/llama.h"
+#include "quant/mix.h"
+#include "session/memory.h"
 #ifdef EMBER_HAVE_VULKAN
 #include "vulkan/vulkan_backend.h"
 #endif
@@ -10,18 +18,54 @@
 namespace ember {
 namespace {
 
-FitEstimate cpu_only(std::string why) {
+#ifdef EMBER_HAVE_VULKAN
+// Vulkan errors that mean there is no GPU to run on at all, rather than that this model does
+// not run on the one there is.
+bool no_gpu_code(const std::string& code) {
+    return code == "vulkan.no_driver" || code == "vulkan.no_device" ||
+           code == "vulkan.no_suitable_device" || code == "vulkan.init_failed" ||
+           code == "vulkan.no_loader";
+}
+#endif
+
+// Runs on the CPU: the weights (mapped from the file, or their repacked copies) + KV cache +
+// buffers, against the free RAM.
+FitEstimate on_cpu(const LlamaModel& m, int n_ctx, std::string why, bool no_gpu,
+                   const FitLimits& limits) {
     FitEstimate f;
-    f.verdict = FitEstimate::Verdict::CpuOnly;
-    f.message = "CPU only: " + why;
+    const CpuMemoryNeed need = cpu_runtime_need(m.hp, n_ctx, 0);
+    f.weights = m.weight_bytes;
+    f.kv_cache = need.kv_cache;
+    f.scratch = need.buffers;
+    f.total = f.weights + f.kv_cache + f.scratch;
+    if (limits.host_available) {
+        f.available = limits.host_available;
+        f.available_source = "override";
+    } else {
+        const HostMemory host = host_memory();
+        f.available = host.available;
+        f.available_source = host.source;
+    }
+    f.no_gpu = no_gpu;
+    f.cpu_reason = std::move(why);
+    if (f.total > f.available) {
+        f.verdict = FitEstimate::Verdict::NoMemory;
+        f.message = "does not fit in memory: needs " + format_bytes(f.total) + " of RAM, " +
+                    format_bytes(f.available) + " free (runs on the CPU: " + f.cpu_reason + ")";
+    } else {
+        f.verdict = FitEstimate::Verdict::CpuOnly;
+        f.message = "CPU only: " + f.cpu_reason;
+    }
     return f;
 }
 
-// Builds the verdict from the Vulkan backend's estimate of a model.
-FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& device) {
+// The verdict for a model, whichever way it was described.
+FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& device,
+                        const FitLimits& limits) {
+    if (device == "cpu") return on_cpu(m, n_ctx, "the device setting is CPU", false, limits);
 #ifdef EMBER_HAVE_VULKAN
-    auto est = vulkan::estimate_fit(m, n_ctx, device);
-    if (!est) return cpu_only(est.error().message);
+    auto est = vulkan::estimate_fit(m, n_ctx, device, limits.gpu_available);
+    if (!est) return on_cpu(m, n_ctx, est.error().message, no_gpu_code(est.error().code), limits);
     FitEstimate f;
     f.weights = est->weights;
     f.kv_cache = est->kv_cache;
@@ -34,72 +78,141 @@ FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& devic
         f.verdict = FitEstimate::Verdict::FitsGpu;
         f.message = "fits on GPU (" + f.device + "): needs " + format_bytes(f.total) + ", " +
                     format_bytes(f.available) + " free";
-    } else {
-        f.verdict = FitEstimate::Verdict::DoesNotFit;
-        f.message = "does not fit: needs " + format_bytes(f.total) + ", " +
-                    format_bytes(f.available) + " free on " + f.device;
+        return f;
     }
+    // The loader runs it on the CPU then: "does not fit in memory" when the RAM cannot hold it.
+    const std::string gpu = "needs " + format_bytes(f.total) + ", " + format_bytes(f.available) +
+                            " free on " + f.device;
+    FitEstimate cpu = on_cpu(m, n_ctx, "it does not fit the GPU (" + gpu + ")", false, limits);
+    if (cpu.verdict == FitEstimate::Verdict::NoMemory) return cpu;
+    f.verdict = FitEstimate::Verdict::DoesNotFit;
+    f.cpu_reason = cpu.cpu_reason;
+    f.message = "does not fit: " + gpu;
     return f;
 #else
-    (void)m, (void)n_ctx, (void)device;
-    return cpu_only("this build of Ember has no Vulkan backend");
+    (void)device;
+    return on_cpu(m, n_ctx, "this build of Ember has no Vulkan backend", true, limits);
 #endif
+}
+
+int context_for(const LlamaModel& m, int n_ctx) {
+    return int(std::max<int64_t>(1, std::min<int64_t>(n_ctx, m.hp.n_ctx_train)));
+}
+
+// The metadata a converter writes for the shape; read back by the loader's own reader.
+Result<LlamaHParams> shape_hparams(const ModelShape& s) {
+    gguf::Writer w;
+    const std::string A = s.arch + ".";
+    w.set_string("general.architecture", s.arch);
+    w.set_u32(A + "block_count", s.n_layer);
+    w.set_u32(A + "embedding_length", s.n_embd);
+    w.set_u32(A + "feed_forward_length", s.n_ff);
+    w.set_u32(A + "attention.head_count", s.n_head);
+    w.set_u32(A + "attention.head_count_kv", s.n_head_kv);
+    if (s.n_ctx_train) w.set_u32(A + "context_length", s.n_ctx_train);
+    if (s.head_dim) {
+        w.set_u32(A + "attention.key_length", s.head_dim);
+        w.set_u32(A + "attention.value_length", s.head_dim);
+    }
+    EMBER_ASSIGN_OR_RETURN(auto bytes, w.to_bytes());
+    EMBER_ASSIGN_OR_RETURN(auto file,
+                           gguf::File::from_bytes(std::move(bytes), "the catalog entry"));
+    return read_hparams(*file);
 }
 
 }  // namespace
 
-Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device) {
+Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device,
+                                 const FitLimits& limits) {
     EMBER_ASSIGN_OR_RETURN(auto file, gguf::File::open(path));
     EMBER_ASSIGN_OR_RETURN(LlamaModel m, load_llama(*file));
-    return verdict_for(m, std::min<int>(n_ctx, int(m.hp.n_ctx_train)), device);
+    return verdict_for(m, context_for(m, n_ctx), device, limits);
 }
 
-FitEstimate estimate_fit(const ModelShape& s, uint64_t weight_bytes, int n_ctx,
-                         const std::string& device) {
-    if (!s.n_layer || !s.n_embd || !s.n_head || !s.n_head_kv || !s.n_vocab || s.n_embd % s.n_head)
-        return cpu_only("the model's shape is unknown");
-    // A stand-in model with the real shape whose tensors share the weight bytes in proportion
-    // to their element counts, so the backend applies its own layout rules to it.
+Result<FitEstimate> estimate_fit(const ModelShape& s, int n_ctx, const std::string& device,
+                                 const FitLimits& limits) {
+    if (!s.n_layer || !s.n_embd || !s.n_head || !s.n_head_kv || !s.n_ff || !s.n_vocab)
+        return make_error("fit.unknown_shape", "the model's shape is unknown");
+    const auto ft = find_file_type(s.file_type);
+    if (!ft)
+        return make_error("fit.unknown_file_type",
+                          "file type '" + s.file_type + "' is not one llama-quantize writes");
     LlamaModel m;
-    m.hp.n_layer = s.n_layer;
-    m.hp.n_embd = s.n_embd;
-    m.hp.n_head = s.n_head;
-    m.hp.n_head_kv = s.n_head_kv;
-    m.hp.n_ff = s.n_ff;
+    EMBER_ASSIGN_OR_RETURN(m.hp, shape_hparams(s));
     m.hp.n_vocab = s.n_vocab;
-    m.hp.head_dim = s.n_embd / s.n_head;
-    m.hp.n_rot = m.hp.head_dim;
-    m.hp.n_ctx_train = uint32_t(std::max(n_ctx, 1));
-    const double E = s.n_embd, F = s.n_ff, V = s.n_vocab, KVD = double(s.n_head_kv) * m.hp.head_dim;
-    const double per_layer = E * E * 2 + E * KVD * 2 + E * F * 3;
-    const double total = per_layer * s.n_layer + V * E * 2;
-    auto tensor = [&](const char* name, double elems, int64_t cols, int64_t rows) {
+    // Without a trained context the one asked for is taken, as the app's own default would be.
+    if (!s.n_ctx_train) m.hp.n_ctx_train = uint32_t(std::max(n_ctx, 1));
+    const LlamaHParams& hp = m.hp;
+    const ArchTraits& arch = hp.traits();
+    const MixModel mix{s.arch, hp.n_layer, hp.n_head, hp.n_head_kv, !s.tied};
+
+    // Each tensor as load_model binds it: the file's name, [cols, rows], the quantizer's type.
+    // Its data pointer is an identity only (the backends count a tensor's bytes once per
+    // distinct pointer, as a file's tied output shares the embedding's): a byte of `ids` each,
+    // never read.
+    Status st;
+    std::vector<uint8_t> ids(size_t(hp.n_layer) * 32 + 8);
+    size_t next_id = 0;
+    auto tensor = [&](const std::string& name, int64_t cols, int64_t rows) {
         Tensor t;
+        auto type = llamacpp_tensor_type(*ft, mix, name, uint64_t(cols), rows > 1 ? 2 : 1);
+        if (!type) {
+            if (st.ok()) st = type.take_error();
+            return t;
+        }
         t.name = name;
-        t.type = GgmlType::F32;
+        t.type = *type;
         t.ne[0] = cols;
         t.ne[1] = rows;
-        t.n_bytes = uint64_t(double(weight_bytes) * elems / total);
-        t.row_stride = t.n_bytes / uint64_t(std::max<int64_t>(rows, 1));
+        t.row_stride = row_bytes(*type_traits(t.type), uint64_t(cols));
+        t.n_bytes = t.row_stride * uint64_t(rows);
+        t.data = &ids.at(next_id++);
+        m.weight_bytes += t.n_bytes;
         return t;
     };
-    m.tok_embd = tensor("token_embd.weight", V * E, s.n_embd, s.n_vocab);
-    m.output = tensor("output.weight", V * E, s.n_embd, s.n_vocab);
-    m.output_norm = tensor("output_norm.weight", 0, s.n_embd, 1);
-    m.layers.resize(s.n_layer);
-    for (auto& l : m.layers) {
-        l.wq = tensor("attn_q", E * E, s.n_embd, s.n_embd);
-        l.wo = tensor("attn_output", E * E, s.n_embd, s.n_embd);
-        l.wk = tensor("attn_k", E * KVD, s.n_embd, int64_t(KVD));
-        l.wv = tensor("attn_v", E * KVD, s.n_embd, int64_t(KVD));
-        l.ffn_gate = tensor("ffn_gate", E * F, s.n_embd, s.n_ff);
-        l.ffn_up = tensor("ffn_up", E * F, s.n_embd, s.n_ff);
-        l.ffn_down = tensor("ffn_down", E * F, s.n_ff, s.n_embd);
-        l.attn_norm = tensor("attn_norm", 0, s.n_embd, 1);
-        l.ffn_norm = tensor("ffn_norm", 0, s.n_embd, 1);
+    const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab, HD = hp.head_dim;
+    const int64_t QD = hp.n_q_dim(), KVD = hp.n_kv_dim();
+    m.tok_embd = tensor("token_embd.weight", E, V);
+    m.output_norm = tensor("output_norm.weight", E, 1);
+    m.tied_output = s.tied;
+    m.output = s.tied ? m.tok_embd : tensor("output.weight", E, V);
+    m.layers.resize(hp.n_layer);
+    for (uint32_t i = 0; i < hp.n_layer; i++) {
+        LlamaLayer& l = m.layers[i];
+        const std::string p = "blk." + std::to_string(i) + ".";
+        l.attn_norm = tensor(p + "attn_norm.weight", E, 1);
+        if (arch.fused_qkv) {
+            l.wqkv = tensor(p + "attn_qkv.weight", E, QD + 2 * KVD);
+        } else {
+            l.wq = tensor(p + "attn_q.weight", E, QD);
+            l.wk = tensor(p + "attn_k.weight", E, KVD);
+            l.wv = tensor(p + "attn_v.weight", E, KVD);
+        }
+        if (arch.qkv_bias) {
+            l.bq = tensor(p + "attn_q.bias", QD, 1);
+            l.bk = tensor(p + "attn_k.bias", KVD, 1);
+            l.bv = tensor(p + "attn_v.bias", KVD, 1);
+        }
+        if (arch.qk_norm) {
+            l.q_norm = tensor(p + "attn_q_norm.weight", HD, 1);
+            l.k_norm = tensor(p + "attn_k_norm.weight", HD, 1);
+        }
+        l.wo = tensor(p + "attn_output.weight", QD, E);
+        if (arch.post_norms) {
+            l.post_attn_norm = tensor(p + "post_attention_norm.weight", E, 1);
+            l.post_ffn_norm = tensor(p + "post_ffw_norm.weight", E, 1);
+        }
+        l.ffn_norm = tensor(p + "ffn_norm.weight", E, 1);
+        if (arch.fused_gate_up) {
+            l.ffn_gate_up = tensor(p + "ffn_up.weight", E, 2 * F);
+        } else {
+            l.ffn_gate = tensor(p + "ffn_gate.weight", E, F);
+            l.ffn_up = tensor(p + "ffn_up.weight", E, F);
+        }
+        l.ffn_down = tensor(p + "ffn_down.weight", F, E);
     }
-    m.weight_bytes = weight_bytes;
-    return verdict_for(m, n_ctx, device);
+    if (!st.ok()) return st.take_error();
+    return verdict_for(m, context_for(m, n_ctx), device, limits);
 }
 
 }  // namespace ember

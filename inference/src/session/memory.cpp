@@ -74,8 +74,7 @@ uint64_t CpuMemoryNeed::total() const {
 
 CpuMemoryNeed cpu_memory_need(const gguf::File& file, const LlamaModel& m, int n_ctx, int n_threads,
                               bool with_weights) {
-    CpuMemoryNeed need;
-    const LlamaHParams& hp = m.hp;
+    CpuMemoryNeed need = cpu_runtime_need(m.hp, n_ctx, n_threads);
     if (with_weights) {
         // The backend repacks matrices for its kernels, once per distinct range of the file
         // (identical aliases share a copy); the embedding table is read as it lies.
@@ -88,6 +87,11 @@ CpuMemoryNeed cpu_memory_need(const gguf::File& file, const LlamaModel& m, int n
             if (cpu::should_pack(v)) need.repacked = sat_add(need.repacked, t.n_bytes);
         }
     }
+    return need;
+}
+
+CpuMemoryNeed cpu_runtime_need(const LlamaHParams& hp, int n_ctx, int n_threads) {
+    CpuMemoryNeed need;
     // KV cache, F32: [n_layer][n_ctx][n_kv_dim] for keys and as much for values.
     need.kv_cache =
         sat_mul(sat_mul(sat_mul(hp.n_layer, uint64_t(n_ctx)), hp.n_kv_dim()), 2 * sizeof(float));

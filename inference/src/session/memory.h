@@ -28,6 +28,9 @@ struct CpuMemoryNeed {
 };
 CpuMemoryNeed cpu_memory_need(const gguf::File& file, const LlamaModel& m, int n_ctx, int n_threads,
                               bool with_weights);
+// The KV cache and buffers alone (repacked 0): what running a model of these dimensions needs
+// besides its weights.
+CpuMemoryNeed cpu_runtime_need(const LlamaHParams& hp, int n_ctx, int n_threads);
 
 // model.too_large when `need` exceeds host_memory(); what names the step ("loading", ...).
 Status check_host_memory(const CpuMemoryNeed& need, int n_ctx, const std::string& path,

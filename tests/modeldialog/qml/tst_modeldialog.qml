@@ -89,6 +89,7 @@ Item {
         property string errorMessage: ""
         property string infoMessage: ""
         property bool copying: false
+        property string gpuProblem: ""
         property var calls: []
         function download(id) { calls.push("download " + id); return true }
         function deleteModel(path) { calls.push("delete " + path); return true }
@@ -124,6 +125,7 @@ Item {
             mockCatalog.searchText = ""
             mockCatalog.fitsGpuOnly = false
             mockCatalog.maxSize = 0
+            library.gpuProblem = ""
             task.state = "downloading"
             task.progress = 0.25
             dialog.currentTab = 0
@@ -166,6 +168,20 @@ Item {
             compare(mockCatalog.maxSize, 2 * 1024 * 1024 * 1024)
             tryCompare(catalogList(), "count", 4)
             verify(visibleIds().indexOf("mistral-7b") < 0)
+        }
+
+        // No usable GPU: "Fits my GPU" says so instead of showing an empty list.
+        function test_fitsMyGpuWithoutAGpuSaysSo() {
+            library.gpuProblem = "No usable GPU was found, so models run on the CPU (no driver)."
+            const empty = findChild(dialog.contentItem, "catalogEmpty")
+            verify(!empty.visible)
+            mouseClick(findChild(dialog.contentItem, "fitsGpuFilter"))
+            mockCatalog.searchText = "nothing matches this"
+            tryCompare(catalogList(), "count", 0)
+            tryCompare(empty, "visible", true)
+            compare(empty.text, library.gpuProblem)
+            library.gpuProblem = ""
+            compare(empty.text, "No model matches these filters.")
         }
 
         function test_unsupportedEntriesHaveNoDownloadButton() {
