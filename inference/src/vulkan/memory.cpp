@@ -128,35 +128,55 @@ VkDeviceSize Arena::total_bytes() const {
     return t;
 }
 
-Result<Uploader> Uploader::create(const Device& device, VkDeviceSize staging_bytes,
+Result<Uploader> Uploader::create(const Device& device, VkDeviceSize slot_bytes, int n_slots,
                                   const std::atomic<bool>* cancel) {
     Uploader u;
     u.m_device = &device;
     u.m_cancel = cancel;
-    EMBER_ASSIGN_OR_RETURN(u.m_staging, Buffer::create(device, staging_bytes, BufferKind::Upload));
+    u.m_slot_bytes = slot_bytes;
     EMBER_ASSIGN_OR_RETURN(u.m_pool, CommandPool::create(device));
-    EMBER_ASSIGN_OR_RETURN(u.m_cmd, u.m_pool.allocate());
-    EMBER_ASSIGN_OR_RETURN(u.m_fence, Fence::create(device));
+    u.m_slots.resize(size_t(std::max(1, n_slots)));
+    for (Slot& s : u.m_slots) {
+        EMBER_ASSIGN_OR_RETURN(s.staging, Buffer::create(device, slot_bytes, BufferKind::Upload));
+        EMBER_ASSIGN_OR_RETURN(s.cmd, u.m_pool.allocate());
+        EMBER_ASSIGN_OR_RETURN(s.fence, Fence::create(device));
+    }
     return u;
+}
+
+Result<uint8_t*> Uploader::stage(BufferRange dst, VkDeviceSize size) {
+    if (size > m_slot_bytes)
+        return make_error("vulkan.internal", "staging " + std::to_string(size) +
+                                                 " bytes at once, more than a slot's " +
+                                                 std::to_string(m_slot_bytes));
+    if (m_slots[m_current].recording && m_slots[m_current].used + size > m_slot_bytes)
+        EMBER_TRY(submit_current());
+    Slot& s = m_slots[m_current];
+    if (!s.recording) {
+        // The slot's last copies must be done before its memory is written again.
+        EMBER_TRY(s.fence.wait_and_reset(m_cancel, "the weight upload"));
+        EMBER_VK_TRY(vkResetCommandBuffer(s.cmd, 0), "vkResetCommandBuffer (upload)");
+        VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+        EMBER_VK_TRY(vkBeginCommandBuffer(s.cmd, &bi), "vkBeginCommandBuffer (upload)");
+        s.recording = true;
+        s.used = 0;
+    }
+    uint8_t* host = static_cast<uint8_t*>(s.staging.mapped()) + s.used;
+    if (size > 0) {
+        VkBufferCopy region{s.used, dst.offset, size};
+        vkCmdCopyBuffer(s.cmd, s.staging.handle(), dst.buffer, 1, &region);
+    }
+    s.used = std::min(align_up(s.used + size, 16), m_slot_bytes);
+    return host;
 }
 
 Status Uploader::upload(BufferRange dst, const void* src, VkDeviceSize size) {
     const auto* p = static_cast<const uint8_t*>(src);
-    VkDeviceSize done = 0;
-    while (done < size) {
-        if (m_used == m_staging.size()) EMBER_TRY(flush());
-        if (!m_recording) {
-            VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-            bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-            EMBER_VK_TRY(vkBeginCommandBuffer(m_cmd, &bi), "vkBeginCommandBuffer (upload)");
-            m_recording = true;
-        }
-        VkDeviceSize n = std::min(size - done, m_staging.size() - m_used);
-        std::memcpy(static_cast<uint8_t*>(m_staging.mapped()) + m_used, p + done, n);
-        VkBufferCopy region{m_used, dst.offset + done, n};
-        vkCmdCopyBuffer(m_cmd, m_staging.handle(), dst.buffer, 1, &region);
-        m_used = align_up(m_used + n, 16);
-        if (m_used > m_staging.size()) m_used = m_staging.size();
+    for (VkDeviceSize done = 0; done < size;) {
+        const VkDeviceSize n = std::min(size - done, m_slot_bytes);
+        EMBER_ASSIGN_OR_RETURN(uint8_t * host, stage(dst.sub(done, n), n));
+        std::memcpy(host, p + done, n);
         done += n;
     }
     return {};
@@ -170,15 +190,29 @@ void memory_barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
     vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &mb, 0, nullptr, 0, nullptr);
 }
 
+Status Uploader::submit_current() {
+    Slot& s = m_slots[m_current];
+    if (s.recording) {
+        // Make the copies visible to the compute shaders that read the weights later.
+        memory_barrier(s.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+        EMBER_VK_TRY(vkEndCommandBuffer(s.cmd), "vkEndCommandBuffer (upload)");
+        s.recording = false;
+        VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        si.commandBufferCount = 1;
+        si.pCommandBuffers = &s.cmd;
+        EMBER_VK_TRY(EMBER_FAULT_OR(DeviceLost, m_device->handle(),
+                                    vkQueueSubmit(m_device->queue(), 1, &si, s.fence.handle())),
+                     "vkQueueSubmit (upload)");
+        s.fence.submitted();
+    }
+    m_current = (m_current + 1) % m_slots.size();
+    return {};
+}
+
 Status Uploader::flush() {
-    if (!m_recording) return {};
-    // Make the copies visible to the compute shaders that read the weights later.
-    memory_barrier(m_cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT,
-                   VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-    EMBER_VK_TRY(vkEndCommandBuffer(m_cmd), "vkEndCommandBuffer (upload)");
-    m_recording = false;
-    EMBER_TRY(submit_and_wait(*m_device, m_cmd, m_fence, nullptr, m_cancel));
-    m_used = 0;
+    EMBER_TRY(submit_current());
+    for (Slot& s : m_slots) EMBER_TRY(s.fence.wait_and_reset(m_cancel, "the weight upload"));
     return {};
 }
 

@@ -1,6 +1,7 @@
 // Device memory, buffers, a sub-allocating arena and the staging uploader.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -98,27 +99,40 @@ private:
     std::vector<Buffer> m_blocks;
 };
 
-// Copies host data into device-local buffers through one reusable host-visible staging buffer,
-// batching copies until the staging buffer is full. Destroy it before the destination buffers:
-// after an error or a cancel its copies may still be in flight until then.
+// Copies host data into device-local buffers through a few host-visible staging slots, each
+// with its own command buffer and fence: while the device copies one slot, the host fills the
+// next (a slot is waited for only when it comes round again). Destroy it before the
+// destination buffers: after an error or a cancel its copies may still be in flight until then.
 class Uploader {
 public:
-    // cancel (may be null): a wait for the copies ends early, with "vulkan.cancelled".
-    static Result<Uploader> create(const Device& device, VkDeviceSize staging_bytes,
+    // n_slots slots of slot_bytes each. cancel (may be null): a wait for the copies ends early,
+    // with "vulkan.cancelled".
+    static Result<Uploader> create(const Device& device, VkDeviceSize slot_bytes, int n_slots = 3,
                                    const std::atomic<bool>* cancel = nullptr);
+    // Host memory for `size` bytes (at most slot_bytes()) that will be copied to dst: fill it
+    // before the next stage(), upload() or flush().
+    Result<uint8_t*> stage(BufferRange dst, VkDeviceSize size);
     Status upload(BufferRange dst, const void* src, VkDeviceSize size);
-    Status flush();  // submits pending copies and waits
+    Status flush();  // submits pending copies and waits for all of them
+    VkDeviceSize slot_bytes() const { return m_slot_bytes; }
 
 private:
+    struct Slot {
+        Buffer staging;
+        VkCommandBuffer cmd = VK_NULL_HANDLE;
+        Fence fence;
+        VkDeviceSize used = 0;
+        bool recording = false;
+    };
     Uploader() = default;
+    Status submit_current();  // submits the current slot (no wait) and moves to the next one
     const Device* m_device = nullptr;
     const std::atomic<bool>* m_cancel = nullptr;
-    Buffer m_staging;
+    VkDeviceSize m_slot_bytes = 0;
     CommandPool m_pool;
-    Fence m_fence;
-    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
-    VkDeviceSize m_used = 0;
-    bool m_recording = false;
+    // (After the pool: a slot's fence drains its copies before the pool frees its buffer.)
+    std::vector<Slot> m_slots;
+    size_t m_current = 0;
 };
 
 inline VkDeviceSize align_up(VkDeviceSize v, VkDeviceSize a) {

@@ -1,10 +1,19 @@
 #include "vulkan/weights.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <numeric>
 #include <set>
+#include <string>
+#include <string_view>
 
+#include "cpu/threadpool.h"
 #include "quant/quant.h"
 
 namespace ember::vulkan {
@@ -37,6 +46,11 @@ struct PiecePlan {
 // for nibble byte b (word k = b / 4, byte i = b % 4), byte i of uint k / 2 holds them at bits
 // 4-7 (k even) or 0-3 (k odd), element b's pair below element b + 16's; then the 16 int8 scales.
 constexpr uint64_t kGroupBlocks = 8;
+// The upload's staging: a few slots (one filled while the others are copied), and the share
+// of a slot one task of the thread pool rearranges.
+constexpr VkDeviceSize kStagingSlotBytes = VkDeviceSize(16) << 20;
+constexpr int kStagingSlots = 3;
+constexpr uint64_t kTaskBytes = uint64_t(256) << 10;
 
 // The parts of a regrouped type's block, in the order a group holds them (n = 0: not
 // regrouped); they add up to the GGUF block's bytes.
@@ -78,35 +92,53 @@ uint64_t piece_bytes(GgmlType t, uint64_t nrows, uint64_t stride) {
     return (blocks + kGroupBlocks - 1) / kGroupBlocks * kGroupBlocks * bb;
 }
 
-// One K-quant sub-block's element e (0-31) -> its nibble byte and shift in Q4_0's order.
-uint64_t nibble_byte(int e) {
-    return uint64_t(e % 16);
+// Sub-block element e's bit in its uint of high bits (Q5_K). Nibble word k = (e % 16) / 4 is
+// unpacked in four masks of two elements each; the shader shifts that uint left by 4 or 2 (k =
+// 0, 1) or right by 4 or 6 (k = 2, 3), after which the high bits of elements (4k, 4k + 2) sit at
+// bits 4 and 20, of (4k + 16, 4k + 18) at 8 and 24, and of the odd ones one bit above.
+constexpr int q5_high_bit(int e) {
+    const int k = (e % 16) / 4, i = e % 4;
+    const int at = 4 + (i & 1) + 16 * (i >> 1) + 4 * (e / 16);
+    constexpr int shift[4] = {-4, -2, 4, 6};
+    return at + shift[k];
 }
-int nibble_shift(int e) {
-    return 4 * (e / 16);
+struct Q5Bits {
+    int bit[32];
+    constexpr Q5Bits() : bit() {
+        for (int e = 0; e < 32; ++e) bit[e] = q5_high_bit(e);
+    }
+};
+constexpr Q5Bits kQ5Bits;
+
+void put_u32(uint8_t* dst, uint32_t v) {
+    for (int i = 0; i < 4; ++i) dst[i] = uint8_t(v >> (8 * i));
 }
+
+// The rearrangements below write every byte of their output once and never read it back (it
+// may be write-combined staging memory), and run on all cores during the upload.
 
 // Q4_K's and Q5_K's superblock head: d, dmin and the repacked scales (above).
 void repack_k4_head(const uint8_t* d_dmin, const uint8_t* scales, uint8_t* dst) {
-    std::memcpy(dst, d_dmin, 4);
-    uint8_t* s = dst + 4;
-    std::memset(s, 0, K_SCALE_SIZE);
+    uint8_t s[4 + K_SCALE_SIZE] = {};
+    std::memcpy(s, d_dmin, 4);
     for (int j = 0; j < 8; ++j) {
         uint8_t sc, mn;
         scale_min_k4(j, scales, sc, mn);
-        s[j] = uint8_t(sc | (mn >> 4) << 6);
-        s[8 + j / 2] |= uint8_t((mn & 15) << (4 * (j % 2)));
+        s[4 + j] = uint8_t(sc | (mn >> 4) << 6);
+        s[4 + 8 + j / 2] |= uint8_t((mn & 15) << (4 * (j % 2)));
     }
+    std::memcpy(dst, s, sizeof s);
 }
 
 // A Q4_K or Q5_K superblock's nibbles (qs: sub-blocks 2i and 2i + 1 share 32 bytes, low and
-// high) as 8 sub-blocks of 16 bytes in Q4_0's order.
+// high) as 8 sub-blocks of 16 bytes in Q4_0's order: byte b of sub-block j holds its element b
+// in the low nibble and b + 16 in the high one.
 void repack_k4_nibbles(const uint8_t* qs, uint8_t* dst) {
-    std::memset(dst, 0, QK_K / 2);
-    for (int n = 0; n < QK_K; ++n) {
-        const int j = n / 32, e = n % 32;
-        const int q = (qs[32 * (j / 2) + e] >> (4 * (j % 2))) & 15;
-        dst[16 * j + nibble_byte(e)] |= uint8_t(q << nibble_shift(e));
+    for (int j = 0; j < 8; ++j) {
+        const uint8_t* q = qs + 32 * (j / 2);
+        const int sh = 4 * (j % 2);
+        for (int b = 0; b < 16; ++b)
+            dst[16 * j + b] = uint8_t(((q[b] >> sh) & 15) | ((q[b + 16] >> sh) & 15) << 4);
     }
 }
 
@@ -116,21 +148,10 @@ void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
     repack_k4_head(src, b.scales, dst + QK_K / 2);
 }
 
-// Sub-block element e's bit in its uint of high bits (Q5_K). Nibble word k = (e % 16) / 4 is
-// unpacked in four masks of two elements each; the shader shifts that uint left by 4 or 2 (k =
-// 0, 1) or right by 4 or 6 (k = 2, 3), after which the high bits of elements (4k, 4k + 2) sit at
-// bits 4 and 20, of (4k + 16, 4k + 18) at 8 and 24, and of the odd ones one bit above.
-int q5_high_bit(int e) {
-    const int k = (e % 16) / 4, i = e % 4;
-    const int at = 4 + (i & 1) + 16 * (i >> 1) + 4 * (e / 16);
-    const int shift[4] = {-4, -2, 4, 6};
-    return at + shift[k];
-}
-
 // A block's 32 high bits (bit e: element e's, GGUF's Q5_0 and Q5_1) at q5_high_bit(e).
 uint32_t q5_high_bits(uint32_t qh) {
     uint32_t out = 0;
-    for (int e = 0; e < 32; ++e) out |= ((qh >> e) & 1u) << q5_high_bit(e);
+    for (int e = 0; e < 32; ++e) out |= ((qh >> e) & 1u) << kQ5Bits.bit[e];
     return out;
 }
 
@@ -138,72 +159,98 @@ void rearrange_q5_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ5_K& b = *reinterpret_cast<const BlockQ5_K*>(src);
     repack_k4_nibbles(b.qs, dst);
     repack_k4_head(src, b.scales, dst + QK_K / 2);
-    uint8_t* high = dst + sizeof(BlockQ4_K);
-    std::memset(high, 0, QK_K / 8);
-    for (int n = 0; n < QK_K; ++n) {
-        const int j = n / 32, e = n % 32, bit = q5_high_bit(e);
-        high[4 * j + bit / 8] |= uint8_t(((b.qh[e] >> j) & 1) << (bit % 8));
+    // Sub-block j's high bits: bit j of qh[e] for its element e.
+    for (int j = 0; j < 8; ++j) {
+        uint32_t w = 0;
+        for (int e = 0; e < 32; ++e) w |= uint32_t((b.qh[e] >> j) & 1) << kQ5Bits.bit[e];
+        put_u32(dst + sizeof(BlockQ4_K) + 4 * j, w);
     }
 }
 
+// Q6_K: the low nibbles as Q4_K's, then each sub-block's high bit pairs in 8 bytes (above),
+// then the 16 int8 scales (208 bytes; d goes to the group's last part).
 void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ6_K& b = *reinterpret_cast<const BlockQ6_K*>(src);
-    std::memset(dst, 0, 192);
-    for (int n = 0; n < QK_K; ++n) {
-        const int h = n / 128, l = n % 32, part = (n % 128) / 32;
-        const int lo = (b.ql[64 * h + l + 32 * (part & 1)] >> (4 * (part >> 1))) & 15;
-        const int hi = (b.qh[32 * h + l] >> (2 * part)) & 3;
-        const int j = n / 32, e = n % 32;
-        const uint64_t byte = nibble_byte(e);
-        dst[16 * j + byte] |= uint8_t(lo << nibble_shift(e));
-        const uint64_t k = byte / 4, i = byte % 4;
-        const int bit = (k % 2 == 0 ? 4 : 0) + 2 * (e / 16);
-        dst[128 + 8 * j + 4 * (k / 2) + i] |= uint8_t(hi << bit);
+    for (int j = 0; j < 8; ++j) {
+        // Sub-block j = elements 32j..32j+31: half h of the superblock, part p of that half.
+        const int h = j / 4, p = j % 4;
+        const uint8_t* ql = b.ql + 64 * h + 32 * (p & 1);
+        const uint8_t* qh = b.qh + 32 * h;
+        const int lsh = 4 * (p >> 1), hsh = 2 * p;
+        for (int e = 0; e < 16; ++e)
+            dst[16 * j + e] = uint8_t(((ql[e] >> lsh) & 15) | ((ql[e + 16] >> lsh) & 15) << 4);
+        auto hi = [&](int e) { return (qh[e] >> hsh) & 3; };
+        // Byte 4 * half + i: nibble bytes b = 8 * half + i (word k even: bits 4-7) and b + 4
+        // (k odd: bits 0-3), element b's pair below element b + 16's.
+        for (int half = 0; half < 2; ++half)
+            for (int i = 0; i < 4; ++i) {
+                const int be = 8 * half + i, bo = be + 4;
+                dst[128 + 8 * j + 4 * half + i] =
+                    uint8_t(hi(be) << 4 | hi(be + 16) << 6 | hi(bo) | hi(bo + 16) << 2);
+            }
     }
     std::memcpy(dst + 192, b.scales, 16);
 }
 
-// GGUF blocks (rows of nb) -> the device layout; padding is zeroed.
-void repack_blocks(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb,
-                   std::vector<uint8_t>& out) {
-    const uint64_t n_blocks = nrows * nb;
+}  // namespace
+
+uint64_t device_piece_bytes(GgmlType t, uint64_t nrows, uint64_t row_stride) {
+    return piece_bytes(t, nrows, row_stride);
+}
+
+bool device_layout_differs(GgmlType t) {
+    return grouped(t) || quants_then_scales(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
+}
+
+uint64_t rearrange_granule_rows(GgmlType t, uint64_t nb) {
+    if (!grouped(t)) return 1;
+    return kGroupBlocks / std::gcd(nb, kGroupBlocks);
+}
+
+void rearrange_rows(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb, uint8_t* dst) {
+    const uint64_t bb = type_traits(t)->block_bytes, n_blocks = nrows * nb;
+    if (!device_layout_differs(t)) {
+        std::memcpy(dst, src, n_blocks * bb);
+        return;
+    }
     if (quants_then_scales(t)) {
-        const uint64_t bb = type_traits(t)->block_bytes, qb = bb - 2;
-        const uint64_t row = device_row_bytes(t, nb * bb);
-        out.assign(nrows * row, 0);
-        for (uint64_t i = 0; i < n_blocks; ++i) {
-            const uint8_t* b = src + i * bb;  // d, then the quants
-            uint8_t* r = out.data() + (i / nb) * row;
-            std::memcpy(r + (i % nb) * qb, b + 2, qb);
-            std::memcpy(r + nb * qb + (i % nb) * 2, b, 2);
+        const uint64_t qb = bb - 2, row = device_row_bytes(t, nb * bb);
+        for (uint64_t r = 0; r < nrows; ++r) {
+            const uint8_t* b = src + r * nb * bb;  // each block: d, then the quants
+            uint8_t* q = dst + r * row;
+            uint8_t* d = q + nb * qb;
+            for (uint64_t i = 0; i < nb; ++i, b += bb) {
+                std::memcpy(q + i * qb, b + 2, qb);
+                std::memcpy(d + i * 2, b, 2);
+            }
+            std::memset(d + nb * 2, 0, row - nb * qb - nb * 2);
         }
         return;
     }
     if (t == GgmlType::Q4_K || t == GgmlType::Q5_K) {
-        const uint64_t bb = t == GgmlType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ5_K);
-        out.resize(n_blocks * bb);
         for (uint64_t i = 0; i < n_blocks; ++i) {
             if (t == GgmlType::Q4_K)
-                rearrange_q4_k(src + i * bb, out.data() + i * bb);
+                rearrange_q4_k(src + i * bb, dst + i * bb);
             else
-                rearrange_q5_k(src + i * bb, out.data() + i * bb);
+                rearrange_q5_k(src + i * bb, dst + i * bb);
         }
         return;
     }
     const GroupParts gp = group_parts(t);
-    const uint64_t bb = type_traits(t)->block_bytes, gb = kGroupBlocks * bb;
-    out.assign((n_blocks + kGroupBlocks - 1) / kGroupBlocks * gb, 0);
+    const uint64_t gb = kGroupBlocks * bb;
+    // A last group of fewer than 8 blocks is padded with zeros.
+    if (n_blocks % kGroupBlocks) std::memset(dst + n_blocks / kGroupBlocks * gb, 0, gb);
     for (uint64_t i = 0; i < n_blocks; ++i) {
         const uint8_t* b = src + i * bb;
         // Part k of block j of the group.
         uint8_t* part[3] = {};
-        uint8_t* at = out.data() + (i / kGroupBlocks) * gb;
+        uint8_t* at = dst + (i / kGroupBlocks) * gb;
         for (int k = 0; k < gp.n; ++k) {
             part[k] = at + (i % kGroupBlocks) * gp.bytes[k];
             at += kGroupBlocks * gp.bytes[k];
         }
-        // GGUF's blocks: Q4_0 and Q8_0 d, quants; Q6_K 208 bytes, d; Q4_1 d, m, nibbles; Q5_0
-        // d, high bits, nibbles; Q5_1 d, m, high bits, nibbles.
+        // GGUF's blocks: Q6_K 208 bytes, d; Q4_1 d, m, nibbles; Q5_0 d, high bits, nibbles;
+        // Q5_1 d, m, high bits, nibbles.
         switch (t) {
             case GgmlType::Q6_K:
                 rearrange_q6_k(b, part[0]);
@@ -219,8 +266,7 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb,
                 std::memcpy(part[0], b + dm + 4, 16);
                 uint32_t qh;
                 std::memcpy(&qh, b + dm, 4);
-                qh = q5_high_bits(qh);
-                std::memcpy(part[1], &qh, 4);
+                put_u32(part[1], q5_high_bits(qh));
                 std::memcpy(part[2], b, dm);
                 break;
             }
@@ -229,9 +275,8 @@ void repack_blocks(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb,
         }
     }
 }
-bool device_layout_differs(GgmlType t) {
-    return grouped(t) || quants_then_scales(t) || t == GgmlType::Q4_K || t == GgmlType::Q5_K;
-}
+
+namespace {
 
 uint64_t row_stride_of(const Tensor& t) {
     return t.row_stride ? t.row_stride : t.n_bytes / uint64_t(std::max<int64_t>(1, t.rows()));
@@ -293,6 +338,50 @@ Result<uint64_t> WeightStore::estimate_bytes(const std::vector<const Tensor*>& t
     return uint64_t(plan.total_bytes());
 }
 
+namespace {
+
+// The read-only private file mappings of the process (a GGUF file's). Tensor pages that lie in
+// one are given back once uploaded (madvise(MADV_DONTNEED) there only drops the pages: a later
+// read faults them in from the file again); data elsewhere (a test's model in heap memory)
+// would be zeroed, so it is left alone. Linux only (/proc/self/maps); elsewhere nothing.
+class FileMappings {
+public:
+    FileMappings() {
+        std::ifstream maps("/proc/self/maps");
+        std::string line;
+        while (std::getline(maps, line)) {
+            unsigned long lo = 0, hi = 0, inode = 0;
+            char perms[5] = {};
+            if (std::sscanf(line.c_str(), "%lx-%lx %4s %*s %*s %lu", &lo, &hi, perms, &inode) ==
+                    4 &&
+                inode != 0 && std::string_view(perms) == "r--p")
+                m_ranges.emplace_back(uintptr_t(lo), uintptr_t(hi));
+        }
+    }
+    // Drops the whole pages of [p, p + n) that lie in a file mapping.
+    void release(const uint8_t* p, uint64_t n) const {
+        static const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+        const uintptr_t a = uintptr_t(p), b = a + n;
+        for (const auto& [lo, hi] : m_ranges) {
+            const uintptr_t from = (std::max(a, lo) + page - 1) / page * page;
+            const uintptr_t to = std::min(b, hi) / page * page;
+            if (from < to) madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+        }
+    }
+
+private:
+    std::vector<std::pair<uintptr_t, uintptr_t>> m_ranges;
+};
+
+// Rows of a piece that the host rearranges in one go (a part of a staging slot), in whole
+// granules, at least one.
+uint64_t rows_per_step(const Tensor& t, uint64_t stride, uint64_t granule, uint64_t bytes) {
+    const uint64_t per_granule = device_piece_bytes(t.type, granule, stride);
+    return std::max<uint64_t>(1, bytes / per_granule) * granule;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
                                                          const std::vector<const Tensor*>& tensors,
                                                          const std::function<bool(float)>& progress,
@@ -305,7 +394,7 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
         std::vector<size_t> slots;
     };
     std::vector<Job> jobs;
-    uint64_t total = 0;
+    uint64_t total = 0, largest_granule = 0;
     for (const Tensor* t : tensors) {
         if (!t->present() || ws->m_tensors.count(t->data)) continue;
         if (!t->data)
@@ -317,20 +406,27 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
             j.slots.push_back(ws->m_arena.reserve(p.bytes));
             total += p.bytes;
         }
+        const uint64_t stride = row_stride_of(*t);
+        const uint64_t g =
+            rearrange_granule_rows(t->type, stride / type_traits(t->type)->block_bytes);
+        largest_granule = std::max(largest_granule, device_piece_bytes(t->type, g, stride));
         ws->m_tensors[t->data] = DeviceTensor{};
         jobs.push_back(std::move(j));
     }
     EMBER_TRY(ws->m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
     ws->m_bytes = ws->m_arena.total_bytes();
 
-    VkDeviceSize staging = std::clamp<VkDeviceSize>(total, 4096, VkDeviceSize(64) << 20);
+    // A few staging slots: the host rearranges into one (on all cores) while the device copies
+    // the others out.
+    const VkDeviceSize slot = std::max<VkDeviceSize>(
+        std::clamp<VkDeviceSize>(total, 4096, kStagingSlotBytes), largest_granule);
     // (Declared after ws: on any error it goes first, waiting for its copies into ws's blocks.)
-    EMBER_ASSIGN_OR_RETURN(Uploader up, Uploader::create(ctx.device(), staging, cancel));
+    EMBER_ASSIGN_OR_RETURN(Uploader up,
+                           Uploader::create(ctx.device(), slot, kStagingSlots, cancel));
+    cpu::ThreadPool pool(cpu::physical_cores());
+    const FileMappings files;
     uint64_t done = 0;
-    std::vector<uint8_t> repacked;
     for (const Job& j : jobs) {
-        if (cancel && cancel->load())
-            return make_error("vulkan.cancelled", "loading was cancelled");
         const Tensor& t = *j.t;
         uint64_t stride = row_stride_of(t);
         DeviceTensor& dt = ws->m_tensors[t.data];
@@ -341,20 +437,36 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
         // Q4_0 and Q8_0: in uvec4 (their rows hold their scales after the quants).
         dt.stride_units =
             uint32_t(quants_then_scales(t.type) ? device_row_bytes(t.type, stride) / 16 : nb);
+        const uint64_t granule = rearrange_granule_rows(t.type, nb);
+        const uint64_t step_rows = rows_per_step(t, stride, granule, slot);
+        const uint64_t task_rows = rows_per_step(t, stride, granule, kTaskBytes);
         for (size_t i = 0; i < j.pieces.size(); ++i) {
             const PiecePlan& p = j.pieces[i];
             BufferRange r = ws->m_arena.get(j.slots[i]);
-            const uint8_t* src = t.data + uint64_t(p.row0) * stride;
-            if (device_layout_differs(t.type)) {
-                repack_blocks(t.type, src, uint64_t(p.nrows), nb, repacked);
-                src = repacked.data();
+            // Rows [r0, r1) of the piece into one staging slot, cut into tasks for the pool.
+            for (uint64_t r0 = 0; r0 < uint64_t(p.nrows); r0 += step_rows) {
+                if (cancel && cancel->load())
+                    return make_error("vulkan.cancelled", "loading was cancelled");
+                const uint64_t r1 = std::min<uint64_t>(uint64_t(p.nrows), r0 + step_rows);
+                const uint64_t at = device_piece_bytes(t.type, r0, stride);
+                const uint64_t bytes = device_piece_bytes(t.type, r1 - r0, stride);
+                EMBER_ASSIGN_OR_RETURN(uint8_t * host, up.stage(r.sub(at, bytes), bytes));
+                const uint8_t* src = t.data + (uint64_t(p.row0) + r0) * stride;
+                const int n_tasks = int((r1 - r0 + task_rows - 1) / task_rows);
+                pool.parallel_for(n_tasks, [&](int k, int) {
+                    const uint64_t a = uint64_t(k) * task_rows;
+                    const uint64_t b = std::min(r1 - r0, a + task_rows);
+                    rearrange_rows(t.type, src + a * stride, b - a, nb,
+                                   host + device_piece_bytes(t.type, a, stride));
+                });
+                done += bytes;
+                if (progress && !progress(total ? float(double(done) / double(total)) : 1.0f))
+                    return make_error("vulkan.cancelled", "loading was cancelled");
             }
-            EMBER_TRY(up.upload(r, src, p.bytes));
             dt.pieces.push_back({r, p.row0, p.nrows});
-            done += p.bytes;
         }
-        if (progress && !progress(total ? float(double(done) / double(total)) : 1.0f))
-            return make_error("vulkan.cancelled", "loading was cancelled");
+        // The tensor's bytes are in staging memory now: its file pages are not needed.
+        files.release(t.data, t.n_bytes);
     }
     EMBER_TRY(up.flush());
     return ws;

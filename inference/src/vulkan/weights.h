@@ -1,5 +1,6 @@
 // Model weights on the device: planned into pieces, sub-allocated from a few big buffers and
-// uploaded through one staging buffer. No host copy is kept.
+// uploaded through a few staging slots, rearranged into the device layouts on all cores on the
+// way. No host copy is kept: each tensor's file pages are given back once it is staged.
 #pragma once
 
 #include <atomic>
@@ -20,6 +21,15 @@ struct PlacementLimits {
 };
 PlacementLimits placement_limits(const Context& ctx);
 PlacementLimits placement_limits(const Adapter& adapter, uint64_t max_range_override);
+
+// Device layouts (weights.cpp): bytes of nrows rows of a tensor of type t (row_stride bytes a
+// row in GGUF) on the device, and the rearrangement itself, from rows of GGUF blocks (nb a row)
+// to dst. Regrouped types (Q4_1, Q5_0, Q5_1, Q6_K) keep 8 blocks together, so a part of a
+// tensor must start at a multiple of rearrange_granule_rows() rows.
+bool device_layout_differs(GgmlType t);
+uint64_t device_piece_bytes(GgmlType t, uint64_t nrows, uint64_t row_stride);
+uint64_t rearrange_granule_rows(GgmlType t, uint64_t nb);
+void rearrange_rows(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb, uint8_t* dst);
 
 class WeightStore {
 public:
