@@ -73,6 +73,9 @@ struct EngineMemory {
 
 // Called with each piece of complete UTF-8 text; return false to stop.
 using EngineTextCallback = std::function<bool(std::string_view text)>;
+// The prompt about to be evaluated: its whole length in tokens and how many of them are
+// evaluated (the rest reused from the cache). Called once, before the first text.
+using EnginePromptCallback = std::function<void(int promptTokens, int evaluatedTokens)>;
 // Progress in [0,1]; return false to cancel.
 using EngineProgressCallback = std::function<bool(float progress)>;
 
@@ -93,9 +96,11 @@ public:
     // May be called from another thread while generate() runs, never during load()/unload().
     virtual EngineMemory memory() const { return {}; }
     // Renders the conversation with the model's chat template (dropping the oldest turns,
-    // never the system prompt, when it does not fit) and generates the reply.
+    // never the system prompt, when it does not fit) and generates the reply. onPrompt may be
+    // empty.
     virtual ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
                                                 const EngineSampling& sampling,
                                                 const std::atomic<bool>* cancel,
-                                                const EngineTextCallback& onText) = 0;
+                                                const EngineTextCallback& onText,
+                                                const EnginePromptCallback& onPrompt) = 0;
 };

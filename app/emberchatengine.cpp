@@ -190,7 +190,8 @@ ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
 ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMessage>& messages,
                                                      const EngineSampling& sampling,
                                                      const std::atomic<bool>* cancel,
-                                                     const EngineTextCallback& onText) {
+                                                     const EngineTextCallback& onText,
+                                                     const EnginePromptCallback& onPrompt) {
     if (!m_model || !m_session)
         return ember::make_error("app.no_model", "no model is loaded; choose one first");
     EngineStats stats;
@@ -221,6 +222,7 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     // then gives the same tokens whether or not the cache was reused.
     params.history = std::span<const int32_t>(prompt.data(), common);
     std::span<const int32_t> fresh(prompt.data() + common, prompt.size() - common);
+    if (onPrompt) onPrompt(static_cast<int>(prompt.size()), static_cast<int>(fresh.size()));
     auto result = ember::generate(*m_session, fresh, params,
                                   [&](int32_t, std::string_view text) { return onText(text); });
     if (!result.ok()) {

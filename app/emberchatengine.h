@@ -32,7 +32,8 @@ public:
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
                                         const EngineSampling& sampling,
                                         const std::atomic<bool>* cancel,
-                                        const EngineTextCallback& onText) override;
+                                        const EngineTextCallback& onText,
+                                        const EnginePromptCallback& onPrompt) override;
 
 private:
     // Renders and tokenizes the conversation; drops the oldest turns after the system prompt

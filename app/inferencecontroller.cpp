@@ -48,6 +48,10 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
         emit devicesChanged();
     });
     connect(worker, &InferenceWorker::textReady, this, &InferenceController::onTextReady);
+    connect(worker, &InferenceWorker::promptReady, this,
+            [this](quint64 requestId, int total, int evaluated) {
+                if (requestId == m_currentRequest) emit promptEvaluating(total, evaluated);
+            });
     connect(worker, &InferenceWorker::tokensTimed, this,
             [this](quint64 requestId, const QList<double>& times) {
                 if (requestId == m_currentRequest) emit tokensGenerated(times);

@@ -71,6 +71,8 @@ signals:
     // model loaded before stays loaded (modelLoaded/modelChanged tell otherwise).
     void loadFailed(const QString& message, const QString& detail);
     void textReady(const QString& text);
+    // The current response's prompt: its whole length and how many tokens are evaluated.
+    void promptEvaluating(int promptTokens, int evaluatedTokens);
     // Times (PerfMetrics::nowMs()) of the tokens of the current response since the last batch.
     void tokensGenerated(const QList<double>& timesMs);
     void generationFinished(const QString& text, const QVariantMap& stats);

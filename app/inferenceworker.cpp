@@ -118,7 +118,10 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
         if (batcher.add(text)) flush();
         return !m_cancel.load();
     };
-    auto result = m_engine->generate(turns, sampling, &m_cancel, onText);
+    auto onPrompt = [&](int total, int evaluated) {
+        emit promptReady(requestId, total, evaluated);
+    };
+    auto result = m_engine->generate(turns, sampling, &m_cancel, onText, onPrompt);
     flush();
     if (!result.ok()) {
         QString message = QString::fromStdString(result.error().message);

@@ -57,6 +57,8 @@ signals:
     // was loaded before stays loaded (or is loaded again: modelLoaded comes first then).
     void loadFailed(const QString& message, const QString& detail);
     void modelUnloaded();
+    // The prompt is about to be evaluated: its whole length and how much of it is evaluated.
+    void promptReady(quint64 requestId, int promptTokens, int evaluatedTokens);
     // A batch of newly generated text.
     void textReady(quint64 requestId, const QString& text);
     // When the tokens since the last batch were generated (PerfMetrics::nowMs() clock); sent

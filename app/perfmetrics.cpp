@@ -22,7 +22,20 @@ void PerfMetrics::beginResponse(double nowMs) {
     m_tokenCount = 0;
     m_recent.clear();
     m_frozenRate = 0;
+    m_contextBefore = m_totals.contextUsed;
     m_totals = {};
+}
+
+void PerfMetrics::setPrompt(int total, int evaluated) {
+    if (!m_generating) return;
+    m_totals.promptTotal = total;
+    m_totals.promptTokens = evaluated;
+}
+
+int PerfMetrics::contextUsed() const {
+    if (!m_generating) return m_totals.contextUsed;
+    if (m_totals.promptTotal <= 0) return m_contextBefore;
+    return m_totals.promptTotal + m_tokenCount;
 }
 
 void PerfMetrics::reset() {

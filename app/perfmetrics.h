@@ -33,6 +33,8 @@ public:
     void beginResponse(double nowMs);
     // Forgets every response and the history (another model: its numbers are not comparable).
     void reset();
+    // The prompt of the response under way: its length and how much of it is evaluated.
+    void setPrompt(int total, int evaluated);
     void addToken(double timeMs);
     // Ends the response; the engine's own totals replace the estimates where it gives them.
     void finishResponse(const ResponseTotals& totals);
@@ -52,7 +54,9 @@ public:
     int generatedTokens() const;
     int promptTokens() const { return m_totals.promptTokens; }
     int promptTotal() const { return m_totals.promptTotal; }
-    int contextUsed() const { return m_totals.contextUsed; }
+    // Live while generating: the prompt and the tokens so far (the previous response's value
+    // until the prompt is known); the engine's figure once finished.
+    int contextUsed() const;
 
     // Appends the rate at each sampling instant up to nowMs (several if calls came late, at most
     // a history's worth); returns whether it added any.
@@ -72,6 +76,7 @@ private:
     int m_tokenCount = 0;         // of this response
     std::deque<double> m_recent;  // token times that a window may still need
     double m_frozenRate = 0;      // live rate at the end of the last response
+    int m_contextBefore = 0;      // the context when this response began
     ResponseTotals m_totals;      // of the last finished response
     bool m_finished = false;
     double m_nextSampleMs = -1;

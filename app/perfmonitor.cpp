@@ -23,6 +23,7 @@ PerfMonitor::PerfMonitor(InferenceController* inference, QObject* parent)
     connect(m_inference, &InferenceController::generatingChanged, this, [this] {
         if (m_inference->generating()) onGenerationStarted();
     });
+    connect(m_inference, &InferenceController::promptEvaluating, this, &PerfMonitor::onPrompt);
     connect(m_inference, &InferenceController::tokensGenerated, this, &PerfMonitor::onTokens);
     connect(m_inference, &InferenceController::generationFinished, this,
             [this](const QString&, const QVariantMap& stats) { onGenerationFinished(stats); });
@@ -85,10 +86,16 @@ void PerfMonitor::onGenerationStarted() {
     emit responseChanged();
 }
 
+void PerfMonitor::onPrompt(int total, int evaluated) {
+    m_metrics.setPrompt(total, evaluated);
+    emit responseChanged();
+}
+
 void PerfMonitor::onTokens(const QList<double>& timesMs) {
     for (double t : timesMs) m_metrics.addToken(t);
-    // The live rate itself refreshes on the timer; counts may move at every batch.
+    // The live rate itself refreshes on the timer; counts (and the context) move at every batch.
     emit ratesChanged();
+    emit responseChanged();
 }
 
 void PerfMonitor::onGenerationFinished(const QVariantMap& stats) {

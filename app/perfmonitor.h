@@ -71,6 +71,7 @@ public:
 
 public slots:
     void onGenerationStarted();
+    void onPrompt(int total, int evaluated);  // the prompt of the response under way
     void onTokens(const QList<double>& timesMs);
     void onGenerationFinished(const QVariantMap& stats);  // empty map: it failed
     void onMemorySample(quint64 used, quint64 budget, const QString& source);

@@ -17,7 +17,9 @@ struct FakeScript {
     std::string generateError;  // non-empty: generate() fails with it after failAfter pieces
     std::string generateErrorCode = "fake.generate";
     int failAfter = 0;
-    int droppedMessages = 0;    // reported in the stats
+    int droppedMessages = 0;  // reported in the stats
+    int promptTokens = 0;     // the prompt reported before the first piece and in the stats
+    int evaluatedTokens = 0;
     std::string checkFailPath;  // check() finds this file incomplete
     std::string loadFailPath;   // load() of this file fails after dropping the loaded model
 };
@@ -69,7 +71,8 @@ public:
     ember::Result<EngineStats> generate(const std::vector<EngineMessage>& messages,
                                         const EngineSampling& sampling,
                                         const std::atomic<bool>* cancel,
-                                        const EngineTextCallback& onText) override {
+                                        const EngineTextCallback& onText,
+                                        const EnginePromptCallback& onPrompt) override {
         {
             std::lock_guard lock(m_mutex);
             m_lastMessages = messages;
@@ -79,6 +82,9 @@ public:
         EngineStats stats;
         stats.stopReason = "eog";
         stats.droppedMessages = m_script.droppedMessages;
+        stats.promptTokens = m_script.promptTokens;
+        stats.evaluatedTokens = m_script.evaluatedTokens;
+        if (onPrompt) onPrompt(stats.promptTokens, stats.evaluatedTokens);
         m_emitted.store(0);
         for (size_t i = 0; i < m_script.pieces.size(); ++i) {
             if (!m_script.generateError.empty() && static_cast<int>(i) == m_script.failAfter)

@@ -77,12 +77,18 @@ private slots:
         QCOMPARE(streamed, text);
 
         // The next turn reuses the cached prefix: far fewer tokens are evaluated than sent.
+        // The prompt's numbers come before the reply (the overlay's live context), as the
+        // stats give them at the end.
+        QSignalSpy prompts(m_c.get(), &InferenceController::promptEvaluating);
         QString second;
         const QVariantList again =
             turn({{"user", "Once upon a time"}, {"assistant", text}, {"user", "Then what?"}}, 16,
                  &second);
         QCOMPARE(again.size(), 2);
         const QVariantMap s2 = again.at(1).toMap();
+        QCOMPARE(prompts.size(), 1);
+        QCOMPARE(prompts.at(0).at(0).toInt(), s2.value("promptTokens").toInt());
+        QCOMPARE(prompts.at(0).at(1).toInt(), s2.value("evaluatedTokens").toInt());
         QVERIFY2(s2.value("evaluatedTokens").toInt() < s2.value("promptTokens").toInt() / 2,
                  qPrintable(QString("%1 of %2")
                                 .arg(s2.value("evaluatedTokens").toInt())

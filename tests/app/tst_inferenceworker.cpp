@@ -99,6 +99,29 @@ private slots:
         QCOMPARE(seen[1].content, std::string("Hello"));
     }
 
+    // The prompt's size reaches the UI before the reply's first text, so the context can
+    // count up while the reply is generated.
+    void reportsThePromptBeforeTheText() {
+        FakeScript script = tokens(5, std::chrono::milliseconds(1));
+        script.promptTokens = 120;
+        script.evaluatedTokens = 7;
+        auto c = makeController(script);
+        load(*c);
+        QList<QString> order;
+        connect(c.get(), &InferenceController::promptEvaluating, c.get(),
+                [&](int total, int evaluated) {
+                    order << QString("prompt %1 %2").arg(total).arg(evaluated);
+                });
+        connect(c.get(), &InferenceController::textReady, c.get(),
+                [&](const QString&) { order << "text"; });
+        QSignalSpy finished(c.get(), &InferenceController::generationFinished);
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QVERIFY(finished.wait(20000));
+        QVERIFY(order.size() >= 2);
+        QCOMPARE(order.front(), QString("prompt 120 7"));
+        QCOMPARE(order.count(QString("prompt 120 7")), 1);
+    }
+
     void stopsWithinOneToken() {
         FakeChatEngine* engine = nullptr;
         auto c = makeController(tokens(2000, std::chrono::milliseconds(2)), &engine);

@@ -219,6 +219,42 @@ private slots:
         QCOMPARE(perf.contextUsed(), 122);
     }
 
+    // The context counts up while a reply is generated: the previous value until the prompt is
+    // known, then the prompt and each token; the engine's figure at the end.
+    void monitorUpdatesTheContextWhileGenerating() {
+        PerfMonitor perf(nullptr);
+        double now = 0;
+        perf.setClock([&now] { return now; });
+        perf.setModel("/m/a.gguf", "cpu", "CPU", 2048, "");
+        perf.onGenerationStarted();
+        perf.onTokens({10});
+        perf.onGenerationFinished({{"promptTokens", 40}, {"contextUsed", 41}});
+        QCOMPARE(perf.contextUsed(), 41);
+
+        QSignalSpy response(&perf, &PerfMonitor::responseChanged);
+        perf.onGenerationStarted();
+        QCOMPARE(perf.contextUsed(), 41);
+        perf.onPrompt(120, 79);
+        QCOMPARE(perf.contextUsed(), 120);
+        QCOMPARE(perf.promptTokensTotal(), 120);
+        QCOMPARE(perf.promptTokens(), 79);
+        response.clear();
+        perf.onTokens({20, 30, 40});
+        QCOMPARE(perf.contextUsed(), 123);
+        QVERIFY(response.count() >= 1);  // the overlay's context row follows
+        perf.onTokens({50});
+        QCOMPARE(perf.contextUsed(), 124);
+        perf.onGenerationFinished({{"promptTokens", 120},
+                                   {"evaluatedTokens", 79},
+                                   {"generatedTokens", 4},
+                                   {"contextUsed", 123}});
+        QCOMPARE(perf.contextUsed(), 123);
+        // A prompt reported outside a response changes nothing.
+        perf.onPrompt(500, 500);
+        QCOMPARE(perf.contextUsed(), 123);
+        QCOMPARE(perf.promptTokensTotal(), 120);
+    }
+
     // Another model: the previous model's numbers go; the same model keeps them.
     void monitorResetsOnAnotherModel() {
         PerfMonitor perf(nullptr);
