@@ -5,11 +5,17 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ember/result.h"
+
+namespace ember {
+class Model;
+class Session;
+}  // namespace ember
 
 struct EngineLoadOptions {
     std::string path;
@@ -103,4 +109,14 @@ public:
                                                 const std::atomic<bool>* cancel,
                                                 const EngineTextCallback& onText,
                                                 const EnginePromptCallback& onPrompt) = 0;
+
+    // For the local API server. The loaded model, shared so that it outlives an unload while
+    // a request still tokenizes with it; nullptr when none (or a fake engine).
+    virtual std::shared_ptr<ember::Model> sharedModel() const { return nullptr; }
+    // Runs `fn` with the loaded model's session, on the thread that calls generate(), if
+    // `model` is still the loaded one (else false). The next generate() starts afresh.
+    virtual bool withSession(const ember::Model* model,
+                             const std::function<void(ember::Session&)>& fn) {
+        return false;
+    }
 };

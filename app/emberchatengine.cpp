@@ -109,6 +109,15 @@ EngineFileProblem EmberChatEngine::check(const std::string& path) {
     return {};
 }
 
+bool EmberChatEngine::withSession(const ember::Model* model,
+                                  const std::function<void(ember::Session&)>& fn) {
+    if (!m_model || !m_session || m_model.get() != model) return false;
+    m_cached.clear();  // whatever `fn` leaves in the session is not the conversation's prefix
+    fn(*m_session);
+    m_session->reset();
+    return true;
+}
+
 bool EmberChatEngine::isLoaded() const {
     return m_model != nullptr;
 }

@@ -34,6 +34,9 @@ public:
                                         const std::atomic<bool>* cancel,
                                         const EngineTextCallback& onText,
                                         const EnginePromptCallback& onPrompt) override;
+    std::shared_ptr<ember::Model> sharedModel() const override { return m_model; }
+    bool withSession(const ember::Model* model,
+                     const std::function<void(ember::Session&)>& fn) override;
 
 private:
     // Renders and tokenizes the conversation; drops the oldest turns after the system prompt
@@ -45,7 +48,7 @@ private:
     ember::Result<std::vector<int32_t>> tokenizeChat(std::span<const ember::ChatMessage> chat,
                                                      const std::string& tail, bool* fallback);
 
-    std::unique_ptr<ember::Model> m_model;
+    std::shared_ptr<ember::Model> m_model;  // shared with the API server's requests
     std::unique_ptr<ember::Session> m_session;
     std::vector<int32_t> m_cached;  // tokens the session holds, in order
 };

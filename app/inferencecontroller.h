@@ -51,6 +51,8 @@ public:
     QVariantList installedModels() const { return m_installedModels; }
     // For the memory monitor: reads the loaded model's memory from any thread.
     std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
+    // For the API server, which queues its generations into the worker (never calls it directly).
+    InferenceWorker* worker() const { return m_worker; }
 
     void loadModel(const EngineLoadOptions& options);
     // Returns the request id, or 0 if the request was refused (busy or no model).

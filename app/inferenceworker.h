@@ -36,6 +36,9 @@ public:
     void requestCancel() { m_cancel.store(true); }
     // Reads the loaded model's memory from another thread (the memory monitor's).
     std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
+    // On the worker's thread only: tasks that other parts of the app (the API server) queue
+    // with QMetaObject::invokeMethod behind the worker's pending requests use the engine here.
+    ChatEngine& engine() { return *m_engine; }
 
 public slots:
     void listDevices();

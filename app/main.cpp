@@ -10,6 +10,7 @@
 #include <QtQml/QQmlExtensionPlugin>
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 #include "chatcontroller.h"
 #include "conversationstore.h"
@@ -21,6 +22,10 @@
 #include "perfmonitor.h"
 #include "settings.h"
 #include "testdriver.h"
+#ifdef EMBER_HAVE_SERVE
+#include "apiserver.h"
+#include "apiservercontrol.h"
+#endif
 
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
@@ -57,8 +62,11 @@ int main(int argc, char* argv[]) {
     const QCommandLineOption themeOption("theme", "Use the <theme>: system, light or dark.",
                                          "theme");
     const QCommandLineOption settingsOption("show-settings", "Open the settings dialog.");
+    const QCommandLineOption serverControlOption(
+        "api-server-control", "Test hook: drive the local API server with commands on stdin.");
     parser.addOptions({versionOption, modelOption, sendOption, shotOption, deviceOption,
-                       overlayOption, modelDialogOption, themeOption, settingsOption});
+                       overlayOption, modelDialogOption, themeOption, settingsOption,
+                       serverControlOption});
     parser.process(app);
 
     QQuickStyle::setStyle("Material");
@@ -89,8 +97,16 @@ int main(int argc, char* argv[]) {
     if (model.isEmpty() && !inference.installedModels().isEmpty())
         model = inference.installedModels().first().toMap().value("path").toString();
 
+#ifdef EMBER_HAVE_SERVE
+    ApiServer apiServer(&settings, &inference);
+    QObject* apiServerObject = &apiServer;
+#else
+    QObject* apiServerObject = nullptr;
+#endif
+
     QQmlApplicationEngine engine;
-    engine.setInitialProperties({{"chat", QVariant::fromValue(&chat)},
+    engine.setInitialProperties({{"apiServer", QVariant::fromValue(apiServerObject)},
+                                 {"chat", QVariant::fromValue(&chat)},
                                  {"inference", QVariant::fromValue(&inference)},
                                  {"settings", QVariant::fromValue(&settings)},
                                  {"perf", QVariant::fromValue(&perf)},
@@ -108,6 +124,12 @@ int main(int argc, char* argv[]) {
             QMetaObject::invokeMethod(dialog, "open");
         }
     }
+
+#ifdef EMBER_HAVE_SERVE
+    std::unique_ptr<ApiServerControl> serverControl;
+    if (parser.isSet(serverControlOption))
+        serverControl = std::make_unique<ApiServerControl>(&apiServer, &settings, window);
+#endif
 
     TestDriver driver(&chat, &inference, window, parser.value(sendOption),
                       parser.value(shotOption));

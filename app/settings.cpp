@@ -161,6 +161,42 @@ EngineLoadOptions Settings::loadOptions(const QString& modelPath) const {
     return o;
 }
 
+bool Settings::apiServerEnabled() const {
+    return m_settings.value("apiServer/enabled", false).toBool();
+}
+void Settings::setApiServerEnabled(bool value) {
+    if (apiServerEnabled() == value) return;
+    m_settings.setValue("apiServer/enabled", value);
+    emit apiServerEnabledChanged();
+}
+
+int Settings::apiServerPort() const {
+    return m_settings.value("apiServer/port", int(8080)).toInt();
+}
+void Settings::setApiServerPort(int value) {
+    if (value < 0 || value > 65535 || apiServerPort() == value) return;
+    m_settings.setValue("apiServer/port", value);
+    emit apiServerPortChanged();
+}
+
+QString Settings::apiServerKey() const {
+    return m_settings.value("apiServer/key", QString()).toString();
+}
+void Settings::setApiServerKey(const QString& value) {
+    if (apiServerKey() == value) return;
+    m_settings.setValue("apiServer/key", value);
+    emit apiServerKeyChanged();
+}
+
+bool Settings::apiServerAllowNetwork() const {
+    return m_settings.value("apiServer/allowNetwork", false).toBool();
+}
+void Settings::setApiServerAllowNetwork(bool value) {
+    if (apiServerAllowNetwork() == value) return;
+    m_settings.setValue("apiServer/allowNetwork", value);
+    emit apiServerAllowNetworkChanged();
+}
+
 void Settings::resetToDefaults() {
     setDevice(QString("auto"));
     setThreads(int(0));

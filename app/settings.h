@@ -27,6 +27,14 @@ class Settings : public QObject {
     Q_PROPERTY(
         QString lastModelPath READ lastModelPath WRITE setLastModelPath NOTIFY lastModelPathChanged)
     Q_PROPERTY(bool perfOverlay READ perfOverlay WRITE setPerfOverlay NOTIFY perfOverlayChanged)
+    // The local API server: off by default; "allow network" listens on every interface.
+    Q_PROPERTY(bool apiServerEnabled READ apiServerEnabled WRITE setApiServerEnabled NOTIFY
+                   apiServerEnabledChanged)
+    Q_PROPERTY(int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY apiServerPortChanged)
+    Q_PROPERTY(
+        QString apiServerKey READ apiServerKey WRITE setApiServerKey NOTIFY apiServerKeyChanged)
+    Q_PROPERTY(bool apiServerAllowNetwork READ apiServerAllowNetwork WRITE setApiServerAllowNetwork
+                   NOTIFY apiServerAllowNetworkChanged)
 
 public:
     explicit Settings(QObject* parent = nullptr);
@@ -62,6 +70,14 @@ public:
     void setLastConversationId(qint64 id);
     bool perfOverlay() const;
     void setPerfOverlay(bool value);
+    bool apiServerEnabled() const;
+    void setApiServerEnabled(bool value);
+    int apiServerPort() const;  // 0: any free port (tests)
+    void setApiServerPort(int value);
+    QString apiServerKey() const;  // empty: none required
+    void setApiServerKey(const QString& value);
+    bool apiServerAllowNetwork() const;
+    void setApiServerAllowNetwork(bool value);
     // This run only (the --device option): loads use it instead of the saved device.
     void setDeviceOverride(const QString& value) { m_deviceOverride = value; }
 
@@ -85,6 +101,10 @@ signals:
     void fontSizeChanged();
     void lastModelPathChanged();
     void perfOverlayChanged();
+    void apiServerEnabledChanged();
+    void apiServerPortChanged();
+    void apiServerKeyChanged();
+    void apiServerAllowNetworkChanged();
 
 private:
     QSettings m_settings;

@@ -10,6 +10,8 @@ Page {
     property var inference
     property var settings
     property var perf   // PerfMonitor: the performance overlay's numbers
+    property var apiServer: null   // ApiServer: its indicator in the header
+    signal apiServerSettingsRequested()
     signal openModelRequested()
     signal manageModelsRequested()
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
@@ -42,6 +44,10 @@ Page {
                 Layout.fillWidth: true
                 Layout.minimumWidth: 0
                 Layout.maximumWidth: Math.min(implicitWidth, 480)
+            }
+            ApiServerIndicator {
+                server: root.apiServer
+                onSettingsRequested: root.apiServerSettingsRequested()
             }
             PerfOverlayButton {
                 settings: root.settings

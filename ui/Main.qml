@@ -14,6 +14,7 @@ ApplicationWindow {
     property bool askForModel: false   // no model given or found: open the model dialog on start
     property var models: null          // ModelLibrary, for the model dialog
     property bool showSettings: false  // open the settings dialog on start (--show-settings)
+    property var apiServer: null       // ApiServer: the local API server (null: not built)
 
     width: 1180
     height: 760
@@ -74,6 +75,8 @@ ApplicationWindow {
             inference: window.inference
             settings: window.settings
             perf: window.perf
+            apiServer: window.apiServer
+            onApiServerSettingsRequested: settingsDialog.open()
             SplitView.fillWidth: true
             onOpenModelRequested: modelDialog.open()
             onManageModelsRequested: if (window.models) modelLibraryDialog.open()
@@ -100,6 +103,7 @@ ApplicationWindow {
         settings: window.settings
         inference: window.inference
         chat: window.chat
+        apiServer: window.apiServer
     }
 
     ModelDialog {

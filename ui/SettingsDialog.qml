@@ -8,6 +8,7 @@ Dialog {
     property var settings
     property var inference
     property var chat
+    property var apiServer: null
 
     title: qsTr("Settings")
     modal: true
@@ -87,6 +88,12 @@ Dialog {
             Label { text: qsTr("Font size") }
             SpinBox { from: 9; to: 32; value: root.settings.fontSize
                       onValueModified: root.settings.fontSize = value }
+            ApiServerSection {
+                Layout.columnSpan: 2
+                Layout.fillWidth: true
+                settings: root.settings
+                server: root.apiServer
+            }
             Button {
                 Layout.columnSpan: 2
                 Layout.topMargin: 12

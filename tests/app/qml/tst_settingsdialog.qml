@@ -23,6 +23,10 @@ Item {
         property string systemPrompt: ""
         property string theme: "system"
         property int fontSize: 14
+        property bool apiServerEnabled: false
+        property int apiServerPort: 8080
+        property string apiServerKey: ""
+        property bool apiServerAllowNetwork: false
         function resetToDefaults() {}
     }
     QtObject {
