@@ -1,6 +1,7 @@
 // Writer -> reader round trips, typed getters, and the writer's own errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -328,6 +329,37 @@ TEST(GgufRoundTrip, LargeTensorIsStreamed) {
     const TensorInfo* t = (*r)->find_tensor("big.1");
     ASSERT_NE(t, nullptr);
     EXPECT_EQ((*r)->tensor_data(*t)[t->n_bytes - 1], 0x22);
+    std::filesystem::remove(path);
+}
+
+TEST(GgufRoundTrip, ZerosAreAHoleThatReadsAsZeros) {
+    // A tensor of zeros between two with bytes, and one at the end (the file's length is set
+    // without writing it): all read back, the zeros as zeros, in a file of the full size.
+    Writer w;
+    w.add_tensor("a", GgmlType::F32, {4}, std::vector<uint8_t>(16, 0x5a));
+    w.add_zeros("hole", GgmlType::Q8_0, {4096, 1024});
+    w.add_tensor("b", GgmlType::F32, {4}, std::vector<uint8_t>(16, 0x6b));
+    w.add_zeros("tail", GgmlType::F32, {1000});
+    auto path = (test::temp_dir() / "sparse.gguf").string();
+    Status s = w.write(path);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto r = File::open(path);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const File& f = **r;
+    const TensorInfo* hole = f.find_tensor("hole");
+    const TensorInfo* b = f.find_tensor("b");
+    const TensorInfo* tail = f.find_tensor("tail");
+    ASSERT_TRUE(hole && b && tail);
+    EXPECT_EQ(hole->n_bytes, 1024u * 4096 / 32 * 34);
+    const uint8_t* h = f.tensor_data(*hole);
+    EXPECT_TRUE(std::all_of(h, h + hole->n_bytes, [](uint8_t x) { return x == 0; }));
+    EXPECT_EQ(f.tensor_data(*b)[15], 0x6b);
+    EXPECT_EQ(f.tensor_data(*tail)[tail->n_bytes - 1], 0);
+    EXPECT_GE(f.file_size(), f.data_offset() + tail->offset + tail->n_bytes);
+    // In memory the same bytes.
+    auto bytes = w.to_bytes();
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_EQ(bytes->size(), f.file_size());
     std::filesystem::remove(path);
 }
 
