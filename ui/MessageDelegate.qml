@@ -27,6 +27,45 @@ Item {
     // header shows it again.
     readonly property bool reasoningVisible: reasoningHeader.expanded
     onThinkingChanged: reasoningHeader.expanded = thinking
+
+    // Blocks scrolled out of the list's view are not drawn (they keep their place), so that a
+    // frame costs the same at the end of a long reply: the blocks in view are found by binary
+    // search and only those that enter or leave it change.
+    property int shownFrom: 0
+    property int shownTo: 1e9
+    function updateShown() {
+        const view = ListView.view
+        const n = blockRepeater.count
+        if (!view || n === 0) return
+        const origin = y + column.y + bubble.y + segments.y
+        const low = view.contentY - origin - 200, high = view.contentY + view.height - origin + 200
+        let a = 0, b = n
+        while (a < b) {
+            const m = (a + b) >> 1, it = blockRepeater.itemAt(m)
+            if (it.y + it.height < low) a = m + 1; else b = m
+        }
+        let c = a, d = n
+        while (c < d) {
+            const m = (c + d) >> 1
+            if (blockRepeater.itemAt(m).y <= high) c = m + 1; else d = m
+        }
+        const from = a, to = c - 1
+        const setShown = (i, shown) => {
+            const it = blockRepeater.itemAt(i)
+            if (it && it.item) it.item.visible = shown
+        }
+        for (let i = shownFrom; i <= Math.min(shownTo, n - 1); ++i)
+            if (i < from || i > to) setShown(i, false)
+        for (let i = from; i <= to; ++i)
+            if (i < shownFrom || i > shownTo) setShown(i, true)
+        shownFrom = from
+        shownTo = to
+    }
+    Connections {
+        target: root.ListView.view
+        function onContentYChanged() { root.updateShown() }
+        function onHeightChanged() { root.updateShown() }
+    }
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     implicitHeight: column.implicitHeight + 20
@@ -83,6 +122,7 @@ Item {
                     fontSize: root.fontSize
                 }
                 Repeater {
+                    id: blockRepeater
                     model: root.blocks
                     delegate: Loader {
                         required property string kind

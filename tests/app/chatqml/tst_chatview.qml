@@ -107,6 +107,23 @@ Item {
             verify(!user.editing)
         }
 
+        // A long reply: blocks scrolled out of view are not drawn, those in view are.
+        function test_blocksOutOfViewAreNotDrawn() {
+            let text = ""
+            for (let i = 0; i < 80; ++i) text += "Paragraph " + i + "\n\n"
+            fixture.append(mock.messages, 3, "assistant", text, true, false)
+            view.positionViewAtEnd()
+            wait(50)
+            const prose = findAll(delegateAt(2), "proseText", [])
+            compare(prose.length, 80)
+            verify(!prose[0].visible, "the first paragraph is far above the view")
+            verify(prose[79].visible, "the last one is in view")
+            view.positionViewAtIndex(2, ListView.Beginning)
+            wait(50)
+            verify(prose[0].visible, "scrolled back: drawn again")
+            verify(!prose[79].visible)
+        }
+
         function test_streamingUpdates() {
             fixture.append(mock.messages, 3, "user", "More", true, false)
             fixture.append(mock.messages, 0, "assistant", "", false, true)

@@ -1,0 +1,177 @@
+// Benchmark (not a test): the UI thread's time per streamed batch while a long reply with
+// Markdown and code streams into the chat view, from the first batch to the last. The real
+// ChatView and MessageDelegate (the Ember QML module) over the real MessageModel; each batch is
+// appended as the worker hands it over, then one frame is produced (polish, layout, sync,
+// render) as the window would, and the time of both is recorded.
+//
+//   bench_app_chat_stream [--tokens 4000] [--per-batch 4] [--csv FILE] [--ui DIR]
+// Prints the median and 90th percentile per tenth of the batches: flat is the aim.
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QGuiApplication>
+#include <QQmlComponent>
+#include <QQmlContext>
+#include <QQmlEngine>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QtQml/QQmlExtensionPlugin>
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+
+#include "messagemodel.h"
+
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+// What ChatView and MessageDelegate ask of the controller.
+class BenchController : public QObject {
+    Q_OBJECT
+    Q_PROPERTY(bool generating READ generating CONSTANT)
+    Q_PROPERTY(QObject* messages READ messages CONSTANT)
+public:
+    bool generating() const { return true; }
+    QObject* messages() { return &model; }
+    Q_INVOKABLE void copyText(const QString&) {}
+    Q_INVOKABLE void regenerate() {}
+    Q_INVOKABLE void continueResponse() {}
+    Q_INVOKABLE void editAndResend(int, const QString&) {}
+    MessageModel model;
+};
+
+namespace {
+
+// A reply as models write them: sections with a heading, prose with inline formatting and
+// links, a list, a table and a code block, repeated until it has `tokens` pieces of about four
+// characters (a token's usual length in English and code).
+QStringList replyTokens(int tokens) {
+    const QString section = QStringLiteral(
+        "## Step %1: build the parser\n\n"
+        "First we **split** the input into *tokens*, then we parse them. See "
+        "[the docs](https://example.org/docs/%1) for `parse_%1()` and its options.\n"
+        "Each line is kept as it is.\n\n"
+        "- read the file\n- split it into lines\n- parse each line\n\n"
+        "| name | value | note |\n|---|---:|---|\n| alpha | %1 | first |\n| beta | 2.5 | second "
+        "|\n\n"
+        "```cpp\n#include <string>\n#include <vector>\n\n"
+        "// Splits `text` at each separator.\n"
+        "std::vector<std::string> split_%1(const std::string& text, char sep) {\n"
+        "    std::vector<std::string> out;\n    std::string cur;\n"
+        "    for (char c : text) {\n        if (c == sep) {\n            out.push_back(cur);\n"
+        "            cur.clear();\n        } else {\n            cur += c;\n        }\n    }\n"
+        "    out.push_back(cur);\n    return out;\n}\n```\n\n"
+        "```python\ndef parse(line: str) -> dict:\n    \"\"\"One record.\"\"\"\n"
+        "    key, _, value = line.partition('=')\n    return {key.strip(): value.strip()}\n"
+        "```\n\n");
+    QStringList out;
+    for (int s = 1; out.size() < tokens; ++s) {
+        const QString text = section.arg(s);
+        for (qsizetype i = 0; i < text.size() && out.size() < tokens; i += 4) out << text.mid(i, 4);
+    }
+    return out;
+}
+
+// CPU time of this thread: what the UI thread spends, not what other processes on a busy
+// machine take from it.
+double threadMs() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(p * (v.size() - 1))];
+}
+
+void report(const char* what, const std::vector<double>& ms) {
+    std::printf("\n%s\ntenth  batches      median  p90\n", what);
+    const size_t tenth = std::max<size_t>(1, ms.size() / 10);
+    for (size_t t = 0; t < 10 && t * tenth < ms.size(); ++t) {
+        std::vector<double> part(ms.begin() + t * tenth,
+                                 ms.begin() + std::min(ms.size(), (t + 1) * tenth));
+        std::printf("%5zu  %4zu-%-4zu  %6.2f  %6.2f\n", t + 1, t * tenth + 1,
+                    t * tenth + part.size(), percentile(part, 0.5), percentile(part, 0.9));
+    }
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+    qputenv("QT_QPA_PLATFORM",
+            qgetenv("QT_QPA_PLATFORM").isEmpty() ? "offscreen" : qgetenv("QT_QPA_PLATFORM"));
+    // Frames are made on this thread, so that their cost is counted.
+    qputenv("QSG_RENDER_LOOP", "basic");
+    QGuiApplication app(argc, argv);
+    QCommandLineParser args;
+    args.addOptions({{"tokens", "Tokens in the reply.", "n", "4000"},
+                     {"per-batch", "Tokens per batch.", "n", "4"},
+                     {"csv", "Write each batch's milliseconds to <file>.", "file"},
+                     {"ui",
+                      "Load ChatView from the QML files in <dir> (another version of ui/, "
+                      "to compare) instead of the Ember module.",
+                      "dir"}});
+    args.addHelpOption();
+    args.process(app);
+    const int tokens = args.value("tokens").toInt();
+    const int perBatch = std::max(1, args.value("per-batch").toInt());
+
+    BenchController controller;
+    QQmlEngine engine;
+    engine.addImportPath(QStringLiteral("qrc:/"));  // where the Ember module lives
+    engine.rootContext()->setContextProperty("benchController", &controller);
+    QQmlComponent component(&engine);
+    const QString import =
+        args.isSet("ui") ? "import \"" + QUrl::fromLocalFile(args.value("ui")).toString() + "\""
+                         : QStringLiteral("import Ember");
+    component.setData(("import QtQuick\nimport QtQuick.Controls\n" + import +
+                       "\nChatView { width: 900; height: 1000; controller: benchController }")
+                          .toUtf8(),
+                      QUrl("bench.qml"));
+    QQuickWindow window;
+    window.resize(900, 1000);
+    auto* view = qobject_cast<QQuickItem*>(component.create());
+    if (!view) {
+        std::fprintf(stderr, "bench: %s\n", qPrintable(component.errorString()));
+        return 1;
+    }
+    view->setParentItem(window.contentItem());
+    window.show();
+
+    controller.model.append({1, "user", "Write a parser, step by step.", true, QDateTime()});
+    controller.model.append({0, "assistant", {}, false, QDateTime()}, true);
+    window.grabWindow();  // the first frame, untimed
+
+    const QStringList pieces = replyTokens(tokens);
+    std::vector<double> ms, update, wall, model;
+    QElapsedTimer timer;
+    for (qsizetype i = 0; i < pieces.size(); i += perBatch) {
+        QString batch;
+        for (qsizetype k = i; k < std::min(pieces.size(), i + perBatch); ++k) batch += pieces[k];
+        timer.start();
+        const double start = threadMs();
+        controller.model.appendText(batch);  // what ChatController does per batch
+        model.push_back(threadMs() - start);
+        QCoreApplication::processEvents();  // bindings, Qt.callLater, layout
+        update.push_back(threadMs() - start);
+        window.grabWindow();  // polish, sync and render one frame
+        ms.push_back(threadMs() - start);
+        wall.push_back(timer.nsecsElapsed() / 1e6);
+    }
+    if (args.isSet("csv")) {
+        QFile f(args.value("csv"));
+        if (f.open(QIODevice::WriteOnly)) {
+            for (size_t i = 0; i < ms.size(); ++i)
+                f.write(QByteArray::number(ms[i], 'f', 3) + "\n");
+        }
+    }
+    std::printf("reply: %d tokens, %lld characters, %zu batches of %d tokens\n", tokens,
+                static_cast<long long>(pieces.join(QString()).size()), ms.size(), perBatch);
+    report("UI thread CPU ms per batch (update + frame)", ms);
+    report("of which the model and QML update", update);
+    report("of which the model (parsing)", model);
+    report("wall-clock ms per batch (includes waiting for a busy CPU)", wall);
+    return 0;
+}
+
+#include "bench_chatstream.moc"
