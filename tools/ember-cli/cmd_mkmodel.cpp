@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include "args.h"
 #include "common.h"
@@ -114,13 +116,28 @@ Status write_vocab(const Args& a, gguf::Writer& w, mkmodel::Shape& s) {
     return {};
 }
 
+// --chat-template FILE: the Jinja text becomes tokenizer.chat_template (after --vocab-from's,
+// which it replaces), so a small file can carry a family's real template.
+Status write_chat_template(const Args& a, gguf::Writer& w) {
+    auto path = a.get("--chat-template");
+    if (!path) return {};
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) return make_error("cli.bad_option", "--chat-template: cannot read '" + *path + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (text.str().empty())
+        return make_error("cli.bad_option", "--chat-template: '" + *path + "' is empty");
+    w.set_string("tokenizer.chat_template", text.str());
+    return {};
+}
+
 }  // namespace
 
 int cmd_mkmodel(int argc, char** argv) {
     Args a({"--pure"},
            {"--output", "--preset", "--embd", "--layers", "--heads", "--kv-heads", "--head-dim",
             "--ffn", "--vocab-from", "--vocab", "--ctx", "--type", "--seed", "--threads",
-            "--rope-base"},
+            "--rope-base", "--chat-template"},
            {{"-o", "--output"}, {"-t", "--threads"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto out = a.require("--output");
@@ -143,6 +160,7 @@ int cmd_mkmodel(int argc, char** argv) {
 
     gguf::Writer w;
     if (auto st = write_vocab(a, w, s); !st) return fail(st.error());
+    if (auto st = write_chat_template(a, w); !st) return fail(st.error());
     if (auto st = mkmodel::check_shape(s); !st) return fail(st.error());
 
     // Each tensor's type, as llama-quantize would give it (or the one type with --pure); a
