@@ -59,7 +59,8 @@ budget="$(sed -n 's/.* mem_budget=\([0-9]*\) .*/\1/p' <<<"$perf")"
     || { echo "e2e: no memory numbers: $perf" >&2; exit 1; }
 echo "e2e: overlay on $want_backend; screenshot $ovl"
 
-# Screenshots of the main states, each in a fresh profile on the CPU (quick on a busy machine),
+# Screenshots of the main states, each in a fresh profile on the CPU (quick on a busy machine;
+# the model dialog on DEVICE),
 # into OUTPUT_DIR/screenshots (the README's pictures in docs/screenshots/ are copies of these).
 shots="$out/screenshots"
 mkdir -p "$shots"
@@ -77,7 +78,8 @@ shot() {
 markdown=$'Format this:\n\n**Bold** and `code`, a poem\nline one\nline two\n\n| Model | Size |\n|---|---|\n| tiny | 260K |\n\n```c\n#include <stdio.h>\nint main(void) { return 0; } // done\n```'
 shot empty --model "$model" --device cpu
 shot chat-markdown --model "$model" --device cpu --send "$markdown"
-shot model-dialog --model "$model" --device cpu --show-model-dialog catalog
+# The catalog's fit verdicts on DEVICE (llvmpipe's budget is 2 GiB: small models fit, 7B ones not).
+shot model-dialog --model "$model" --device "$device" --show-model-dialog catalog
 shot overlay --model "$model" --device cpu --overlay --send "Once upon a time"
 shot settings --model "$model" --device cpu --show-settings
 shot dark --model "$model" --device cpu --theme dark --overlay --send "$markdown"
