@@ -20,8 +20,8 @@ QString sharedPath(const QString& rel) {
     return (env.isEmpty() ? QString(EMBER_SHARED_DIR) : QString::fromLocal8Bit(env)) + "/" + rel;
 }
 
-// The families' templates as their tokenizer_config.json gives them (Gemma's and Phi-3.5's; the
-// Qwen and Llama vocabularies carry their own).
+// The families' templates as their tokenizer_config.json gives them (Gemma 2's and 3's, and
+// Phi-3.5's; the Qwen and Llama vocabularies carry their own).
 const char* kGemmaTemplate =
     "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not "
     "supported') }}{% endif %}{% for message in messages %}{% if (message['role'] == 'user') != "
@@ -56,6 +56,8 @@ QList<Family> families() {
          "<|im_start|>assistant\n"},
         {"llama3.1-8b", "ggml-vocab-llama3.gguf", nullptr, kSmall,
          "<|start_header_id|>assistant<|end_header_id|>\n\n"},
+        {"gemma2-9b", "ggml-vocab-llama-spm.gguf", kGemmaTemplate,
+         kSmall + QStringList{"--head-dim", "32"}, "<start_of_turn>model\n"},
         {"gemma3-4b", "ggml-vocab-llama-spm.gguf", kGemmaTemplate,
          kSmall + QStringList{"--head-dim", "32"}, "<start_of_turn>model\n"},
         {"phi3.5-mini", "ggml-vocab-llama-spm.gguf", kPhi3Template, kSmall, "<|assistant|>\n"},

@@ -82,6 +82,16 @@ const std::vector<PresetCase> kCases = {
      {},
      {},
      {}},
+    // Gemma 2: soft-caps and no rope base key, as the converter writes them; tied.
+    {"gemma2-9b",
+     "gemma2",
+     2,
+     small({"--layers", "2", "--head-dim", "96"}),
+     {{"token_embd.weight", GgmlType::Q6_K}, {"blk.0.post_ffw_norm.weight", GgmlType::F32}},
+     {},
+     {},
+     {},
+     {}},
     // Phi-3.5 has LongRoPE (the reference does not). The fused qkv is Q5_K.
     {"phi3.5-mini",
      "phi3",

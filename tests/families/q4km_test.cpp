@@ -1,7 +1,8 @@
 // Q4_K_M files of each family, as people download them (mkmodel's presets of the real models,
-// shrunk: few layers, a small embedding and vocabulary, llama.cpp's per-tensor types), load and
-// generate on the CPU: a prompt in one batch gives the logits the same prompt gives token by
-// token, and greedy decoding continues from there with finite logits.
+// shrunk: few layers, a small embedding and vocabulary, llama.cpp's per-tensor types; one with
+// YaRN, and Phi-3.5's LongRoPE at a context past its original one), load and generate on the CPU: a
+// prompt in one batch gives the logits the same prompt gives token by token, and greedy decoding
+// continues from there with finite logits.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -23,11 +24,15 @@ struct Case {
     const char* arch;  // general.architecture of the file
     std::vector<std::string> overrides;
     int n_ctx;  // Phi-3.5: beyond its original 4096, so LongRoPE's long factors are used
+    const char* rope_scaling = "";  // rope.scaling.type the file must have, if any
 };
 
 const std::vector<Case> kCases = {
     {"qwen2.5-7b", "qwen2", {"--layers", "2"}, 256},
+    // Qwen 2.5's long context: YaRN factor 4 over its 32768 tokens.
+    {"qwen2.5-7b", "qwen2", {"--layers", "2", "--yarn", "4"}, 256, "yarn"},
     {"qwen3-8b", "qwen3", {"--layers", "2", "--head-dim", "96"}, 256},
+    {"gemma2-9b", "gemma2", {"--layers", "2", "--head-dim", "96"}, 256},
     {"gemma3-4b", "gemma3", {"--layers", "6", "--head-dim", "96"}, 256},
     {"phi3.5-mini", "phi3", {"--layers", "2"}, 4352},
     {"mistral-nemo-12b", "llama", {"--layers", "2", "--head-dim", "96"}, 256},
@@ -68,6 +73,9 @@ TEST_P(Q4KMFile, LoadsAndGeneratesOnTheCpu) {
     auto file = ember::gguf::File::open(path);
     ASSERT_TRUE(file.ok()) << file.error().message;
     EXPECT_EQ((*file)->get_string("general.architecture"), std::string(c.arch));
+    if (*c.rope_scaling)
+        EXPECT_EQ((*file)->get_string(std::string(c.arch) + ".rope.scaling.type"),
+                  std::string(c.rope_scaling));
     int q4k = 0;
     for (const auto& t : (*file)->tensors()) q4k += t.type == ember::GgmlType::Q4_K;
     EXPECT_GT(q4k, 0);
@@ -112,7 +120,8 @@ TEST_P(Q4KMFile, LoadsAndGeneratesOnTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Q4KMFile, ::testing::ValuesIn(kCases), [](const auto& info) {
-    std::string n = info.param.preset;
+    std::string n = std::string(info.param.preset) + (*info.param.rope_scaling ? "_" : "") +
+                    info.param.rope_scaling;
     for (auto& ch : n)
         if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
     return n;

@@ -96,6 +96,9 @@ Result<mkmodel::Shape> read_shape(const Args& a) {
     }
     EMBER_ASSIGN_OR_RETURN(auto rb, a.get_double("--rope-base", s.rope_base, 1, 1e9));
     s.rope_base = float(rb);
+    // YaRN over the model's context, as Qwen's config.json adds it for long inputs.
+    EMBER_ASSIGN_OR_RETURN(auto yarn, a.get_double("--yarn", 0.0, 1.0, 1024.0));
+    s.yarn = float(yarn);
     return s;
 }
 
@@ -137,7 +140,7 @@ int cmd_mkmodel(int argc, char** argv) {
     Args a({"--pure"},
            {"--output", "--preset", "--embd", "--layers", "--heads", "--kv-heads", "--head-dim",
             "--ffn", "--vocab-from", "--vocab", "--ctx", "--type", "--seed", "--threads",
-            "--rope-base", "--chat-template"},
+            "--rope-base", "--chat-template", "--yarn"},
            {{"-o", "--output"}, {"-t", "--threads"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto out = a.require("--output");

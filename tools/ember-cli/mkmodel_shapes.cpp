@@ -42,6 +42,11 @@ std::map<std::string, Shape> make_presets() {
     // Qwen 3: per-head q/k norms, head_dim 128 given.
     p["qwen3-8b"] = with(llama(4096, 36, 32, 8, 12288, 151936, 40960, 1e6f, false), "qwen3", 1e-6f);
     p["qwen3-8b"].head_dim = 128;
+    // Gemma 2 9B: head_dim 256, window 4096 on even layers, soft-capped attention (50) and
+    // logits (30); tied.
+    Shape g2 = with(llama(3584, 42, 16, 8, 14336, 256000, 8192, 10000.0f, true), "gemma2", 1e-6f);
+    g2.head_dim = 256, g2.swa = 4096;
+    p["gemma2-9b"] = g2;
     // Gemma 3 4B: head_dim 256, window 1024 on five layers of six, global layers' rope base
     // 1e6 with linear factor 8, local layers' 10000; tied.
     Shape g = with(llama(2560, 34, 8, 4, 10240, 262208, 131072, 1e6f, true), "gemma3", 1e-6f);
@@ -94,8 +99,8 @@ const std::map<std::string, Shape>& presets() {
 
 Status check_shape(const Shape& s) {
     auto bad = [](const std::string& m) { return make_error("cli.bad_shape", m); };
-    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma3" &&
-        s.arch != "phi3")
+    if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma2" &&
+        s.arch != "gemma3" && s.arch != "phi3")
         return bad("architecture '" + s.arch + "' is not one mkmodel writes");
     if (!s.embd || !s.layers || !s.heads || !s.kv_heads || !s.ffn || !s.vocab)
         return bad("embedding, layers, heads, kv-heads, ffn and vocabulary must be positive");
@@ -105,6 +110,8 @@ Status check_shape(const Shape& s) {
     if (!s.head_dim && s.embd % s.heads)
         return bad("--embd (" + std::to_string(s.embd) + ") must be a multiple of --heads (" +
                    std::to_string(s.heads) + "), or give --head-dim");
+    if (s.yarn > 0 && s.rope_linear > 0)
+        return bad("--yarn cannot be combined with the preset's linear rope scaling");
     if (s.head_size() % 2)
         return bad("the head size " + std::to_string(s.head_size()) + " must be even (rope)");
     if (s.arch == "phi3" && s.head_dim && s.head_dim != s.embd / s.heads)
@@ -120,7 +127,12 @@ void write_hparams(gguf::Writer& w, const Shape& s) {
     w.set_u32(A + "feed_forward_length", s.ffn);
     w.set_u32(A + "attention.head_count", s.heads);
     w.set_u32(A + "attention.head_count_kv", s.kv_heads);
-    w.set_f32(A + "rope.freq_base", s.rope_base);
+    // The converter writes no base for Gemma 2 (10000 is its default).
+    if (s.arch != "gemma2") w.set_f32(A + "rope.freq_base", s.rope_base);
+    if (s.arch == "gemma2") {
+        w.set_f32(A + "attn_logit_softcapping", 50.0f);
+        w.set_f32(A + "final_logit_softcapping", 30.0f);
+    }
     w.set_f32(A + "attention.layer_norm_rms_epsilon", s.norm_eps);
     // Written by the converter where config.json gives head_dim (Gemma 3 always).
     if (s.head_dim) {
@@ -136,6 +148,13 @@ void write_hparams(gguf::Writer& w, const Shape& s) {
     if (s.rope_linear > 0) {
         w.set_string(A + "rope.scaling.type", "linear");
         w.set_f32(A + "rope.scaling.factor", s.rope_linear);
+    }
+    // The converter's keys for config.json's rope_scaling {"type": "yarn", "factor": F,
+    // "original_max_position_embeddings": ctx}.
+    if (s.yarn > 0) {
+        w.set_string(A + "rope.scaling.type", "yarn");
+        w.set_f32(A + "rope.scaling.factor", s.yarn);
+        w.set_u32(A + "rope.scaling.original_context_length", s.ctx);
     }
     if (s.arch == "phi3") {
         w.set_u32(A + "rope.dimension_count", s.head_size());
@@ -172,7 +191,7 @@ std::vector<TensorSpec> tensor_list(const Shape& s) {
         values("rope_factors_short.weight", longrope_factors(hd / 2, false));
     }
     const bool qkv_bias = s.arch == "qwen2", qk_norm = s.arch == "qwen3" || s.arch == "gemma3";
-    const bool post_norms = s.arch == "gemma3", fused = s.arch == "phi3";
+    const bool post_norms = s.arch == "gemma2" || s.arch == "gemma3", fused = s.arch == "phi3";
     for (uint32_t l = 0; l < s.layers; l++) {
         const std::string p = "blk." + std::to_string(l) + ".";
         vector(p + "attn_norm.weight", s.embd, 1.0f, 0.1f);

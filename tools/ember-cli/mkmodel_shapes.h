@@ -13,7 +13,7 @@
 namespace ember::cli::mkmodel {
 
 struct Shape {
-    std::string arch = "llama";  // llama, qwen2, qwen3, gemma3, phi3
+    std::string arch = "llama";  // llama, qwen2, qwen3, gemma2, gemma3, phi3
     uint32_t embd = 0, layers = 0, heads = 0, kv_heads = 0;
     uint32_t head_dim = 0;  // 0: embd / heads; else written as attention.key_length
     uint32_t ffn = 0, vocab = 0, ctx = 2048;
@@ -25,6 +25,7 @@ struct Shape {
     float rope_base_swa = 0.0f;  // Gemma 3's local layers' base (0: no key)
     float rope_linear = 0.0f;    // linear rope scaling factor (0: none)
     uint32_t orig_ctx = 0;       // Phi-3 LongRoPE: original context (0: no rope factors)
+    float yarn = 0.0f;           // YaRN factor over ctx, the original context (0: none)
 
     uint32_t head_size() const { return head_dim ? head_dim : embd / heads; }
 };
