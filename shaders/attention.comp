@@ -22,7 +22,7 @@
 // and an online softmax carries the maximum and sum from pass to pass. Short contexts take one
 // workgroup per head, which writes its output itself. Longer ones are split into at most
 // n_split runs of at least min_passes passes (the partials, counter and combine cost
-// about three round trips, docs/performance.md item 41): each run writes its partials (max,
+// about three round trips): each run writes its partials (max,
 // sum, unnormalized output) and the last of a head's runs to finish (an atomic counter, left at
 // zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE (ops.cpp
 // checks).
@@ -32,11 +32,10 @@ layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
 layout(binding = 2) readonly buffer VBuf { uvec4 vc4[]; };
 #if defined(WO)
-// The output projection fused in (Wo of a type fused_weights.glsl reads; short contexts,
-// docs/performance.md item 59): workgroup (h, sp) takes the whole context of head h (one run;
-// the sp workgroups of a head repeat its attention), then rows [sp slice_rows, +slice_rows) of
-// Wo's columns of head h, and adds its share of each row's product to the residual x with a
-// float atomic.
+// The output projection fused in (Wo of a type fused_weights.glsl reads; short contexts):
+// workgroup (h, sp) takes the whole context of head h (one run; the sp workgroups of a head
+// repeat its attention), then rows [sp slice_rows, +slice_rows) of Wo's columns of head h,
+// and adds its share of each row's product to the residual x with a float atomic.
 layout(binding = 3) buffer XBuf { float xr[]; };
 #else
 layout(binding = 3) writeonly buffer OBuf { float o[]; };

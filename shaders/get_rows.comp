@@ -4,7 +4,7 @@
 // 8 threads share a 32-column chunk, each storing 4 of its columns, so that neighbouring
 // threads store neighbouring words; workgroups split a row's chunks (x) and the tokens (y).
 // (One workgroup a token, each thread storing whole chunks, took 12 us of a 7B decode step on
-// the H200: docs/performance.md, item 100.)
+// the H200.)
 #extension GL_GOOGLE_include_directive : require
 #extension GL_EXT_control_flow_attributes : require
 #include "include/common.glsl"

@@ -10,9 +10,9 @@
 // stored (Q4_1, Q5_x and the K-quants: NIBBLES below).
 // X_F16 (quantized types): the activations arrive as F16 (the producing dispatch writes them) and a
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
-// F32 columns (docs/performance.md items 38-39; with XLOAD 2 or 3 faster in either order, 44).
-// WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage (item 45). BIG (with
-// X_F16): 128 x 128 tiles, each subgroup 64 x 32 (item 60).
+// F32 columns (with XLOAD 2 or 3 faster in either order).
+// WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage. BIG (with X_F16):
+// 128 x 128 tiles, each subgroup 64 x 32.
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
@@ -49,7 +49,7 @@ layout(push_constant) uniform PC {
 // twice the rows, at 64 columns a stage so that the F16 stages fit in 48 KiB.
 // BIG (with X_F16): 128-row x 128-token tiles of 8 subgroups (2 x 4), each 64 x 32 as 4 x 4
 // accumulators: a third fewer fragment loads a product than 32 x 32, and a stage's loads serve
-// twice the tokens (item 60).
+// twice the tokens.
 #if defined(BIG)
 #define WM 64u  // rows a subgroup
 #define MSG 2u  // subgroups along the rows

@@ -75,10 +75,10 @@ layout(push_constant) uniform PC {
     uint kv_dim;  // QKV: halfs between positions of the cache
 } pc;
 
-// Rows per workgroup: 8 measured slower than 4 on the H200 (docs/performance.md).
+// Rows per workgroup: 8 measured slower than 4 on the H200.
 #define SLOTS 4
 // Blocks per thread per step: 1 measured fastest on the H200 (2 and 4 hold more registers,
-// fewer workgroups fit; docs/performance.md).
+// fewer workgroups fit).
 #define UNROLL 1u
 
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)

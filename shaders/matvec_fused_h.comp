@@ -47,8 +47,7 @@ layout(constant_id = 4) const uint DIAG = 0;
 // registers for the second pass.
 layout(constant_id = 5) const uint XREG_ALLOWED = 1;
 // pc.mode as a constant: a pipeline per mode holds only that mode's code (7B Q4_0 decoded 2%
-// faster on the H200; docs/performance.md item 92). 8: read pc.mode (EMBER_VULKAN_MATVEC_MODES=0,
-// for comparison).
+// faster on the H200). 8: read pc.mode.
 layout(constant_id = 6) const uint MODE_CONST = 8;
 // The shape as constants (0: from the push constants; EMBER_VULKAN_MATVEC_SHAPES=0): columns,
 // row stride and column parts, so that addresses and trip counts fold.
@@ -213,7 +212,7 @@ FUSED_WEIGHTS(2)
 // The per-subgroup loop: in the step at `base`, lane takes blocks base + lane, base + lane +
 // sgs, ... (WARP_UNROLL of them) of every row, all loaded before the first dot product, so a
 // step is one memory round trip. (Issuing the next step's or group's loads before this one's
-// arithmetic held more registers and ran 3-12% slower on the H200: docs/performance.md.)
+// arithmetic held more registers and ran 3-12% slower on the H200.)
 #define WARP_LOOP(A, B, n)                                                             \
     for (uint base = kb0; base < kb1; base += sgs * WARP_UNROLL) {                     \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \

@@ -1,7 +1,7 @@
 #version 450
 // out = x / sqrt(mean(x^2) + eps) * w, one workgroup per row. ADD: x += r first, written back
 // (the residual add before the next norm, one dispatch for both). OUT_F16: out is F16 (the
-// tensor-core matmul's input, docs/performance.md item 46).
+// tensor-core matmul's input, written here instead of copied after).
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 

@@ -36,9 +36,6 @@ foreach(t q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
     ember_shader(matvec_fused_h_${t} matvec_fused_h.comp TYPE_${T})
     ember_shader(matvec_fused_h_atomic_${t} matvec_fused_h.comp TYPE_${T} ATOMIC)
 endforeach()
-# Timing only: the Q4_0 ones with per-subgroup timestamps (EMBER_VULKAN_TIMELINE).
-ember_shader(matvec_fused_h_timeline_q4_0 matvec_fused_h.comp TYPE_Q4_0 TIMELINE)
-ember_shader(matvec_fused_h_atomic_timeline_q4_0 matvec_fused_h.comp TYPE_Q4_0 ATOMIC TIMELINE)
 # Tensor-core matmul (devices with VK_NV_cooperative_matrix), for the types ops.cpp routes to it.
 set(EMBER_COOPMAT_QUANT_TYPES q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
 foreach(t f16 ${EMBER_COOPMAT_QUANT_TYPES})

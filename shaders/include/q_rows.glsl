@@ -3,7 +3,7 @@
 // is the row's first uvec4 (row * QR_ROW(nb), the stride the host passes for these types).
 // A subgroup's loads of consecutive blocks are then whole runs of quants, and their addresses
 // the row's base plus the block (groups of 8 blocks with the scales between their quants
-// decoded 7B Q4_0 and Q8_0 1.1-1.2% slower on the H200: docs/performance.md item 90).
+// decoded 7B Q4_0 and Q8_0 1.1-1.2% slower on the H200).
 #ifndef Q_ROWS_GLSL
 #define Q_ROWS_GLSL
 #if defined(TYPE_Q8_0)

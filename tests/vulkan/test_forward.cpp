@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <list>
 #include <optional>
 
@@ -119,11 +120,17 @@ std::unique_ptr<SynthModel> dequantized_twin(const LlamaModel& q) {
     return s;
 }
 
-Options test_options(int n_ctx) {
+// adjust: changes to the plan (whole batches unless it says otherwise: batches sized by time
+// would split a prompt differently on a busy machine, and a split changes the rounding).
+Options test_options(int n_ctx, std::function<void(Plan&)> adjust = {}) {
     Options o;
     o.device = test_device();
     o.n_ctx = n_ctx;
     o.disk_pipeline_cache = false;
+    o.adjust_plan = [adjust](Plan& p) {
+        p.batching = Batching::Whole;
+        if (adjust) adjust(p);
+    };
     return o;
 }
 
@@ -223,21 +230,14 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
 }
 
 // Where the readback memory is host-cached (lavapipe's and NVIDIA's), the logits are read where
-// the GPU wrote them: the same values as the copy (EMBER_VULKAN_LOGITS_VIEW=0), each step's own.
+// the GPU wrote them: the same values as another runner's copy (forward), each step's own.
 TEST_F(Forward, LogitsViewEqualsCopy) {
     auto s = synth_model(GgmlType::Q4_0);
     auto vk = create_backend_model(s->m, test_options(32));
     ASSERT_TRUE(vk.ok()) << vk.error().message;
-    // One batch per call in both runners: batches sized by measured time would split the
-    // first 5 tokens differently on a busy machine, and a batch's split changes the rounding.
-    ::setenv("EMBER_VULKAN_BATCH_MS", "0", 1);
     auto view = (*vk)->create_runner(32);
-    ::setenv("EMBER_VULKAN_LOGITS_VIEW", "0", 1);
     auto copy = (*vk)->create_runner(32);
-    ::unsetenv("EMBER_VULKAN_LOGITS_VIEW");
-    ::unsetenv("EMBER_VULKAN_BATCH_MS");
     ASSERT_TRUE(view.ok() && copy.ok());
-    EXPECT_FALSE((*copy)->has_logits_view());
     if (!(*view)->has_logits_view()) GTEST_SKIP() << "no host-cached readback memory";
     const std::vector<int32_t> steps[] = {{1, 17, 299, 42, 0}, {5}, {77}, {298}};
     std::vector<float> want(300), prev;
@@ -263,8 +263,8 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
     struct Case {
         GgmlType type;
         bool tied, rope_freqs, fused;
-        const char* matvec_h;
-        const char* warp = nullptr;  // EMBER_VULKAN_MATVEC_WARP ("0": one group per workgroup)
+        const char* matvec_h;        // "1": FusedKernel::Staged, "0": FusedKernel::Plain
+        const char* warp = nullptr;  // Plan::matvec_max_unroll ("0": one group per workgroup)
         std::optional<GgmlType> more_bits = std::nullopt;
     };
     auto adapter = Context::pick_adapter(test_device());
@@ -295,24 +295,25 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
         const bool h = f16 && std::string(c.matvec_h) == "1" && fused_matvec_f16_type(c.type);
         // Mixed types and the F16-only types need the F16 kernel.
         const bool fused = c.fused && (h || (!fused_matvec_f16_only(c.type) && !c.more_bits));
-        setenv("EMBER_VULKAN_MATVEC_H", c.matvec_h, 1);
-        if (c.warp) setenv("EMBER_VULKAN_MATVEC_WARP", c.warp, 1);
+        auto kernels = [&](Plan& p) {
+            p.fused_kernel =
+                std::string(c.matvec_h) == "1" ? FusedKernel::Staged : FusedKernel::Plain;
+            if (c.warp) p.matvec_max_unroll = uint32_t(std::atoi(c.warp));
+        };
         auto s = synth_model(c.type, c.tied, c.rope_freqs, c.more_bits);
-        auto fused_model = create_backend_model(s->m, test_options(32));
+        auto fused_model = create_backend_model(s->m, test_options(32, kernels));
         ASSERT_TRUE(fused_model.ok()) << fused_model.error().message;
         EXPECT_EQ((*fused_model)->info().fused_kernels, fused);
-        setenv("EMBER_VULKAN_FUSED", "0", 1);
-        auto plain = create_backend_model(s->m, test_options(32));
-        unsetenv("EMBER_VULKAN_FUSED");
+        auto plain = create_backend_model(s->m, test_options(32, [&](Plan& p) {
+                                              kernels(p);
+                                              p.fused = false;
+                                          }));
         ASSERT_TRUE(plain.ok()) << plain.error().message;
         EXPECT_FALSE((*plain)->info().fused_kernels);
         auto a = run_steps(**fused_model), b = run_steps(**plain);
-        unsetenv("EMBER_VULKAN_MATVEC_H");
-        unsetenv("EMBER_VULKAN_MATVEC_WARP");
         ASSERT_EQ(a.size(), b.size());
         for (size_t i = 0; i < a.size(); ++i)
-            EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), h ? 1e-5 : 1e-9)
-                << "step " << i;
+            EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), h ? 1e-5 : 1e-9) << "step " << i;
     }
 }
 
@@ -328,13 +329,14 @@ TEST_F(Forward, AttentionWithOutputProjectionMatchesSeparate) {
     for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K}) {
         SCOPED_TRACE(type_name(type));
         auto s = synth_model(type);
-        auto run = [&](const char* wo, std::string& report) {
-            setenv("EMBER_VULKAN_ATTN_WO", wo, 1);
-            setenv("EMBER_VULKAN_PROFILE", "1", 1);
+        auto run = [&](bool wo, std::string& report) {
             ::testing::internal::CaptureStderr();
             std::vector<std::vector<float>> out;
             {
-                auto bm = create_backend_model(s->m, test_options(n_prompt + n_steps));
+                auto bm = create_backend_model(s->m, test_options(n_prompt + n_steps, [&](Plan& p) {
+                                                   p.attn_wo = wo;
+                                                   p.profile = Overrides::Profile::Stages;
+                                               }));
                 EXPECT_TRUE(bm.ok());
                 auto r = bm.ok() ? (*bm)->create_runner(n_prompt + n_steps)
                                  : Result<std::unique_ptr<Runner>>(bm.error());
@@ -352,12 +354,10 @@ TEST_F(Forward, AttentionWithOutputProjectionMatchesSeparate) {
                 }
             }
             report = ::testing::internal::GetCapturedStderr();
-            unsetenv("EMBER_VULKAN_PROFILE");
-            unsetenv("EMBER_VULKAN_ATTN_WO");
             return out;
         };
         std::string fused_report, plain_report;
-        auto a = run("8", fused_report), b = run("0", plain_report);
+        auto a = run(true, fused_report), b = run(false, plain_report);
         EXPECT_EQ(fused_report.find("attention + wo + residual") != std::string::npos, fusable)
             << fused_report;
         EXPECT_EQ(plain_report.find("attention + wo + residual"), std::string::npos);
@@ -445,23 +445,25 @@ TEST(BatchSize, FollowsTheMeasuredTime) {
 }
 
 // On a slow adapter a prompt goes in short submissions (a desktop GPU's watchdog stops long
-// ones): with a target far below what a token takes (EMBER_VULKAN_BATCH_MS), a prompt of
-// fewer than kMaxBatch tokens goes in batches of kFirstBatch tokens. The logits
-// equal those of the same prompt in one batch (EMBER_VULKAN_BATCH_MS=0), up to the F16
-// rounding of the K/V that earlier batches leave in the cache, and the CPU's.
+// ones): with a plan that sizes batches by time (Batching::Timed) and a target far below what
+// a token takes, a prompt of fewer than kMaxBatch tokens goes in batches of kFirstBatch
+// tokens. The logits equal those of the same prompt in one batch (Batching::Whole), up to the
+// F16 rounding of the K/V that earlier batches leave in the cache, and the CPU's.
 TEST_F(Forward, LongPromptOnASlowAdapterIsSplitByMeasuredTime) {
     auto s = synth_model(GgmlType::Q4_0);
     const int n_prompt = 2 * kFirstBatch - 24, n_ctx = n_prompt + 8;
     std::vector<int32_t> prompt(static_cast<size_t>(n_prompt));
     for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = int32_t((i * 37 + 11) % s->m.hp.n_vocab);
     // Logits after the prompt and one decode step, and the profile's prompt submissions.
-    auto run = [&](const char* batch_ms, int& batches) {
+    auto run = [&](Batching batching, int& batches) {
         std::vector<float> out(2 * size_t(s->m.hp.n_vocab));
-        ::setenv("EMBER_VULKAN_BATCH_MS", batch_ms, 1);
-        ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
         ::testing::internal::CaptureStderr();
         {
-            auto vk = create_backend_model(s->m, test_options(n_ctx));
+            auto vk = create_backend_model(s->m, test_options(n_ctx, [&](Plan& p) {
+                                               p.batching = batching;
+                                               p.batch_target_s = 1e-9;
+                                               p.profile = Overrides::Profile::Stages;
+                                           }));
             EXPECT_TRUE(vk.ok()) << vk.error().message;
             auto r =
                 vk.ok() ? (*vk)->create_runner(n_ctx) : Result<std::unique_ptr<Runner>>(vk.error());
@@ -473,15 +475,13 @@ TEST_F(Forward, LongPromptOnASlowAdapterIsSplitByMeasuredTime) {
             }
         }
         const std::string report = ::testing::internal::GetCapturedStderr();
-        ::unsetenv("EMBER_VULKAN_PROFILE");
-        ::unsetenv("EMBER_VULKAN_BATCH_MS");
         const std::string key = "GPU profile, prompt batches: ";
         const size_t at = report.find(key);
         batches = at == std::string::npos ? -1 : std::atoi(report.c_str() + at + key.size());
         return out;
     };
     int whole = 0, split = 0;
-    auto a = run("0", whole), b = run("0.000001", split);
+    auto a = run(Batching::Whole, whole), b = run(Batching::Timed, split);
     EXPECT_EQ(whole, 1);
     // kFirstBatch tokens, then the rest (never fewer than kFirstBatch a batch but for the last).
     EXPECT_EQ(split, 2);
@@ -615,57 +615,11 @@ TEST_F(Forward, ProfileReportsEveryStage) {
     ::unsetenv("EMBER_VULKAN_PROFILE");
     EXPECT_NE(report.find("GPU profile, prompt batches: 1 submissions"), std::string::npos)
         << report;
-    EXPECT_NE(report.find("GPU profile, decode steps: 3 submissions"), std::string::npos)
-        << report;
-    for (const char* stage : {"norm + qkv + rope + kv store", "attention", "wo + residual",
-                              "norm + gate/up + silu", "down + residual", "output norm + head",
-                              "argmax", "embed"})
+    EXPECT_NE(report.find("GPU profile, decode steps: 3 submissions"), std::string::npos) << report;
+    for (const char* stage :
+         {"norm + qkv + rope + kv store", "attention", "wo + residual", "norm + gate/up + silu",
+          "down + residual", "output norm + head", "argmax", "embed"})
         EXPECT_NE(report.find(stage), std::string::npos) << stage << "\n" << report;
-}
-
-// EMBER_VULKAN_TIMELINE (timing only): where the device has shader clocks, the last decode
-// step's middle-layer Q4_0 mat-vecs (QKV, gate/up, down) leave each subgroup's timestamps in
-// the file: start, x staged, its groups, done, in that order.
-TEST_F(Forward, TimelineRecordsTheDecodeMatvecs) {
-    auto a = Context::pick_adapter(test_device());
-    ASSERT_TRUE(a.ok());
-    if (!a->shader_clock || !a->float16) GTEST_SKIP() << "no shader clocks or F16 arithmetic";
-    // test_vulkan and test_vulkan_validation may run this test at the same time.
-    const std::string path =
-        ::testing::TempDir() + "ember_timeline_" + std::to_string(::getpid()) + ".bin";
-    std::remove(path.c_str());
-    ::setenv("EMBER_VULKAN_TIMELINE", path.c_str(), 1);
-    {
-        auto s = synth_model(GgmlType::Q4_0);
-        auto vk = create_backend_model(s->m, test_options(32));
-        ASSERT_TRUE(vk.ok()) << vk.error().message;
-        EXPECT_EQ(run_steps(**vk).size(), 4u);
-    }
-    ::unsetenv("EMBER_VULKAN_TIMELINE");
-    std::ifstream f(path, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    constexpr size_t kEvents = 8, kRecords = 3 * 1024 * 16;
-    ASSERT_EQ(bytes.size(), kRecords * kEvents * 16);
-    auto clock = [&](size_t rec, size_t e) {
-        uint32_t v[2];
-        std::memcpy(v, bytes.data() + (rec * kEvents + e) * 16, 8);
-        return uint64_t(v[0]) | uint64_t(v[1]) << 32;
-    };
-    for (size_t slot = 0; slot < 3; ++slot) {
-        size_t n = 0, with_group = 0;
-        for (size_t rec = slot * kRecords / 3; rec < (slot + 1) * kRecords / 3; ++rec) {
-            if (clock(rec, 0) == 0) continue;
-            ++n;
-            EXPECT_LE(clock(rec, 0), clock(rec, 1));
-            EXPECT_LE(clock(rec, 1), clock(rec, 7));
-            if (clock(rec, 2) == 0) continue;  // (a subgroup left without rows)
-            ++with_group;
-            EXPECT_LE(clock(rec, 1), clock(rec, 2));
-            EXPECT_LE(clock(rec, 2), clock(rec, 7));
-        }
-        EXPECT_GT(with_group, 0u) << "slot " << slot << ", " << n << " subgroups";
-    }
-    std::remove(path.c_str());
 }
 
 }  // namespace

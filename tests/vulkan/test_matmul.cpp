@@ -182,7 +182,7 @@ TEST_P(Matmul, DequantizesRowsToF16) {
 // rows Q4_0 and Q8_0 take 128-row tiles, and from 4 MiB the token order (ops.cpp). The last
 // two Q4_0/Q8_0 cases have enough 128 x 128 tiles to fill a GPU of up to 132 SMs, which then
 // takes those (whole, then partial in rows, tokens and the last stage), as do the other types'
-// cases of 4,096 and 4,100 rows; EMBER_VULKAN_COOPMAT_BIG=1 forces them for every 128-row case.
+// cases of 4,096 and 4,100 rows.
 TEST(MatmulTiles, WholeAndPartialTilesMatch) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
@@ -272,16 +272,17 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
     const float eps = 1e-5f;
+    // The plan's mat-vec fields (vulkan/plan.h) that reach each variant.
     struct Kernel {
-        const char* h;  // EMBER_VULKAN_MATVEC_H
-        const char* rows;
-        const char* wgs;  // EMBER_VULKAN_MATVEC_WGS: workgroups, each looping over row groups
+        const char* h;     // "0": FusedKernel::Plain, "1": FusedKernel::Staged
+        const char* rows;  // matvec_rows
+        const char* wgs;   // matvec_grid: workgroups, each looping over row groups
         double tol;
-        const char* warp = "0";  // EMBER_VULKAN_MATVEC_WARP: most blocks per lane a step, 0 = off
-        const char* wg = "256";  // EMBER_VULKAN_MATVEC_WG: threads (subgroup mode)
-        // EMBER_VULKAN_MATVEC_KSPLIT: column parts of a group in Add mode, added atomically
-        // where the device has float atomics (0 = ops.cpp's rule; at most one part per 2
-        // blocks a lane, so 32-wide subgroups take 160 blocks in at most 2 parts).
+        const char* warp = "0";  // matvec_max_unroll: most blocks per lane a step, 0 = off
+        const char* wg = "256";  // matvec_threads (subgroup mode)
+        // matvec_ksplit: column parts of a group in Add mode, added atomically where the
+        // device has float atomics (0 = ops_matvec.cpp's rule; at most one part per 2 blocks
+        // a lane, so 32-wide subgroups take 160 blocks in at most 2 parts).
         const char* ksplit = "0";
     };
     // (64 workgroups and 1,196 rows: as many rounds of row groups as 512 and 9,004 rows, the
@@ -378,15 +379,17 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                         continue;
                     SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
                                  std::to_string(cols) + " mode " + std::to_string(m) + " x_scale " +
-                                 std::to_string(x_scale) + " MATVEC_H=" + k.h + " rows " + k.rows +
+                                 std::to_string(x_scale) + " staged " + k.h + " rows " + k.rows +
                                  " workgroups " + k.wgs + " warp " + k.warp + " wg " + k.wg +
                                  " ksplit " + k.ksplit);
-                    setenv("EMBER_VULKAN_MATVEC_H", k.h, 1);
-                    setenv("EMBER_VULKAN_MATVEC_ROWS", k.rows, 1);
-                    setenv("EMBER_VULKAN_MATVEC_WGS", k.wgs, 1);
-                    setenv("EMBER_VULKAN_MATVEC_WARP", k.warp, 1);
-                    setenv("EMBER_VULKAN_MATVEC_WG", k.wg, 1);
-                    setenv("EMBER_VULKAN_MATVEC_KSPLIT", k.ksplit, 1);
+                    Plan plan = make_plan(ctx.adapter());
+                    plan.fused_kernel =
+                        std::string(k.h) == "1" ? FusedKernel::Staged : FusedKernel::Plain;
+                    plan.matvec_rows = uint32_t(std::atoi(k.rows));
+                    plan.matvec_grid = uint32_t(std::atoi(k.wgs));
+                    plan.matvec_max_unroll = uint32_t(std::atoi(k.warp));
+                    plan.matvec_threads = uint32_t(std::atoi(k.wg));
+                    plan.matvec_ksplit = uint32_t(std::atoi(k.ksplit));
                     const std::vector<float>& xin = silu_in ? xgu : x;
                     HostBuffer bx(ctx, xin.size()), bn(ctx, nw.size()), by(ctx, want.size());
                     bx.fill(xin.data(), xin.size() * 4);
@@ -401,13 +404,8 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                     f.y = by.range();
                     f.silu_in = silu_in;
                     if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
-                    auto st = run_ops(ctx, [&](Recorder& r) { return op_matvec_fused(r, f); });
-                    unsetenv("EMBER_VULKAN_MATVEC_H");
-                    unsetenv("EMBER_VULKAN_MATVEC_ROWS");
-                    unsetenv("EMBER_VULKAN_MATVEC_WGS");
-                    unsetenv("EMBER_VULKAN_MATVEC_WARP");
-                    unsetenv("EMBER_VULKAN_MATVEC_WG");
-                    unsetenv("EMBER_VULKAN_MATVEC_KSPLIT");
+                    auto st =
+                        run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); });
                     ASSERT_TRUE(st.ok()) << st.error().message;
                     EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
                     EXPECT_TRUE(by.guard_intact());

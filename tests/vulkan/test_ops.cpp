@@ -296,7 +296,7 @@ void expect_attention_matches(Context& ctx, AttentionCase& c) {
                                         c.step.range(), c.s);
                 }).ok());
     // On the tensor cores Q and the probabilities are rounded to F16.
-    const double tol = attention_on_tensor_cores(ctx, c.s) ? 1e-5 : 1e-10;
+    const double tol = attention_on_tensor_cores(ctx.adapter(), c.s) ? 1e-5 : 1e-10;
     EXPECT_LT(c.error(), tol) << c.describe();
     EXPECT_TRUE(c.bo.guard_intact());
 }

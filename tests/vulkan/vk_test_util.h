@@ -74,14 +74,19 @@ private:
 };
 
 // Records with fn into a one-off command buffer, submits, waits.
-inline Status run_ops(Context& ctx, const std::function<Status(Recorder&)>& fn) {
+inline Status run_ops(Context& ctx, const Plan& plan, const std::function<Status(Recorder&)>& fn) {
     EMBER_ASSIGN_OR_RETURN(VkCommandBuffer cmd, ctx.begin_oneoff());
-    Recorder rec(ctx, cmd);
+    Recorder rec(ctx, cmd, plan);
     Status st = fn(rec);
     rec.barrier_to_host();
     Status end = ctx.end_oneoff_and_wait(cmd);
     if (!st.ok()) return st;
     return end;
+}
+
+// With the plan make_plan() gives the context's adapter.
+inline Status run_ops(Context& ctx, const std::function<Status(Recorder&)>& fn) {
+    return run_ops(ctx, make_plan(ctx.adapter()), fn);
 }
 
 inline double nmse(const float* got, const float* want, size_t n) {

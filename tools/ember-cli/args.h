@@ -49,6 +49,8 @@ int cmd_tokenize(int argc, char** argv);
 int cmd_mkmodel(int argc, char** argv);
 int cmd_template(int argc, char** argv);
 int cmd_devices(int argc, char** argv);
+// devices --plan (cmd_plan.cpp): the Vulkan plan for a model on an adapter ("" = auto).
+int print_vulkan_plan(const std::string& model_path, const std::string& device);
 int cmd_bench(int argc, char** argv);
 int cmd_pull(int argc, char** argv);  // cmd_pull.cpp; needs EMBER_HAVE_PULL (Qt)
 int cmd_serve(int argc, char** argv);  // cmd_serve.cpp; needs EMBER_HAVE_SERVE (cpp-httplib)

@@ -104,8 +104,14 @@ int cmd_info(int argc, char** argv) {
 }
 
 int cmd_devices(int argc, char** argv) {
-    Args a({"--json"}, {});
+    Args a({"--json", "--plan"}, {"--model", "--device"}, {{"-m", "--model"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    // --plan -m MODEL [--device D]: the Vulkan backend's plan for the model (cmd_plan.cpp).
+    if (a.has("--plan")) {
+        auto path = a.require("--model");
+        if (!path) return fail(path.error());
+        return print_vulkan_plan(*path, a.get_or("--device", ""));
+    }
     auto devs = list_devices();
     nlohmann::json arr = nlohmann::json::array();
     if (devs) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/overrides.h"
 #include "cpu/kernels.h"
 #include "quant/quant.h"
 
@@ -90,7 +91,7 @@ const KernelSet* best_for_level(int max_level) {
 
 const KernelSet* detect() {
     int level = 2;
-    if (const char* env = std::getenv("EMBER_CPU_ISA"); env && level_of(env) >= 0)
+    if (const std::string env = read_overrides().cpu_isa; level_of(env) >= 0)
         level = level_of(env);
     return best_for_level(level);
 }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/overrides.h"
 #include "cpu/kernels.h"
 #include "quant/quant.h"
 
@@ -20,10 +21,7 @@ namespace ember::cpu {
 
 bool should_pack(const WeightView& w) {
     // EMBER_CPU_NO_PACK=1 keeps the GGUF layout (to measure what packing brings).
-    static const bool disabled = [] {
-        const char* e = std::getenv("EMBER_CPU_NO_PACK");
-        return e && *e && *e != '0';
-    }();
+    static const bool disabled = read_overrides().cpu_no_pack;
     return !disabled && w.layout == WeightLayout::Ggml &&
            (w.type == GgmlType::Q4_0 || w.type == GgmlType::Q8_0) && w.cols % 32 == 0 &&
            w.row_stride == uint64_t(w.cols / 32) * (w.type == GgmlType::Q4_0 ? 18 : 34) &&

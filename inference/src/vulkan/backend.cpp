@@ -137,8 +137,12 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
     EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model),
                                                               opt.progress, opt.cancel));
-    EMBER_ASSIGN_OR_RETURN(loaded->model,
-                           bind_device_model(model, *loaded->store, loaded->ctx->adapter()));
+    Plan plan = make_plan(loaded->ctx->adapter(), read_overrides());
+    if (opt.adjust_plan) opt.adjust_plan(plan);
+    const WeightStore& store = *loaded->store;
+    EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(
+                                              model, [&](const Tensor& t) { return store.find(t); },
+                                              loaded->ctx->adapter(), plan));
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
     if (!warm.ok()) {
         // A cache that cannot be written is not fatal; a pipeline that cannot be built is.

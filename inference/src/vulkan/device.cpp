@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "common/env.h"
 #include "common/log.h"
 #include "vulkan/fault.h"
 
@@ -56,34 +55,6 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
     }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
-    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pe{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
-    if (env_is("EMBER_VULKAN_PIPELINE_STATS", "1") && adapter.has_executable_properties) {
-        exts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-        pe.pipelineExecutableInfo = VK_TRUE;
-        pe.pNext = f2.pNext;
-        f2.pNext = &pe;
-        dev->m_pipeline_stats = true;
-    }
-
-    VkPhysicalDeviceShaderClockFeaturesKHR clk{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    if (!env_str("EMBER_VULKAN_TIMELINE").empty()) {
-        if (!adapter.shader_clock) {
-            EMBER_LOG_WARN(
-                "EMBER_VULKAN_TIMELINE: '%s' has no shader clocks "
-                "(VK_KHR_shader_clock); no timeline is written",
-                adapter.info.name.c_str());
-        } else {
-            exts.push_back(VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
-            clk.shaderSubgroupClock = VK_TRUE;
-            clk.shaderDeviceClock = VK_TRUE;
-            clk.pNext = f2.pNext;
-            f2.pNext = &clk;
-            dev->m_timeline = true;
-        }
-    }
-
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
     ci.pNext = &f2;
     ci.queueCreateInfoCount = 1;

@@ -30,12 +30,6 @@ public:
                                  VkMemoryPropertyFlags preferred) const;
     bool is_host_coherent(uint32_t memory_type) const;
     bool is_host_cached(uint32_t memory_type) const;
-    // EMBER_VULKAN_PIPELINE_STATS=1 on a driver with VK_KHR_pipeline_executable_properties:
-    // pipelines are created with their compiler statistics, printed to stderr (diagnostics).
-    bool pipeline_stats() const { return m_pipeline_stats; }
-    // EMBER_VULKAN_TIMELINE (a file) on a device with shader clocks: the fused decode's Q4_0
-    // mat-vecs of the middle layer write timestamps (forward.cpp).
-    bool timeline() const { return m_timeline; }
     // Submissions whose fence nobody has seen signal yet. Memory freed while this is not zero
     // may still be in use by the device (counted by memory_freed_in_flight(), for tests).
     int in_flight() const { return m_in_flight.load(std::memory_order_relaxed); }
@@ -47,8 +41,6 @@ private:
     Adapter m_adapter;
     VkDevice m_device = VK_NULL_HANDLE;
     VkQueue m_queue = VK_NULL_HANDLE;
-    bool m_pipeline_stats = false;
-    bool m_timeline = false;
     mutable std::atomic<int> m_in_flight{0};
 };
 

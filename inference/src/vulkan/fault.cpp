@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/log.h"
+#include "common/overrides.h"
 
 namespace ember::vulkan::fault {
 namespace {
@@ -90,8 +91,8 @@ State& state() {
 
 bool enabled() {
     static const bool on = [] {
-        const char* env = std::getenv("EMBER_FAULT");
-        return env && *env && parse(env, state());
+        const std::string env = read_overrides().fault;
+        return !env.empty() && parse(env.c_str(), state());
     }();
     return on;
 }

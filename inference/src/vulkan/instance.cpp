@@ -9,8 +9,8 @@
 #include <map>
 #include <mutex>
 
-#include "common/env.h"
 #include "common/log.h"
+#include "common/overrides.h"
 
 namespace ember::vulkan {
 namespace {
@@ -132,116 +132,13 @@ std::string hex(const uint8_t* p, size_t n) {
     return s;
 }
 
-Adapter describe(VkPhysicalDevice pd, int index) {
-    Adapter a;
-    a.handle = pd;
-    VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-    VkPhysicalDeviceSubgroupProperties subgroup{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
-    VkPhysicalDeviceMaintenance3Properties m3{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
-    subgroup.pNext = &driver;
-    ids.pNext = &subgroup;
-    m3.pNext = &ids;
-    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-    props2.pNext = &m3;
-    vkGetPhysicalDeviceProperties2(pd, &props2);
-    a.props = props2.properties;
-    a.max_allocation = m3.maxMemoryAllocationSize;
-    a.uuid = hex(ids.deviceUUID, VK_UUID_SIZE);
-    a.subgroup_size = subgroup.subgroupSize;
-    vkGetPhysicalDeviceMemoryProperties(pd, &a.mem);
-
-    uint32_t n_ext = 0;
-    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
-    std::vector<VkExtensionProperties> exts(n_ext);
-    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
-    a.has_memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
-    a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
-    a.has_executable_properties =
-        has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-    if (has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
-        VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
-            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
-        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-        p2.pNext = &sm;
-        vkGetPhysicalDeviceProperties2(pd, &p2);
-        a.sm_count = sm.shaderSMCount;
-    }
-
-    // The features, in one query (Vulkan 1.2 adapters; others cannot run Ember's shaders):
-    // Vulkan 1.1 and 1.2's, and those of the extensions the adapter has.
-    const bool has_cm = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
-    const bool has_af = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
-    const bool has_clock = has_extension(exts, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
-    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
-    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
-    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
-    VkPhysicalDeviceShaderClockFeaturesKHR clk{
-        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
-    if (a.props.apiVersion >= VK_API_VERSION_1_2) {
-        f11.pNext = &f12;
-        void** tail = &f12.pNext;
-        if (has_cm) *tail = &cm, tail = &cm.pNext;
-        if (has_af) *tail = &af, tail = &af.pNext;
-        if (has_clock) *tail = &clk, tail = &clk.pNext;
-        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-        f2.pNext = &f11;
-        vkGetPhysicalDeviceFeatures2(pd, &f2);
-    }
-    a.float16 = f12.shaderFloat16;
-    a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
-    a.shader_clock = clk.shaderSubgroupClock && clk.shaderDeviceClock;
-    a.subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
-
-    if (has_cm && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
-        a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {
-        uint32_t n_cm = 0;
-        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
-        std::vector<VkCooperativeMatrixPropertiesNV> cms(
-            n_cm, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, cms.data());
-        bool shape = false;
-        for (const auto& p : cms)
-            shape = shape ||
-                    (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 &&
-                     p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                     p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                     p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                     p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
-        a.coopmat_nv = cm.cooperativeMatrix && f12.shaderFloat16 && shape &&
-                       !env_is("EMBER_VULKAN_COOPMAT", "0");
-        a.vulkan_memory_model = f12.vulkanMemoryModel;
-    }
-
-    uint64_t best_heap = 0;
-    for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
-        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-            a.mem.memoryHeaps[h].size > best_heap) {
-            best_heap = a.mem.memoryHeaps[h].size;
-            a.device_local_heap = h;
-        }
-    }
-
+// What Ember's shaders need; without these the adapter cannot run them at all (a.usable, and
+// why it is not suitable where it is not).
+void check_requirements(VkPhysicalDevice pd, const std::vector<VkExtensionProperties>& exts,
+                        const VkPhysicalDeviceSubgroupProperties& subgroup,
+                        const VkPhysicalDeviceVulkan11Features& f11,
+                        const VkPhysicalDeviceVulkan12Features& f12, Adapter& a) {
     DeviceInfo& d = a.info;
-    d.index = index;
-    d.name = a.props.deviceName;
-    d.type = type_name(a.props.deviceType);
-    d.vendor_id = a.props.vendorID;
-    d.vendor = vendor_name(a.props.vendorID);
-    d.driver_version = driver_version_string(
-        a.props.vendorID, driver.driverID, a.props.driverVersion,
-        a.props.apiVersion >= VK_API_VERSION_1_2 ? driver.driverInfo : nullptr);
-    d.api_version = version_string(a.props.apiVersion);
-    d.device_local_bytes = best_heap;
-    d.subgroup_size = subgroup.subgroupSize;
-
-    // What Ember's shaders need; without these the adapter cannot run them at all.
     std::string missing;
     uint32_t n_qf = 0;
     vkGetPhysicalDeviceQueueFamilyProperties(pd, &n_qf, nullptr);
@@ -288,6 +185,113 @@ Adapter describe(VkPhysicalDevice pd, int index) {
         d.unsuitable_reason = "an adapter of unknown type (choose it by name to use it anyway)";
     }
     d.suitable = d.unsuitable_code.empty();
+}
+
+Adapter describe(VkPhysicalDevice pd, int index) {
+    Adapter a;
+    a.handle = pd;
+    VkPhysicalDeviceDriverProperties driver{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroup{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceIDProperties ids{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    subgroup.pNext = &driver;
+    ids.pNext = &subgroup;
+    m3.pNext = &ids;
+    VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    props2.pNext = &m3;
+    vkGetPhysicalDeviceProperties2(pd, &props2);
+    a.props = props2.properties;
+    a.max_allocation = m3.maxMemoryAllocationSize;
+    a.uuid = hex(ids.deviceUUID, VK_UUID_SIZE);
+    a.subgroup_size = subgroup.subgroupSize;
+    vkGetPhysicalDeviceMemoryProperties(pd, &a.mem);
+
+    uint32_t n_ext = 0;
+    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, nullptr);
+    std::vector<VkExtensionProperties> exts(n_ext);
+    vkEnumerateDeviceExtensionProperties(pd, nullptr, &n_ext, exts.data());
+    a.has_memory_budget = has_extension(exts, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    a.has_creation_feedback = has_extension(exts, VK_EXT_PIPELINE_CREATION_FEEDBACK_EXTENSION_NAME);
+    a.has_executable_properties =
+        has_extension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    if (has_extension(exts, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME)) {
+        VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+        p2.pNext = &sm;
+        vkGetPhysicalDeviceProperties2(pd, &p2);
+        a.sm_count = sm.shaderSMCount;
+    }
+
+    // The features, in one query (Vulkan 1.2 adapters; others cannot run Ember's shaders):
+    // Vulkan 1.1 and 1.2's, and those of the extensions the adapter has.
+    const bool has_cm = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    const bool has_af = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    if (a.props.apiVersion >= VK_API_VERSION_1_2) {
+        f11.pNext = &f12;
+        void** tail = &f12.pNext;
+        if (has_cm) *tail = &cm, tail = &cm.pNext;
+        if (has_af) *tail = &af, tail = &af.pNext;
+        VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+        f2.pNext = &f11;
+        vkGetPhysicalDeviceFeatures2(pd, &f2);
+    }
+    a.float16 = f12.shaderFloat16;
+    a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
+    a.subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                         (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+
+    if (has_cm && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
+        a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {
+        uint32_t n_cm = 0;
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
+        std::vector<VkCooperativeMatrixPropertiesNV> cms(
+            n_cm, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, cms.data());
+        bool shape = false;
+        for (const auto& p : cms)
+            shape = shape ||
+                    (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 &&
+                     p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                     p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                     p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                     p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
+        a.coopmat_nv =
+            cm.cooperativeMatrix && f12.shaderFloat16 && shape && !read_overrides().no_tensor_cores;
+        a.vulkan_memory_model = f12.vulkanMemoryModel;
+    }
+
+    uint64_t best_heap = 0;
+    for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
+        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            a.mem.memoryHeaps[h].size > best_heap) {
+            best_heap = a.mem.memoryHeaps[h].size;
+            a.device_local_heap = h;
+        }
+    }
+
+    DeviceInfo& d = a.info;
+    d.index = index;
+    d.name = a.props.deviceName;
+    d.type = type_name(a.props.deviceType);
+    d.vendor_id = a.props.vendorID;
+    d.vendor = vendor_name(a.props.vendorID);
+    d.driver_version = driver_version_string(
+        a.props.vendorID, driver.driverID, a.props.driverVersion,
+        a.props.apiVersion >= VK_API_VERSION_1_2 ? driver.driverInfo : nullptr);
+    d.api_version = version_string(a.props.apiVersion);
+    d.device_local_bytes = best_heap;
+    d.subgroup_size = subgroup.subgroupSize;
+
+    check_requirements(pd, exts, subgroup, f11, f12, a);
 
     Budget b = query_budget(a);
     d.budget_bytes = b.budget;
@@ -364,7 +368,7 @@ Result<std::shared_ptr<Instance>> Instance::create() {
 
     // EMBER_VULKAN_VALIDATION=1 turns the Khronos layer on (VK_INSTANCE_LAYERS works as well).
     std::vector<const char*> layers;
-    if (env_is("EMBER_VULKAN_VALIDATION", "1")) {
+    if (read_overrides().validation) {
         uint32_t nl = 0;
         vkEnumerateInstanceLayerProperties(&nl, nullptr);
         std::vector<VkLayerProperties> lps(nl);

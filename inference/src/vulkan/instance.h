@@ -47,7 +47,8 @@ struct Adapter {
     uint32_t subgroup_size = 0;
     uint64_t max_allocation = 0;  // maxMemoryAllocationSize
     // VK_NV_cooperative_matrix with 16x8x16 F16 products into F32 for subgroups of 32, and
-    // F16 arithmetic: matmul_coopmat.comp can run (EMBER_VULKAN_COOPMAT=0 turns it off).
+    // F16 arithmetic: matmul_coopmat.comp can run (EMBER_VULKAN_COOPMAT=0 turns it off:
+    // common/overrides.h).
     bool coopmat_nv = false;
     bool float16 = false;  // shaderFloat16: F16 arithmetic in shaders
     // VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: the decode attention can add
@@ -56,8 +57,6 @@ struct Adapter {
     // Subgroup shuffles in compute shaders (the fused output projection sums a row's lanes).
     bool subgroup_shuffle = false;
     uint32_t sm_count = 0;  // multiprocessors (VK_NV_shader_sm_builtins), 0 if unknown
-    // VK_KHR_shader_clock with the device clock (EMBER_VULKAN_TIMELINE's timestamps).
-    bool shader_clock = false;
     bool vulkan_memory_model = false;
 };
 

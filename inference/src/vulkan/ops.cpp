@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/env.h"
-
 namespace ember::vulkan {
 namespace {
 
@@ -24,7 +22,7 @@ constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp wit
 constexpr int kCoopmatAttnQueries = 64;  // SG * BQ in attention_coopmat.comp
 
 bool use_coopmat(const Recorder& rec, GgmlType t) {
-    return matmul_on_tensor_cores(rec.context().adapter(), t);
+    return matmul_on_tensor_cores(rec.adapter(), t);
 }
 
 }  // namespace
@@ -32,11 +30,10 @@ bool use_coopmat(const Recorder& rec, GgmlType t) {
 bool matmul_on_tensor_cores(const Adapter& a, GgmlType t) {
     if (!a.coopmat_nv) return false;
     if (t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::F16) return true;
-    // The other quantized types are staged from their nibbles too (docs/performance.md, items
-    // 77-78); EMBER_VULKAN_COOPMAT_GENERIC=0 sends them through an F16 copy instead.
-    static const bool generic = !env_is("EMBER_VULKAN_COOPMAT_GENERIC", "0");
-    return generic && (t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
-                       t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K);
+    // The other quantized types are staged from their nibbles too (faster than an F16 copy of
+    // the weights first).
+    return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
+           t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 
 const char* weight_type_suffix(GgmlType t) {
@@ -70,11 +67,16 @@ const char* weight_type_suffix(GgmlType t) {
 
 Status Recorder::dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
                           const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
-                          uint32_t gy, uint32_t gz, std::initializer_list<uint32_t> spec) {
-    EMBER_ASSIGN_OR_RETURN(const Kernel* k, m_ctx.pipelines().get(shader, uint32_t(bindings.size()),
-                                                                  push_bytes, wg_size, spec));
+                          uint32_t gy, uint32_t gz, const SpecConstants& spec) {
+    if (m_listing) {
+        list(shader, wg_size, gx, gy, gz, false);
+        return {};
+    }
+    EMBER_ASSIGN_OR_RETURN(
+        const Kernel* k,
+        m_ctx->pipelines().get(shader, uint32_t(bindings.size()), push_bytes, wg_size, spec));
     if (!m_cmd || gx == 0 || gy == 0 || gz == 0) return {};
-    const auto& lim = m_ctx.device().limits();
+    const auto& lim = m_ctx->device().limits();
     if (gx > lim.maxComputeWorkGroupCount[0] || gy > lim.maxComputeWorkGroupCount[1] ||
         gz > lim.maxComputeWorkGroupCount[2])
         return make_error("vulkan.dispatch_too_large",
@@ -90,15 +92,25 @@ Status Recorder::dispatch(const std::string& shader, std::initializer_list<Buffe
 Status Recorder::dispatch_indirect(const std::string& shader,
                                    std::initializer_list<BufferRange> bindings, const void* push,
                                    uint32_t push_bytes, uint32_t wg_size, BufferRange grid,
-                                   std::initializer_list<uint32_t> spec) {
-    EMBER_ASSIGN_OR_RETURN(const Kernel* k, m_ctx.pipelines().get(shader, uint32_t(bindings.size()),
-                                                                  push_bytes, wg_size, spec));
+                                   const SpecConstants& spec) {
+    if (m_listing) {
+        list(shader, wg_size, 0, 0, 0, true);
+        return {};
+    }
+    EMBER_ASSIGN_OR_RETURN(
+        const Kernel* k,
+        m_ctx->pipelines().get(shader, uint32_t(bindings.size()), push_bytes, wg_size, spec));
     if (!m_cmd) return {};
     assert(grid.buffer != VK_NULL_HANDLE && grid.offset % 4 == 0 && grid.size >= 12);
     bind(*k, bindings, push, push_bytes);
     vkCmdDispatchIndirect(m_cmd, grid.buffer, grid.offset);
     if (m_prof) m_prof->mark(m_cmd, m_tag ? m_tag : shader);
     return {};
+}
+
+void Recorder::list(const std::string& shader, uint32_t wg_size, uint32_t gx, uint32_t gy,
+                    uint32_t gz, bool indirect) {
+    m_listing->push_back({m_tag ? m_tag : "", shader, wg_size, gx, gy, gz, indirect});
 }
 
 void Recorder::bind(const Kernel& k, std::initializer_list<BufferRange> bindings, const void* push,
@@ -130,7 +142,7 @@ void Recorder::bind(const Kernel& k, std::initializer_list<BufferRange> bindings
 Status Recorder::dispatch_linear(const std::string& shader,
                                  std::initializer_list<BufferRange> bindings, const void* push,
                                  uint32_t push_bytes, uint32_t wg_size, uint64_t n_groups,
-                                 uint32_t gz, std::initializer_list<uint32_t> spec) {
+                                 uint32_t gz, const SpecConstants& spec) {
     uint64_t gx = std::min<uint64_t>(n_groups, 65535);
     uint64_t gy = gx ? (n_groups + gx - 1) / gx : 0;
     return dispatch(shader, bindings, push, push_bytes, wg_size, uint32_t(gx), uint32_t(gy), gz,
@@ -172,51 +184,40 @@ void Recorder::barrier_to_host() {
 
 namespace {
 
-// The tensor-core matmul's tile order: big weight matrices (EMBER_VULKAN_COOPMAT_BIG_MB, 4 MiB
-// unless set: every 7B matrix, TinyLlama's gate, up and down, and its Q and output projection
-// in Q8_0) run the token tiles of a row tile side by side, so that each weight tile is read
-// from memory about once and serves its token tiles from L2; smaller ones, which stay in L2
-// anyway, run the row tiles side by side (docs/performance.md items 39 and 48).
-// EMBER_VULKAN_COOPMAT_ORDER=0/1 forces one order.
-bool coopmat_tokens_fast(const DeviceTensor& w) {
-    static const char* order = std::getenv("EMBER_VULKAN_COOPMAT_ORDER");
-    if (order && *order) return std::strcmp(order, "1") == 0;
-    static const uint64_t big = uint64_t(env_u32("EMBER_VULKAN_COOPMAT_BIG_MB", 4)) << 20;
+// The tensor-core matmul's tile order: big weight matrices (Plan::coopmat_token_order_bytes,
+// 4 MiB: every 7B matrix, TinyLlama's gate, up and down, and its Q and output projection in
+// Q8_0) run the token tiles of a row tile side by side, so that each weight tile is read from
+// memory about once and serves its token tiles from L2; smaller ones, which stay in L2 anyway,
+// run the row tiles side by side.
+bool coopmat_tokens_fast(const Plan& plan, const DeviceTensor& w) {
     uint64_t bytes = 0;
     for (const auto& p : w.pieces) bytes += p.range.size;
-    return bytes >= big;
+    return bytes >= plan.coopmat_token_order_bytes;
 }
 
-// The tensor-core matmul's tile for one weight piece (docs/performance.md items 45 and 60).
-// F16 activations take 128-row tiles of 8 subgroups (WIDE in the shader), whose loads serve
-// twice the rows, from 1,024 rows (below that they would leave most SMs idle); and 128 x 128
-// tiles of 8 subgroups of 64 x 32 (BIG), one workgroup per SM for their registers, where there
-// are enough of those to fill about every SM. EMBER_VULKAN_COOPMAT_WIDE=0 keeps 64 x 64 tiles,
-// EMBER_VULKAN_COOPMAT_BIG=0 keeps 128 x 64 and =1 takes 128 x 128 wherever 128 x 64 would run.
+// The tensor-core matmul's tile for one weight piece. F16 activations take 128-row tiles of 8
+// subgroups (WIDE in the shader), whose loads serve twice the rows, from 1,024 rows (below that
+// they would leave most SMs idle); and 128 x 128 tiles of 8 subgroups of 64 x 32 (BIG), one
+// workgroup per SM for their registers, where there are enough of those to fill about 7/8 of
+// the SMs (Plan::coopmat_sms).
 struct CoopmatTile {
     int64_t rows = kCoopmatTile, tokens = kCoopmatTile;
     uint32_t threads = kCoopmatWg;
     const char* name = "";  // the shader variant's part of the pipeline name
 };
 
-CoopmatTile coopmat_tile(const Adapter& a, int64_t rows, int n_tokens, bool half) {
-    static const bool wide_ok = !env_is("EMBER_VULKAN_COOPMAT_WIDE", "0");
-    static const uint32_t big_env = env_u32("EMBER_VULKAN_COOPMAT_BIG", 2);
-    if (!wide_ok || !half || rows < 1024) return {};
+CoopmatTile coopmat_tile(const Plan& plan, int64_t rows, int n_tokens, bool half) {
+    if (!half || rows < 1024) return {};
     const int64_t big_tiles = (rows + 127) / 128 * ((n_tokens + 127) / 128);
-    const int64_t sms = a.sm_count ? a.sm_count : 128;
-    if (big_env == 1 || (big_env == 2 && 8 * big_tiles >= 7 * sms)) return {128, 128, 256, "big_"};
+    if (8 * big_tiles >= 7 * int64_t(plan.coopmat_sms)) return {128, 128, 256, "big_"};
     return {128, kCoopmatTile, 2 * kCoopmatWg, "wide_"};
 }
 
 }  // namespace
 
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens) {
-    // F16 activations and 128-column stages, loaded when stored (docs/performance.md, item 44);
-    // EMBER_VULKAN_COOPMAT_XH=0 turns them off (F32 activations).
-    static const bool want = !env_is("EMBER_VULKAN_COOPMAT_XH", "0");
-    return want && n_tokens > 1 && use_coopmat(rec, w.type) && w.cols % 8 == 0 &&
-           w.type != GgmlType::F16;
+    // F16 activations and 128-column stages, loaded when stored.
+    return n_tokens > 1 && use_coopmat(rec, w.type) && w.cols % 8 == 0 && w.type != GgmlType::F16;
 }
 
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n) {
@@ -267,12 +268,11 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
         return make_error("vulkan.unsupported_type",
                           "no Vulkan shader for weight type " + std::string(type_name(w.type)));
     // Types the tensor cores do not read (F32, BF16): their rows as F16 in wh, a range of rows
-    // at a time, then the F16 tensor-core matmul (7B Q4_K pp512 on the H200, before item 77: 38
-    // tok/s through matmul.comp, 3,886 this way; docs/performance.md item 74). The barrier before a
-    // copy lets the matmul before it, which may read wh, finish.
+    // at a time, then the F16 tensor-core matmul (on the H200 a hundred times faster than
+    // matmul.comp). The barrier before a copy lets the matmul before it, which may read wh,
+    // finish.
     const uint64_t wh_rows =
-        n_tokens > 1 && wh.buffer &&
-                dequant_scratch_bytes(rec.context().adapter(), w.type, w.rows, w.cols)
+        n_tokens > 1 && wh.size && dequant_scratch_bytes(rec.adapter(), w.type, w.rows, w.cols)
             ? wh.size / (uint64_t(w.cols) * 2)
             : 0;
     if (wh_rows > 0) {
@@ -307,39 +307,31 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                  uint32_t(n_tokens),       x_off,           uint32_t(w.cols),
                  y_off + uint32_t(p.row0), uint32_t(w.rows)};
             if (use_coopmat(rec, w.type)) {
-                // Whole tiles store their results directly (EMBER_VULKAN_COOPMAT_DIRECT=0
-                // turns that off, for comparison).
-                static const bool direct_ok = !env_is("EMBER_VULKAN_COOPMAT_DIRECT", "0");
                 // F16 activations (xh mirrors x element for element): 128-column stages.
-                const bool half = xh.buffer && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
-                const bool tokens_fast = coopmat_tokens_fast(w);
-                const CoopmatTile tile =
-                    coopmat_tile(rec.context().adapter(), p.nrows, n_tokens, half);
-                const bool direct =
-                    direct_ok && p.nrows % tile.rows == 0 && n_tokens % tile.tokens == 0;
+                const bool half = xh.size && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
+                const bool tokens_fast = coopmat_tokens_fast(rec.plan(), w);
+                const CoopmatTile tile = coopmat_tile(rec.plan(), p.nrows, n_tokens, half);
+                // Whole tiles store their results directly.
+                const bool direct = p.nrows % tile.rows == 0 && n_tokens % tile.tokens == 0;
                 std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
                                    tile.name + (direct ? "direct_" : "") + sfx;
-                static const uint32_t diag = env_u32("EMBER_VULKAN_COOPMAT_DIAG", 0) & 31u;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
-                // either way (docs/performance.md, item 44). The 128-row kernel holds
-                // few registers: Q4_0 prefetches everything (0), Q8_0 its weights (2) (item 45);
-                // the 128 x 128 kernel prefetches the weights (2) for both (item 60).
-                // EMBER_VULKAN_COOPMAT_XLOAD sets it for every matmul.
-                static const uint32_t forced = env_u32("EMBER_VULKAN_COOPMAT_XLOAD", UINT32_MAX);
+                // either way. The 128-row kernel holds few registers: Q4_0 prefetches
+                // everything (0), Q8_0 its weights (2); the 128 x 128 kernel prefetches the
+                // weights (2) for both.
                 const bool big = tile.tokens > kCoopmatTile, wide = tile.rows > kCoopmatTile;
-                const uint32_t xload = forced != UINT32_MAX ? std::min(forced, 3u)
-                                       : big                ? 2
-                                       : wide               ? (w.type == GgmlType::Q4_0 ? 0 : 2)
-                                       : half               ? (tokens_fast ? 2 : 3)
-                                                            : 0;
+                const uint32_t xload = big    ? 2
+                                       : wide ? (w.type == GgmlType::Q4_0 ? 0 : 2)
+                                       : half ? (tokens_fast ? 2 : 3)
+                                              : 0;
                 const uint32_t row_tiles = uint32_t((p.nrows + tile.rows - 1) / tile.rows),
                                tok_tiles = uint32_t((n_tokens + tile.tokens - 1) / tile.tokens);
                 EMBER_TRY(rec.dispatch(
                     name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), tile.threads,
                     tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
-                    {tokens_fast ? 1u : 0u, diag, xload}));
+                    {tokens_fast ? 1u : 0u, 0u, xload}));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
@@ -410,10 +402,9 @@ Status op_rope_kv_store(Recorder& rec, BufferRange q, BufferRange k, BufferRange
                                push_size<decltype(pc)>(), kWgElem, (n + kWgElem - 1) / kWgElem);
 }
 
-bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s) {
-    static const bool allowed = !env_is("EMBER_VULKAN_COOPMAT_ATTN", "0");
-    return allowed && ctx.adapter().coopmat_nv && s.n_tokens >= 16 && s.head_dim % 16 == 0 &&
-           s.head_dim <= 128 && s.n_head % s.n_head_kv == 0;
+bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s) {
+    return a.coopmat_nv && s.n_tokens >= 16 && s.head_dim % 16 == 0 && s.head_dim <= 128 &&
+           s.n_head % s.n_head_kv == 0;
 }
 
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
@@ -438,7 +429,7 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
          qdim,
          s.scale,
          k_batch.buffer && v_batch.buffer ? 1u : 0u};
-    if (attention_on_tensor_cores(rec.context(), s)) {
+    if (attention_on_tensor_cores(rec.adapter(), s)) {
         // Keys and values of every position from the F16 cache (the batch's are stored there
         // before attention runs).
         struct {
@@ -460,16 +451,13 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
 
 namespace {
 // The decode attention's threads per workgroup and positions per thread in a pass, and the
-// fewest passes a run takes when a context is split (item 41's sweep on the H200;
-// EMBER_VULKAN_ATTN_WG, _PT and _PASSES for comparisons).
+// fewest passes a run takes when a context is split (the best of a sweep on the H200; the
+// same on every device: the host's grid and the shader's runs() must agree on them).
 struct DecodePlan {
     uint32_t wg, pt, min_passes;
 };
 const DecodePlan& decode_plan() {
-    static const DecodePlan p{
-        std::clamp<uint32_t>(std::bit_floor(env_u32("EMBER_VULKAN_ATTN_WG", 256)), 32, 512),
-        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_ATTN_PT", 8), 1, 16),
-        std::max<uint32_t>(env_u32("EMBER_VULKAN_ATTN_PASSES", 2), 1)};
+    static constexpr DecodePlan p{256, 8, 2};
     return p;
 }
 uint32_t passes_of(const AttentionShape& s, uint32_t n_positions) {
@@ -511,11 +499,10 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
 
 namespace {
 
-// attention.comp's shape constants (N_HEAD_C ... MIN_PASSES_C: constant ids 5-14), 0 where
-// EMBER_VULKAN_ATTN_SHAPES=0 leaves them to the push constants.
+// attention.comp's shape constants (N_HEAD_C ... MIN_PASSES_C: constant ids 5-14); 0 would
+// leave one to the push constants.
 uint32_t attn_shape(uint32_t v) {
-    static const bool on = !env_is("EMBER_VULKAN_ATTN_SHAPES", "0");
-    return on ? v : 0u;
+    return v;
 }
 
 }  // namespace
@@ -558,7 +545,7 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                        attn_shape(std::bit_cast<uint32_t>(pc.scale)),
                        attn_shape(pc.n_split),
                        attn_shape(pc.min_passes)};
-    if (grid.buffer)
+    if (grid.size)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
                                      p.wg, grid, spec);
     return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
@@ -572,7 +559,7 @@ bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
 namespace {
 // The types of attention.comp's fused output projection (include/fused_weights.glsl). Q5_K
 // and Q6_K read too, but with their loads held across the attention a 7B decode was no faster
-// on the H200 than with the separate dispatch (docs/performance.md item 76).
+// on the H200 than with the separate dispatch.
 bool fused_wo_type(GgmlType t) {
     return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q4_K;
 }
@@ -580,11 +567,11 @@ bool fused_wo_type(GgmlType t) {
 
 bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo) {
     // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too.
-    const Adapter& a = rec.context().adapter();
+    const Adapter& a = rec.adapter();
     const uint32_t nch = uint32_t(s.head_dim / 32);
-    return a.atomic_float_add && a.float16 && a.subgroup_shuffle &&
-           !env_is("EMBER_VULKAN_ATTN_WO", "0") && !env_is("EMBER_VULKAN_MATVEC_H", "0") &&
-           decode_attention_supported(s) && fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
+    return a.atomic_float_add && a.float16 && a.subgroup_shuffle && rec.plan().attn_wo &&
+           rec.plan().fused_kernel != FusedKernel::Plain && decode_attention_supported(s) &&
+           fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
            wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
            std::has_single_bit(nch) && nch <= a.subgroup_size && decode_plan().wg % nch == 0;
 }
@@ -598,10 +585,9 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
                           "attention with the output projection fused needs float atomics, F16 "
                           "arithmetic, subgroup shuffles, Q4_0, Q8_0 or Q4_K Wo of n_head * "
                           "head_dim columns and head_dim 32, 64, 128 or 256");
-    // 8 workgroups per head (the best of 2-16 on the H200, item 59), each repeating the head's
-    // attention and taking an eighth of Wo's rows (EMBER_VULKAN_ATTN_WO sets how many).
-    const uint32_t slices =
-        std::clamp<uint32_t>(env_u32("EMBER_VULKAN_ATTN_WO", 8), 1, uint32_t(wo.rows));
+    // Plan::attn_wo_slices workgroups per head (8: the best of 2-16 on the H200), each
+    // repeating the head's attention and taking its share of Wo's rows.
+    const uint32_t slices = std::clamp<uint32_t>(rec.plan().attn_wo_slices, 1, uint32_t(wo.rows));
     const uint32_t slice_rows = uint32_t((wo.rows + slices - 1) / slices);
     // The head's blocks in a row, and the loads per thread that cover a slice (at most 8 at once).
     const uint32_t nch = uint32_t(s.head_dim / 32);
@@ -621,17 +607,16 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          fused_row_stride(wo),
          slice_rows};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
-    // held across the attention (t4 tg128 1,210 vs 1,191). EMBER_VULKAN_ATTN_DIAG leaves parts
-    // out, for timing only (docs/performance.md, item 66).
-    return rec.dispatch(
-        std::string("attention_wo_") + weight_type_suffix(wo.type),
-        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc, push_size<decltype(pc)>(),
-        p.wg, uint32_t(s.n_head), uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-        {std::min<uint32_t>(p.pt, 4), nch, loads, env_u32("EMBER_VULKAN_ATTN_DIAG", 0) & 7u,
-         attn_shape(pc.n_head), attn_shape(pc.n_head_kv), attn_shape(pc.head_dim),
-         attn_shape(pc.kv_stride), attn_shape(pc.wo_rows), attn_shape(pc.wo_stride),
-         attn_shape(pc.slice_rows), attn_shape(std::bit_cast<uint32_t>(pc.scale)),
-         attn_shape(pc.n_split), attn_shape(pc.min_passes)});
+    // held across the attention (t4 tg128 1,210 vs 1,191).
+    return rec.dispatch(std::string("attention_wo_") + weight_type_suffix(wo.type),
+                        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
+                        push_size<decltype(pc)>(), p.wg, uint32_t(s.n_head),
+                        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
+                        {std::min<uint32_t>(p.pt, 4), nch, loads, 0u, attn_shape(pc.n_head),
+                         attn_shape(pc.n_head_kv), attn_shape(pc.head_dim),
+                         attn_shape(pc.kv_stride), attn_shape(pc.wo_rows), attn_shape(pc.wo_stride),
+                         attn_shape(pc.slice_rows), attn_shape(std::bit_cast<uint32_t>(pc.scale)),
+                         attn_shape(pc.n_split), attn_shape(pc.min_passes)});
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,

@@ -9,6 +9,7 @@
 
 #include "quant/types.h"
 #include "vulkan/context.h"
+#include "vulkan/plan.h"
 #include "vulkan/profiler.h"
 
 namespace ember::vulkan {
@@ -39,26 +40,31 @@ const char* weight_type_suffix(GgmlType type);
 
 class Recorder {
 public:
-    // With cmd == VK_NULL_HANDLE nothing is recorded: dispatches only create their pipelines.
-    // With a profiler, every dispatch is followed by a timestamp labelled with its shader's name
-    // or with the last tag().
-    Recorder(Context& ctx, VkCommandBuffer cmd, Profiler* profiler = nullptr)
-        : m_ctx(ctx), m_cmd(cmd), m_prof(profiler) {}
+    // Records what `plan` says. With cmd == VK_NULL_HANDLE nothing is recorded: dispatches only
+    // create their pipelines. With a profiler, every dispatch is followed by a timestamp
+    // labelled with its shader's name or with the last tag().
+    Recorder(Context& ctx, VkCommandBuffer cmd, const Plan& plan, Profiler* profiler = nullptr)
+        : m_ctx(&ctx), m_adapter(ctx.adapter()), m_plan(plan), m_cmd(cmd), m_prof(profiler) {}
+    // The plan make_plan() gives the context's adapter.
+    Recorder(Context& ctx, VkCommandBuffer cmd) : Recorder(ctx, cmd, make_plan(ctx.adapter())) {}
+    // Listing only: every dispatch is appended to `out` as the plan makes it; no device needed.
+    Recorder(const Adapter& adapter, const Plan& plan, std::vector<PlannedDispatch>* out)
+        : m_adapter(adapter), m_plan(plan), m_listing(out) {}
     VkCommandBuffer cmd() const { return m_cmd; }
-    const Context& context() const { return m_ctx; }
+    const Adapter& adapter() const { return m_adapter; }
+    const Plan& plan() const { return m_plan; }
     Status dispatch(const std::string& shader, std::initializer_list<BufferRange> bindings,
                     const void* push, uint32_t push_bytes, uint32_t wg_size, uint32_t gx,
-                    uint32_t gy = 1, uint32_t gz = 1, std::initializer_list<uint32_t> spec = {});
+                    uint32_t gy = 1, uint32_t gz = 1, const SpecConstants& spec = {});
     // Dispatches n workgroups as a 2-D grid (x <= 65535); shaders use linear_workgroup().
     // `spec`: specialization constants 1, 2, ... (0 is the workgroup size).
     Status dispatch_linear(const std::string& shader, std::initializer_list<BufferRange> bindings,
                            const void* push, uint32_t push_bytes, uint32_t wg_size,
-                           uint64_t n_groups, uint32_t gz = 1,
-                           std::initializer_list<uint32_t> spec = {});
+                           uint64_t n_groups, uint32_t gz = 1, const SpecConstants& spec = {});
     // Dispatches the workgroup counts (3 uints) that `grid` holds when the command runs.
     Status dispatch_indirect(const std::string& shader, std::initializer_list<BufferRange> bindings,
                              const void* push, uint32_t push_bytes, uint32_t wg_size,
-                             BufferRange grid, std::initializer_list<uint32_t> spec = {});
+                             BufferRange grid, const SpecConstants& spec = {});
     // Names the dispatches that follow in a profile (e.g. the stage of a layer).
     void tag(const char* label) { m_tag = label; }
     // Zeroes the range; compute reads and writes after it see the zeros.
@@ -76,17 +82,26 @@ private:
     void bind(const Kernel& k, std::initializer_list<BufferRange> bindings, const void* push,
               uint32_t push_bytes);
 
-    Context& m_ctx;
-    VkCommandBuffer m_cmd;
+    // Listing mode: the dispatch as planned, nothing created.
+    void list(const std::string& shader, uint32_t wg_size, uint32_t gx, uint32_t gy, uint32_t gz,
+              bool indirect);
+
+    Context* m_ctx = nullptr;  // null in listing mode
+    const Adapter& m_adapter;
+    Plan m_plan;
+    VkCommandBuffer m_cmd = VK_NULL_HANDLE;
     VkPipeline m_bound = VK_NULL_HANDLE;
     Profiler* m_prof = nullptr;
     const char* m_tag = nullptr;
+    std::vector<PlannedDispatch>* m_listing = nullptr;
 };
 
 // Y[t][y_off + r] (y rows n_out apart) = W X[t] (x rows w.cols apart), t < n_tokens. xh: X as
 // F16 (op_convert_f16), read instead of x where matmul_reads_f16() says so. wh: scratch into
 // which batches of weight types that the tensor cores do not read are dequantized as F16 (in
 // row ranges that fit), to run there anyway (dequant_scratch_bytes() says how much it needs).
+// xh and wh count as given where their size is not 0 (a recording without a command buffer,
+// which binds nothing, gives sizes without buffers).
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
                  uint32_t y_off, int n_tokens, BufferRange xh = {}, BufferRange wh = {});
 // The F16 weight scratch that op_matmul's batches of a [rows, cols] matrix of this type want on
@@ -103,7 +118,7 @@ Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_
 // VK_NV_cooperative_matrix); F32 and BF16 get there through an F16 copy.
 bool matmul_on_tensor_cores(const Adapter& a, GgmlType type);
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
-// kernel's 128-column stages: quantized weights, unless EMBER_VULKAN_COOPMAT_XH=0).
+// kernel's 128-column stages: quantized weights).
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
 // dst (F16)[i] = src[i], i < n
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
@@ -124,15 +139,12 @@ struct FusedMatvec {
     // Qkv of a decode step's first layer: x is the embedding row of the step's token, read from
     // this table (fused_embed_supported), and the row is also written to x for the residual.
     const DeviceTensor* embed = nullptr;
-    // Timing only (Device::timeline): where a Q4_0 subgroup-mode dispatch writes each subgroup's
-    // timestamps, and its slot there (matvec_fused_h.comp, TIMELINE).
-    BufferRange timeline;
-    uint32_t timeline_slot = 0;
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
 // still share theirs: only Q, K and V take a dispatch per type).
-bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w);
+bool fused_matvec_supports(const Adapter& a, const Plan& plan,
+                           std::initializer_list<const DeviceTensor*> w);
 // Whether the fused decode kernels read this type only with F16 dot products (Q4_1, Q5_0,
 // Q5_1 and the K-quants: matvec_fused_h.comp's subgroup mode).
 bool fused_matvec_f16_only(GgmlType type);
@@ -145,12 +157,11 @@ uint32_t fused_row_stride(const DeviceTensor& w);
 Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // Whether a decode step's QKV of wq, wk, wv can look its input up in this embedding table itself
 // (FusedMatvec::embed): one piece, the weights' own type (Q4_0 or Q8_0) and width, and
-// matvec_fused_h.comp's subgroup mode. EMBER_VULKAN_EMBED_FOLD=0 turns it off.
+// matvec_fused_h.comp's subgroup mode.
 bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
                            const DeviceTensor& wk, const DeviceTensor& wv);
 // Whether gate/up can store its rows apart (FusedMode::GateUp) and down read them (silu_in):
-// both run in matvec_fused_h.comp's subgroup mode here. EMBER_VULKAN_GU_APART=0 keeps the
-// Silu mode.
+// both run in matvec_fused_h.comp's subgroup mode here.
 bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
                          const DeviceTensor& down);
 // out[t] = row step_tokens[t] of the table, as floats.
@@ -177,7 +188,7 @@ struct AttentionShape {
 };
 // Whether op_attention runs this batch on the tensor cores (attention_coopmat.comp): then
 // every position's K and V come from the F16 cache, and Q and P are rounded to F16.
-bool attention_on_tensor_cores(const Context& ctx, const AttentionShape& s);
+bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s);
 // out[t][h*hd..] = softmax(q k^T * scale) v over positions [0, pos0 + t], K/V rows n_head_kv*hd.
 // k_batch/v_batch (optional, F32 rows of this batch): the batch's own positions are read from
 // them instead of from the F16 cache.

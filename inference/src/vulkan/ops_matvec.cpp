@@ -6,7 +6,6 @@
 #include <cstring>
 #include <string>
 
-#include "common/env.h"
 #include "vulkan/ops.h"
 
 namespace ember::vulkan {
@@ -35,7 +34,6 @@ constexpr uint32_t kFusedRows = 4;  // SLOTS in matvec_fused.comp
 struct FusedH {
     uint32_t rows = 0, xs_blocks = 0;
     uint32_t warp_unroll = 0;  // > 0: each subgroup owns its rows (WARP_UNROLL in the shader)
-    uint32_t diag = 0;         // EMBER_VULKAN_MATVEC_DIAG, timing only
 };
 
 // Shared memory of matvec_fused_h.comp: x as F16 (2 bytes per column, in steps of 8 blocks to
@@ -48,10 +46,9 @@ bool fused_h_fits(const Adapter& a, uint32_t xs_blocks, uint32_t rows) {
     return uint64_t(xs_blocks) * (64 + 4) + rows * 32 * 4 + 2 * 128 * 4 <=
            a.props.limits.maxComputeSharedMemorySize;
 }
-// Whether matvec_fused_h.comp can run type t here at all (EMBER_VULKAN_MATVEC_H=0 turns it off).
-bool fused_h_available(const Adapter& a, GgmlType t, int64_t cols) {
-    const char* force = std::getenv("EMBER_VULKAN_MATVEC_H");
-    return a.float16 && fused_matvec_f16_type(t) && (!force || std::strcmp(force, "1") == 0) &&
+// Whether matvec_fused_h.comp can run type t here at all (not with FusedKernel::Plain).
+bool fused_h_available(const Adapter& a, const Plan& plan, GgmlType t, int64_t cols) {
+    return a.float16 && fused_matvec_f16_type(t) && plan.fused_kernel != FusedKernel::Plain &&
            fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2);
 }
 
@@ -59,21 +56,22 @@ bool fused_h_available(const Adapter& a, GgmlType t, int64_t cols) {
 // one row in the subgroup mode (FusedMode::GateUp).
 FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
                     uint32_t ksplit = 1, bool one_row = false) {
-    const Adapter& a = rec.context().adapter();
-    if (!fused_h_available(a, w.type, w.cols)) return {};
-    // EMBER_VULKAN_MATVEC_WARP caps the blocks per lane a step, 0 selecting the per-workgroup
-    // mode of item 31 (used there only for Q4_0 rows of 4096 columns unless
-    // EMBER_VULKAN_MATVEC_H=1; types other than Q4_0 and Q8_0 keep the subgroup mode).
-    const bool force = std::getenv("EMBER_VULKAN_MATVEC_H") != nullptr;
+    const Adapter& a = rec.adapter();
+    const Plan& plan = rec.plan();
+    if (!fused_h_available(a, plan, w.type, w.cols)) return {};
+    // Plan::matvec_max_unroll caps the blocks per lane a step, 0 selecting the per-workgroup
+    // mode (used only for Q4_0 rows of 4096 columns unless FusedKernel::Staged; types other
+    // than Q4_0 and Q8_0 keep the subgroup mode).
+    const bool force = plan.fused_kernel == FusedKernel::Staged;
     const bool sub_only = fused_matvec_f16_only(w.type);
-    // Subgroups owning their rows (docs/performance.md, item 35): each lane loads at most 3
-    // Q4_0, Q4_1 or Q4_K, or 2 blocks of the others, of each of 2 rows a step (96-128 bytes in
-    // flight; the best of 1-6 measured on the H200 for Q4_0 and Q8_0), and the steps of a row
-    // are balanced (a 176-block row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
+    // Subgroups owning their rows: each lane loads at most 3 Q4_0, Q4_1 or Q4_K, or 2 blocks
+    // of the others, of each of 2 rows a step (96-128 bytes in flight; the best of 1-6
+    // measured on the H200 for Q4_0 and Q8_0), and the steps of a row are balanced (a
+    // 176-block row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
     const uint32_t unroll_default =
         w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q4_K ? 3 : 2;
-    uint32_t max_unroll =
-        std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_WARP", unroll_default), 8);
+    uint32_t max_unroll = std::min<uint32_t>(
+        plan.matvec_max_unroll == Plan::kAuto ? unroll_default : plan.matvec_max_unroll, 8);
     if (sub_only && !max_unroll) max_unroll = unroll_default;
     // One row a group: as many bytes in flight a lane as two rows at the default.
     if (one_row && max_unroll) max_unroll = std::min<uint32_t>(2 * max_unroll, 8);
@@ -89,7 +87,7 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     }
     // Q8_0 holds twice the registers per row (two blocks' loads in flight per row).
     uint32_t rows = warp_unroll ? 2 : w.type == GgmlType::Q4_0 ? 8 : 4;
-    rows = env_u32("EMBER_VULKAN_MATVEC_ROWS", rows);
+    if (plan.matvec_rows) rows = plan.matvec_rows;
     if (rows != 2 && rows != 4 && rows != 8 && rows != 16) rows = 8;
     // In the subgroup mode lane r writes row r of a group.
     while (warp_unroll && rows > 2 && rows > a.subgroup_size) rows /= 2;
@@ -105,41 +103,19 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     if (!warp_unroll) ksplit = 1;
     const uint32_t xs_blocks = fused_h_xs_blocks(w.cols, ksplit);
     if (!fused_h_fits(a, xs_blocks, rows)) return {};
-    return {rows, xs_blocks, warp_unroll,
-            std::min<uint32_t>(env_u32("EMBER_VULKAN_MATVEC_DIAG", 0), 15)};
-}
-
-// XREG_ALLOWED in matvec_fused_h.comp: whether stage_x may hold a thread's part of x in
-// registers (the shader does where that part is small); EMBER_VULKAN_MATVEC_XREG=0 keeps the
-// loop.
-uint32_t xreg_allowed() {
-    static const bool allowed = !env_is("EMBER_VULKAN_MATVEC_XREG", "0");
-    return allowed ? 1 : 0;
-}
-
-// MODE_CONST in both kernels: the mode as a specialization constant, a pipeline per mode
-// (EMBER_VULKAN_MATVEC_MODES=0: one pipeline reading the mode from the push constants).
-uint32_t mode_const(FusedMode m) {
-    static const bool per_mode = !env_is("EMBER_VULKAN_MATVEC_MODES", "0");
-    return per_mode ? uint32_t(m) : 8u;
-}
-
-// The staged-x kernel's shape constants (NCOLS_C ... KV_DIM_C, X_OFF_C ... HAS_FF_C), 0 where
-// EMBER_VULKAN_MATVEC_SHAPES=0 leaves them to the push constants.
-uint32_t shape_const(uint32_t v) {
-    static const bool on = !env_is("EMBER_VULKAN_MATVEC_SHAPES", "0");
-    return on ? v : 0u;
+    return {rows, xs_blocks, warp_unroll};
 }
 
 }  // namespace
 
-bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceTensor*> w) {
+bool fused_matvec_supports(const Adapter& a, const Plan& plan,
+                           std::initializer_list<const DeviceTensor*> w) {
     const DeviceTensor* first = *w.begin();
     bool one_type = true, all_h = true;
     for (const DeviceTensor* t : w) {
         if (!t || t->pieces.size() != 1 || t->cols != first->cols) return false;
         one_type = one_type && t->type == first->type;
-        all_h = all_h && fused_h_available(a, t->type, t->cols);
+        all_h = all_h && fused_h_available(a, plan, t->type, t->cols);
     }
     // matvec_fused.comp reads these, matvec_fused_h.comp its types (a dispatch per type).
     const GgmlType t = first->type;
@@ -149,38 +125,42 @@ bool fused_matvec_supports(const Adapter& a, std::initializer_list<const DeviceT
 
 namespace {
 
+// matvec_fused*.comp's push constants.
+struct FusedPush {
+    uint32_t ncols, stride, mode, rows0, rows1, x_off, y_off, has_norm;
+    float eps;
+    uint32_t head_dim, n_rot;
+    float freq_base;
+    uint32_t has_ff, kv_dim, ksplit, row_first, row_end, tl_slot;
+};
+
+// matvec_fused_h.comp's specialization constants, in constant_id order (1-25). The shape
+// constants repeat push constants so that the compiler sees them (those marked _1 hold the
+// value + 1: 0 leaves the value to the push constants).
+struct FusedHSpec {
+    uint32_t xs_blocks, rows, warp_unroll, diag, xreg_allowed, mode;
+    uint32_t ncols, stride, ksplit, rows0, rows1;
+    uint32_t n_wg;  // the workgroups, where dispatch_linear's grid holds exactly that many
+    uint32_t has_norm_1, head_dim, kv_dim, silu_in, x_off_1, y_off_1, row_first_1, row_end_1;
+    uint32_t eps_bits, n_rot, freq_base_bits, has_ff_1, embed;
+};
+
+// matvec_fused.comp's one constant: the mode, a pipeline per mode.
+struct FusedSpec {
+    uint32_t mode;
+};
+
 // One dispatch of op_matvec_fused: rows [row_first, row_end) of its matrices (row_end 0: all),
 // all of w0's type; w0-w2 are the bindings.
-Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
-                    const DeviceTensor& w1, const DeviceTensor& w2, uint32_t row_first,
-                    uint32_t row_end) {
-    // The rows of the matrices (a dispatch of some of them binds others in their places).
-    const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
-    struct {
-        uint32_t ncols, stride, mode, rows0, rows1, x_off, y_off, has_norm;
-        float eps;
-        uint32_t head_dim, n_rot;
-        float freq_base;
-        uint32_t has_ff, kv_dim, ksplit, row_first, row_end, tl_slot;
-    } pc{uint32_t(w0.cols),
-         fused_row_stride(w0),
-         uint32_t(f.mode),
-         uint32_t(rows0),
-         uint32_t(rows1),
-         f.x_off,
-         f.y_off,
-         f.norm.buffer ? 1u : 0u,
-         f.eps,
-         f.head_dim,
-         f.n_rot,
-         f.freq_base,
-         f.ff.buffer ? 1u : 0u,
-         uint32_t(rows1),
-         1u,
-         row_first,
-         row_end,
-         f.timeline_slot};
-    auto groups_of = [&](uint32_t rows) -> uint64_t {
+struct FusedDispatch {
+    const FusedMatvec& f;
+    const DeviceTensor &w0, &w1, &w2;
+    uint32_t row_first, row_end;
+    int64_t rows0, rows1;  // the rows of the matrices (a dispatch of some binds others too)
+    FusedPush pc;
+
+    // Groups of `rows` rows that the dispatch covers.
+    uint64_t groups_of(uint32_t rows) const {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
             case FusedMode::Qkv:
@@ -192,65 +172,202 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
             default:
                 return (rows0 + rows - 1) / rows;
         }
-    };
+    }
+};
+
+FusedDispatch fused_dispatch(const FusedMatvec& f, const DeviceTensor& w0, const DeviceTensor& w1,
+                             const DeviceTensor& w2, uint32_t row_first, uint32_t row_end) {
+    const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
+    const FusedPush pc{uint32_t(w0.cols),
+                       fused_row_stride(w0),
+                       uint32_t(f.mode),
+                       uint32_t(rows0),
+                       uint32_t(rows1),
+                       f.x_off,
+                       f.y_off,
+                       f.norm.buffer ? 1u : 0u,
+                       f.eps,
+                       f.head_dim,
+                       f.n_rot,
+                       f.freq_base,
+                       f.ff.buffer ? 1u : 0u,
+                       uint32_t(rows1),
+                       1u,
+                       row_first,
+                       row_end,
+                       0u};
+    return {f, w0, w1, w2, row_first, row_end, rows0, rows1, pc};
+}
+
+Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& shader,
+                      uint32_t threads, uint64_t n_wg, const SpecConstants& spec) {
+    const FusedMatvec& f = d.f;
     // Unused bindings still need a valid buffer.
     auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
-    // Binding 10 is read only by the timeline variant (f.timeline), 11 written only where x is
-    // looked up in the embedding table (f.embed, then at binding 3); the others ignore them.
-    // (The validation layer counts 11 as written by every variant: bound to x, the dispatches
-    // of one QKV, which no barrier separates, would read what another "writes".)
-    auto bindings = {w0.pieces[0].range, w1.pieces[0].range,
-                     w2.pieces[0].range, f.embed ? f.embed->pieces[0].range : f.x,
-                     or_x(f.norm),       f.y,
-                     or_y(f.k_cache),    or_y(f.v_cache),
-                     or_x(f.step),       or_x(f.ff),
-                     or_y(f.timeline),   f.embed ? f.x : f.y};
-    const Adapter& a = rec.context().adapter();
+    // Binding 10 is read by no variant built; 11 is written only where x is looked up in the
+    // embedding table (f.embed, then at binding 3); the others ignore it. (The validation
+    // layer counts 11 as written by every variant: bound to x, the dispatches of one QKV,
+    // which no barrier separates, would read what another "writes".)
+    return rec.dispatch_linear(
+        shader,
+        {d.w0.pieces[0].range, d.w1.pieces[0].range, d.w2.pieces[0].range,
+         f.embed ? f.embed->pieces[0].range : f.x, or_x(f.norm), f.y, or_y(f.k_cache),
+         or_y(f.v_cache), or_x(f.step), or_x(f.ff), f.y, f.embed ? f.x : f.y},
+        &d.pc, push_size<FusedPush>(), threads, n_wg, 1, spec);
+}
+
+// The subgroup mode's threads a workgroup, subgroups a workgroup, and workgroups before the
+// rows are counted (enough to fill the GPU once).
+struct SubgroupGrid {
+    uint32_t threads;
+    uint64_t per_wg, n_wg;
+};
+
+SubgroupGrid subgroup_grid(const Recorder& rec, const FusedDispatch& d) {
+    const Adapter& a = rec.adapter();
+    const Plan& plan = rec.plan();
+    const DeviceTensor& w0 = d.w0;
     // common.glsl's reductions hold 128 subgroups: 512 threads, or 1,024 in subgroups of 8.
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
     // Q4_0 and Q8_0 gate/up of 4,096 columns or more on NVIDIA: 3 workgroups of 14 subgroups an
     // SM. The kernel's 48 registers leave room for 42 subgroups (1,344 threads) an SM, and 7B's
     // 22,016 rows take 4 full rounds over 5,544 subgroups, where 40 an SM took a fifth round, a
-    // sixth full (7B Q4_0 +0.6-0.8%, Q8_0 +0.3-0.5% on the H200; TinyLlama's 2,048 columns not:
-    // docs/performance.md, item 109).
-    const bool gu_wide = f.mode == FusedMode::GateUp && w0.cols >= 4096 && a.sm_count &&
-                         sgs == 32 && (w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0);
-    const std::string mode_s = std::to_string(int(f.mode));
-    const uint32_t h_wg = std::clamp<uint32_t>(
-        env_u32(("EMBER_VULKAN_MATVEC_WG" + mode_s).c_str(),
-                env_u32("EMBER_VULKAN_MATVEC_WG", gu_wide ? 448 : 256)),
+    // sixth full (7B Q4_0 +0.6-0.8%, Q8_0 +0.3-0.5% on the H200; TinyLlama's 2,048 columns not).
+    const bool gu_wide = d.f.mode == FusedMode::GateUp && w0.cols >= 4096 && plan.gate_up_wide &&
+                         (w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0);
+    const uint32_t threads = std::clamp<uint32_t>(
+        plan.matvec_threads ? plan.matvec_threads
+        : gu_wide           ? 448
+                            : 256,
         32,
         std::min({sgs >= 8 ? 1024u : 512u, a.props.limits.maxComputeWorkGroupSize[0],
                   a.props.limits.maxComputeWorkGroupInvocations}));
-    const uint64_t per_wg = std::max<uint32_t>(h_wg / sgs, 1);
+    const uint64_t per_wg = std::max<uint32_t>(threads / sgs, 1);
     // 1,024 threads an SM; Q4_0 rows of 4,096 columns or more 1,280 (5 workgroups of 256:
-    // 7B Q4_0 decoded 0.6-2% faster on the H200, Q8_0 slower, TinyLlama's Q4_0 the same,
-    // docs/performance.md item 82). EMBER_VULKAN_MATVEC_Q4_SM sets the Q4_0 count, in quarters.
+    // 7B Q4_0 decoded 0.6-2% faster on the H200, Q8_0 slower, TinyLlama's Q4_0 the same).
     const bool q4_wide = w0.type == GgmlType::Q4_0 && w0.cols >= 4096;
-    const uint32_t per_sm = gu_wide
-                                ? std::max<uint32_t>(1344 / h_wg, 1)
-                                : std::max<uint32_t>(1024 / h_wg, 1) *
-                                      (q4_wide ? env_u32("EMBER_VULKAN_MATVEC_Q4_SM", 5) : 4) / 4;
-    uint64_t n_wg = env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? a.sm_count * per_sm : 256);
-    n_wg = env_u32(("EMBER_VULKAN_MATVEC_WGS" + mode_s).c_str(), uint32_t(n_wg));
-    // Residual adds whose groups of 2 rows would leave subgroups idle (7B's down and output
-    // projections: 2,048 groups for 4,224 subgroups) split the columns into parts of at most
-    // 96 Q4_0 or 128 Q8_0 blocks (one or two steps a lane, the best measured on the H200), each
-    // workgroup staging only its part of x and adding its sums with float atomics
-    // (docs/performance.md, item 64).
-    if (f.mode == FusedMode::Add && !f.norm.buffer && a.atomic_float_add) {
-        const bool q4 = w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q4_K;
-        const uint64_t nblk = w0.cols / 32, part = sgs * (q4 ? 3 : 4);
-        uint64_t ks = env_u32("EMBER_VULKAN_MATVEC_KSPLIT", 0);
-        if (ks == 0) ks = groups_of(2) < n_wg * per_wg ? (nblk + part - 1) / part : 1;
-        pc.ksplit = uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
+    const uint32_t per_sm = gu_wide ? std::max<uint32_t>(1344 / threads, 1)
+                                    : std::max<uint32_t>(1024 / threads, 1) *
+                                          (q4_wide ? plan.matvec_q4_sm_quarters : 4) / 4;
+    const uint64_t n_wg = plan.matvec_grid ? plan.matvec_grid
+                          : plan.sm_count  ? uint64_t(plan.sm_count) * per_sm
+                                           : plan.matvec_workgroups;
+    return {threads, per_wg, n_wg};
+}
+
+// Column parts of a residual add whose groups of 2 rows would leave subgroups idle (7B's down
+// and output projections: 2,048 groups for 4,224 subgroups): parts of at most 96 Q4_0 or 128
+// Q8_0 blocks (one or two steps a lane, the best measured on the H200), each workgroup staging
+// only its part of x and adding its sums with float atomics.
+uint32_t add_column_parts(const Recorder& rec, const FusedDispatch& d, const SubgroupGrid& g) {
+    const Adapter& a = rec.adapter();
+    if (d.f.mode != FusedMode::Add || d.f.norm.buffer || !a.atomic_float_add) return 1;
+    const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+    const bool q4 = d.w0.type == GgmlType::Q4_0 || d.w0.type == GgmlType::Q4_K;
+    const uint64_t nblk = d.w0.cols / 32, part = sgs * (q4 ? 3 : 4);
+    uint64_t ks = rec.plan().matvec_ksplit;
+    if (ks == 0) ks = d.groups_of(2) < g.n_wg * g.per_wg ? (nblk + part - 1) / part : 1;
+    return uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
+}
+
+// Subgroups own their rows: enough workgroups to fill the GPU once, each staging x. With
+// column parts, workgroup w takes part w % ksplit (the shader's split).
+Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, SubgroupGrid g) {
+    const uint32_t ksplit = d.pc.ksplit;
+    // A dispatch of some of the rows (matrices of another type take the rest) gets its share
+    // of the workgroups.
+    uint64_t n_wg = g.n_wg;
+    if (d.row_end) {
+        const uint64_t all = uint64_t(d.f.mode == FusedMode::Qkv ? d.rows0 + 2 * d.rows1 : d.rows0);
+        n_wg = std::max<uint64_t>(1, (n_wg * (d.row_end - d.row_first) + all - 1) / all);
     }
-    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? rows1 : 0, pc.ksplit,
+    const uint64_t groups = d.groups_of(h.rows), per_part = (groups + g.per_wg - 1) / g.per_wg;
+    n_wg = std::max<uint64_t>(1, std::min(n_wg / ksplit, per_part)) * ksplit;
+    // The rounds of groups evened out: as many rounds, but no last round of a few groups that
+    // the whole dispatch waits for (7B Q4_0's QKV: 6,144 groups over 5,280 subgroups took two
+    // rounds, the second 16% full; 384 workgroups take two full ones). Not for gate/up, whose
+    // fewer workgroups then ran slower on the H200 (Plan::matvec_balance: a bit per mode).
+    if (rec.plan().matvec_balance >> uint32_t(d.f.mode) & 1u) {
+        const uint64_t sg = n_wg / ksplit * g.per_wg, rounds = (groups + sg - 1) / sg;
+        n_wg = (groups + rounds * g.per_wg - 1) / (rounds * g.per_wg) * ksplit;
+    }
+    const FusedPush& pc = d.pc;
+    const FusedHSpec spec{h.xs_blocks,
+                          h.rows,
+                          h.warp_unroll,
+                          0,
+                          1,
+                          uint32_t(d.f.mode),
+                          pc.ncols,
+                          pc.stride,
+                          pc.ksplit,
+                          pc.rows0,
+                          pc.rows1,
+                          n_wg <= 65535 ? uint32_t(n_wg) : 0u,
+                          pc.has_norm + 1,
+                          pc.head_dim,
+                          pc.kv_dim,
+                          d.f.silu_in ? 1u : 0u,
+                          pc.x_off + 1,
+                          pc.y_off + 1,
+                          d.row_first + 1,
+                          d.row_end + 1,
+                          std::bit_cast<uint32_t>(pc.eps),
+                          pc.n_rot,
+                          std::bit_cast<uint32_t>(pc.freq_base),
+                          pc.has_ff + 1,
+                          d.f.embed ? 1u : 0u};
+    return dispatch_fused(rec, d,
+                          std::string(ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
+                              weight_type_suffix(d.w0.type),
+                          g.threads, n_wg, SpecConstants::of(spec));
+}
+
+// matvec_fused_h.comp's per-workgroup mode: few workgroups, each looping over groups of rows,
+// each staging x once.
+Status record_staged(Recorder& rec, const FusedDispatch& d, const FusedH& h) {
+    const Plan& plan = rec.plan();
+    // Threads take whole blocks: as few steps per thread as 128 threads allow.
+    const uint64_t nblk = uint64_t(d.w0.cols) / 32;
+    const uint64_t steps = (nblk + 127) / 128;
+    const uint32_t wg =
+        uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
+    const uint64_t loop_wgs = std::max<uint64_t>(1, plan.matvec_grid ? plan.matvec_grid
+                                                    : plan.sm_count  ? 4 * uint64_t(plan.sm_count)
+                                                                     : plan.matvec_loop_workgroups);
+    // FusedHSpec's first 6 constants (xs_blocks ... mode); the shape constants stay at 0 in
+    // this mode.
+    const SpecConstants spec = {h.xs_blocks, h.rows, 0u, 0u, 1u, uint32_t(d.f.mode)};
+    return dispatch_fused(rec, d, std::string("matvec_fused_h_") + weight_type_suffix(d.w0.type),
+                          wg, std::min(d.groups_of(h.rows), loop_wgs), spec);
+}
+
+// matvec_fused.comp (F32 arithmetic): 4 rows a workgroup.
+Status record_plain(Recorder& rec, const FusedDispatch& d) {
+    // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
+    // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
+    // H200); float types: one thread per block, at most 128.
+    const uint64_t chunks = (d.w0.cols + 31) / 32;
+    const bool quantized = d.w0.type == GgmlType::Q4_0 || d.w0.type == GgmlType::Q8_0;
+    const uint64_t slots = quantized ? 4 * chunks : chunks;
+    const uint32_t wg = slots <= 32 ? 32 : slots <= 64 ? 64 : 128;
+    return dispatch_fused(rec, d, std::string("matvec_fused_") + weight_type_suffix(d.w0.type), wg,
+                          d.groups_of(kFusedRows),
+                          SpecConstants::of(FusedSpec{uint32_t(d.f.mode)}));
+}
+
+Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
+                    const DeviceTensor& w1, const DeviceTensor& w2, uint32_t row_first,
+                    uint32_t row_end) {
+    FusedDispatch d = fused_dispatch(f, w0, w1, w2, row_first, row_end);
+    const SubgroupGrid g = subgroup_grid(rec, d);
+    d.pc.ksplit = add_column_parts(rec, d, g);
+    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? d.rows1 : 0, d.pc.ksplit,
                                   f.mode == FusedMode::GateUp);
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
-    if (!subgroups) pc.ksplit = 1;
+    if (!subgroups) d.pc.ksplit = 1;
     if (!subgroups && (f.mode == FusedMode::GateUp || f.silu_in))
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec: gate and up apart (and SiLU on the input) need the "
@@ -264,77 +381,16 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
-    if (subgroups) {
-        // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x.
-        // With column parts, workgroup w takes part w % ksplit (the shader's split).
-        // A dispatch of some of the rows (matrices of another type take the rest) gets its
-        // share of the workgroups.
-        if (row_end) {
-            const uint64_t all = uint64_t(f.mode == FusedMode::Qkv ? rows0 + 2 * rows1 : rows0);
-            n_wg = std::max<uint64_t>(1, (n_wg * (row_end - row_first) + all - 1) / all);
-        }
-        const uint64_t groups = groups_of(h.rows), per_part = (groups + per_wg - 1) / per_wg;
-        n_wg = std::max<uint64_t>(1, std::min(n_wg / pc.ksplit, per_part)) * pc.ksplit;
-        // The rounds of groups evened out: as many rounds, but no last round of a few groups
-        // that the whole dispatch waits for (7B Q4_0's QKV: 6,144 groups over 5,280 subgroups
-        // took two rounds, the second 16% full; 384 workgroups take two full ones). Not for
-        // gate/up, whose fewer workgroups then ran slower on the H200 (docs/performance.md,
-        // item 106). EMBER_VULKAN_MATVEC_BALANCE holds a bit per FusedMode, 7 (the default)
-        // for Store, Add and Qkv; 0 keeps the GPU filled once.
-        static const uint32_t balance = env_u32("EMBER_VULKAN_MATVEC_BALANCE", 7);
-        if (balance >> uint32_t(f.mode) & 1u) {
-            const uint64_t sg = n_wg / pc.ksplit * per_wg, rounds = (groups + sg - 1) / sg;
-            n_wg = (groups + rounds * per_wg - 1) / (rounds * per_wg) * pc.ksplit;
-        }
-        // (EMBER_VULKAN_TIMELINE: the Q4_0 variant with timestamps.)
-        const bool timed = f.timeline.buffer && w0.type == GgmlType::Q4_0;
-        return rec.dispatch_linear(
-            std::string(pc.ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
-                (timed ? std::string("timeline_q4_0") : weight_type_suffix(w0.type)),
-            bindings, &pc, push_size<decltype(pc)>(), h_wg, n_wg, 1,
-            {h.xs_blocks, h.rows, h.warp_unroll, h.diag, xreg_allowed(), mode_const(f.mode),
-             shape_const(pc.ncols), shape_const(pc.stride), shape_const(pc.ksplit),
-             shape_const(pc.rows0), shape_const(pc.rows1),
-             // (the workgroups only where dispatch_linear's grid holds exactly n_wg)
-             n_wg <= 65535 ? shape_const(uint32_t(n_wg)) : 0u, shape_const(pc.has_norm + 1),
-             shape_const(pc.head_dim), shape_const(pc.kv_dim), f.silu_in ? 1u : 0u,
-             shape_const(pc.x_off + 1), shape_const(pc.y_off + 1), shape_const(row_first + 1),
-             shape_const(row_end + 1), shape_const(std::bit_cast<uint32_t>(pc.eps)),
-             shape_const(pc.n_rot), shape_const(std::bit_cast<uint32_t>(pc.freq_base)),
-             shape_const(pc.has_ff + 1), f.embed ? 1u : 0u});
-    } else if (h.rows) {
-        // Threads take whole blocks: as few steps per thread as 128 threads allow.
-        const uint64_t nblk = uint64_t(w0.cols) / 32;
-        const uint64_t steps = (nblk + 127) / 128;
-        const uint32_t wg =
-            uint32_t(std::max<uint64_t>(32, ((nblk + steps - 1) / steps + 31) / 32 * 32));
-        // Few workgroups, each looping over groups of rows: every workgroup stages x once
-        // (EMBER_VULKAN_MATVEC_WGS sets how many, for comparison).
-        const uint64_t loop_wgs = std::max<uint64_t>(
-            1, env_u32("EMBER_VULKAN_MATVEC_WGS", a.sm_count ? 4 * a.sm_count : 512));
-        return rec.dispatch_linear(
-            std::string("matvec_fused_h_") + weight_type_suffix(w0.type), bindings, &pc,
-            push_size<decltype(pc)>(), wg, std::min(groups_of(h.rows), loop_wgs), 1,
-            {h.xs_blocks, h.rows, 0, h.diag, xreg_allowed(), mode_const(f.mode)});
-    }
-    // Quantized types: 4 threads per 32-column block, up to 128 (2048 columns took 4 steps per
-    // thread with 64 threads; 128 threads and 2 steps decode TinyLlama 2-4% faster on the
-    // H200); float types: one thread per block, at most 128.
-    const uint64_t chunks = (w0.cols + 31) / 32;
-    const bool quantized = w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0;
-    const uint64_t slots = quantized ? 4 * chunks : chunks;
-    const uint32_t wg = slots <= 32 ? 32 : slots <= 64 ? 64 : 128;
-    return rec.dispatch_linear(std::string("matvec_fused_") + weight_type_suffix(w0.type), bindings,
-                               &pc, push_size<decltype(pc)>(), wg, groups_of(kFusedRows), 1,
-                               {mode_const(f.mode)});
+    if (subgroups) return record_subgroups(rec, d, h, g);
+    if (h.rows) return record_staged(rec, d, h);
+    return record_plain(rec, d);
 }
 
 }  // namespace
 
 bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
                          const DeviceTensor& down) {
-    static const bool on = !env_is("EMBER_VULKAN_GU_APART", "0");
-    if (!on || gate.type != up.type) return false;
+    if (gate.type != up.type) return false;
     // (Down's plan as record_fused makes it for a residual add without a norm: column parts
     // only change how much of x a workgroup stages.)
     const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
@@ -343,12 +399,11 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
 
 bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
                            const DeviceTensor& wk, const DeviceTensor& wv) {
-    static const bool on = !env_is("EMBER_VULKAN_EMBED_FOLD", "0");
     const GgmlType t = table.type;
-    if (!on || (t != GgmlType::Q4_0 && t != GgmlType::Q8_0) || table.pieces.size() != 1 ||
-        wq.type != t || wk.type != t || wv.type != t || table.cols != wq.cols ||
+    if ((t != GgmlType::Q4_0 && t != GgmlType::Q8_0) || table.pieces.size() != 1 || wq.type != t ||
+        wk.type != t || wv.type != t || table.cols != wq.cols ||
         fused_row_stride(table) != fused_row_stride(wq) ||
-        !fused_matvec_supports(rec.context().adapter(), {&wq, &wk, &wv}))
+        !fused_matvec_supports(rec.adapter(), rec.plan(), {&wq, &wk, &wv}))
         return false;
     const FusedH h = fused_h_plan(rec, wq, wk.rows);
     return h.rows && h.warp_unroll;
@@ -362,8 +417,8 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
     const DeviceTensor& w0 = *f.w[0];
     const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
     const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
-    const Adapter& a = rec.context().adapter();
-    if (!fused_matvec_supports(a, {&w0, &w1, &w2}))
+    const Adapter& a = rec.adapter();
+    if (!fused_matvec_supports(a, rec.plan(), {&w0, &w1, &w2}))
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec needs single-piece weights of one width, all of types "
                           "this device's fused kernels read (F32, F16, Q8_0, Q4_0 of one type; "

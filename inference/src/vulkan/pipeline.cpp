@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <string>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "common/log.h"
@@ -132,45 +132,6 @@ Status PipelineCache::save() const {
     return {};
 }
 
-// The compiler's statistics of a pipeline (registers, shared memory, ...), one line on stderr.
-static void print_pipeline_stats(const Device& device, VkPipeline p, const std::string& key) {
-    VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
-    pi.pipeline = p;
-    uint32_t n_exec = 0;
-    if (vkGetPipelineExecutablePropertiesKHR(device.handle(), &pi, &n_exec, nullptr) != VK_SUCCESS)
-        return;
-    for (uint32_t e = 0; e < n_exec; ++e) {
-        VkPipelineExecutableInfoKHR ei{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
-        ei.pipeline = p;
-        ei.executableIndex = e;
-        uint32_t n = 0;
-        if (vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, nullptr) != VK_SUCCESS)
-            continue;
-        std::vector<VkPipelineExecutableStatisticKHR> st(
-            n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
-        if (vkGetPipelineExecutableStatisticsKHR(device.handle(), &ei, &n, st.data()) != VK_SUCCESS)
-            continue;
-        std::string line = "pipeline stats " + key + ":";
-        for (const auto& s : st) {
-            line += std::string(" ") + s.name + "=";
-            switch (s.format) {
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
-                    line += s.value.b32 ? "true" : "false";
-                    break;
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
-                    line += std::to_string(s.value.i64);
-                    break;
-                case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
-                    line += std::to_string(s.value.u64);
-                    break;
-                default:
-                    line += std::to_string(s.value.f64);
-            }
-        }
-        std::fprintf(stderr, "%s\n", line.c_str());
-    }
-}
-
 Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
                                   VkShaderModule module, VkPipelineLayout layout,
                                   const std::vector<uint32_t>& constants, bool* cache_hit) {
@@ -186,7 +147,6 @@ Result<Pipeline> Pipeline::create(const Device& device, VkPipelineCache cache,
     ci.stage.pName = "main";
     ci.stage.pSpecializationInfo = &spec;
     ci.layout = layout;
-    if (device.pipeline_stats()) ci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     // Creation feedback tells whether the cache served the pipeline (the device is created for
     // Vulkan 1.2, so it is the extension even where 1.3 has it in core).
     VkPipelineCreationFeedback fb{};
@@ -229,12 +189,15 @@ Status Pipelines::save_cache() {
 
 Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindings,
                                      uint32_t push_bytes, uint32_t workgroup_size,
-                                     std::initializer_list<uint32_t> extra) {
+                                     const SpecConstants& extra) {
     std::lock_guard lock(m_mutex);
     std::vector<uint32_t> constants{workgroup_size};
     constants.insert(constants.end(), extra.begin(), extra.end());
     std::string key = shader;
-    for (uint32_t c : constants) key += "/" + std::to_string(c);
+    for (uint32_t c : constants) {
+        key += '/';
+        key += std::to_string(c);
+    }
     if (auto it = m_kernels.find(key); it != m_kernels.end()) return it->second.get();
     auto spirv = find_shader(shader);
     if (spirv.empty())
@@ -252,7 +215,6 @@ Result<const Kernel*> Pipelines::get(const std::string& shader, uint32_t n_bindi
         return make_error(e.code, "pipeline of shader '" + key + "': " + e.message);
     }
     k->pipeline = std::move(pipeline).value();
-    if (m_device->pipeline_stats()) print_pipeline_stats(*m_device, k->pipeline.handle(), key);
     k->n_bindings = n_bindings;
     k->push_bytes = push_bytes;
     k->workgroup_size = workgroup_size;

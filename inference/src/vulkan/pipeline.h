@@ -1,12 +1,17 @@
 // Compute pipelines built from the embedded shaders, and the on-disk pipeline cache.
 #pragma once
 
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "vulkan/device.h"
@@ -72,13 +77,40 @@ struct Kernel {
 };
 
 // Kernels created on first use and kept for the device's lifetime.
+// Specialization constants 1, 2, ... of a pipeline (0 is the workgroup size): a braced list,
+// or of(s) for a shader's named struct of 32-bit constants in constant_id order.
+class SpecConstants {
+public:
+    static constexpr size_t kMax = 32;
+    SpecConstants() = default;
+    SpecConstants(std::initializer_list<uint32_t> l) : m_n(l.size()) {
+        assert(l.size() <= kMax);
+        std::copy(l.begin(), l.end(), m_words.begin());
+    }
+    template <class S>
+    static SpecConstants of(const S& s) {
+        static_assert(sizeof(S) % 4 == 0 && sizeof(S) / 4 <= kMax &&
+                      std::is_trivially_copyable_v<S>);
+        SpecConstants c;
+        c.m_n = sizeof(S) / 4;
+        std::memcpy(c.m_words.data(), &s, sizeof(S));
+        return c;
+    }
+    const uint32_t* begin() const { return m_words.data(); }
+    const uint32_t* end() const { return m_words.data() + m_n; }
+
+private:
+    std::array<uint32_t, kMax> m_words{};
+    size_t m_n = 0;
+};
+
 class Pipelines {
 public:
     static Result<std::unique_ptr<Pipelines>> create(const Device& device, bool use_disk_cache);
     ~Pipelines();
     // Specialization constant 0 is the workgroup size; `extra` are constants 1, 2, ...
     Result<const Kernel*> get(const std::string& shader, uint32_t n_bindings, uint32_t push_bytes,
-                              uint32_t workgroup_size, std::initializer_list<uint32_t> extra = {});
+                              uint32_t workgroup_size, const SpecConstants& extra = {});
     Status save_cache();
     // Pipelines built so far, and how many the driver reported as taken from the cache.
     int n_created() const { return m_created; }

@@ -23,6 +23,8 @@ struct Options {
     uint64_t fake_available = 0;
     uint64_t max_range_override = 0;
     bool disk_pipeline_cache = true;
+    // Tests: changes to the plan made for the adapter (vulkan/plan.h), before anything runs.
+    std::function<void(struct Plan&)> adjust_plan;
 };
 
 // Whether the Vulkan kernels run this model exactly: plain Llama only for now. Anything else

@@ -1,0 +1,98 @@
+// The plan of the Vulkan forward pass for one adapter: which kernel and which grid each stage
+// takes, decided once when a model loads (make_plan), from a small per-vendor tuning table and
+// the device's limits. The ops only execute it: none of them reads the environment or guesses
+// at the device. Tests build plans directly (make_plan, then change a field).
+//
+// The documented grids (what `ember-cli devices --plan -m MODEL` prints, per stage):
+// - Decode mat-vecs in matvec_fused_h.comp's subgroup mode: 256 threads a workgroup, 4 of them
+//   per multiprocessor (5 for Q4_0 rows of 4,096 columns or more) where VK_NV_shader_sm_builtins
+//   gives the SM count; gate/up of Q4_0 or Q8_0 rows of 4,096+ columns on NVIDIA: 448 threads,
+//   3 an SM. Without an SM count: 256 workgroups of 256 threads (matvec_workgroups).
+//   Then never more workgroups than row groups, and the rounds evened out (Store, Add, Qkv).
+// - matvec_fused_h.comp's per-workgroup mode (Q4_0 rows of 4,096 columns, no subgroup mode):
+//   4 workgroups an SM, else 512 (matvec_loop_workgroups).
+// - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 7/8 of the SMs (132 on
+//   the H200; 128 assumed without a count), else 128 x 64 from 1,024 rows, else 64 x 64.
+// - Decode attention: 256 threads, 8 positions a thread a pass, runs of at least 2 passes;
+//   with the output projection fused: 8 workgroups per head.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/overrides.h"
+
+namespace ember::vulkan {
+
+struct Adapter;
+
+enum class Vendor { Nvidia, Amd, Intel, Other };
+const char* vendor_name(Vendor v);
+
+// How a long prompt is cut into submissions.
+enum class Batching {
+    Whole,  // batches of up to kMaxBatch tokens
+    Timed,  // sized so that a submission takes about batch_target_s (next_batch_size)
+};
+
+// Which decode mat-vec kernel the fused stages take (matvec_fused.comp or matvec_fused_h.comp).
+enum class FusedKernel {
+    Auto,    // matvec_fused_h.comp where the device has F16 arithmetic and the type allows
+    Plain,   // matvec_fused.comp (F32 arithmetic) only
+    Staged,  // matvec_fused_h.comp also in its per-workgroup mode for any shape
+};
+
+struct Plan {
+    Vendor vendor = Vendor::Other;
+    const char* vendor_reason = "";  // the tuning table's one-line reason for its row
+    uint32_t sm_count = 0;           // multiprocessors where NVIDIA's extension says, else 0
+
+    // User overrides (common/overrides.h).
+    bool fused = true;  // the fused decode kernels where the weights allow them
+
+    // Decode mat-vecs (matvec_fused*.comp).
+    FusedKernel fused_kernel = FusedKernel::Auto;
+    uint32_t matvec_workgroups = 256;       // subgroup mode, without an SM count
+    uint32_t matvec_loop_workgroups = 512;  // per-workgroup mode, without an SM count
+    uint32_t matvec_q4_sm_quarters = 5;     // Q4_0 rows of 4,096+ columns: workgroups an SM x4
+    uint32_t matvec_balance = 7;  // a bit per FusedMode whose rounds of row groups are evened
+    bool gate_up_wide = false;    // 448-thread gate/up workgroups (NVIDIA, subgroups of 32)
+    // Fixed by tests to reach every variant (0, or kAuto for max_unroll: the rule decides).
+    static constexpr uint32_t kAuto = UINT32_MAX;
+    uint32_t matvec_threads = 0;         // threads a workgroup (subgroup mode)
+    uint32_t matvec_grid = 0;            // workgroups (both modes)
+    uint32_t matvec_rows = 0;            // rows a group: 2, 4, 8 or 16
+    uint32_t matvec_max_unroll = kAuto;  // blocks per lane a step; 0: per-workgroup mode
+    uint32_t matvec_ksplit = 0;          // column parts of an Add dispatch
+
+    // Prompt matmuls on tensor cores (matmul_coopmat.comp).
+    uint32_t coopmat_sms = 128;                    // SMs assumed for the tile choice
+    uint64_t coopmat_token_order_bytes = 4 << 20;  // weights from this size: token tiles first
+
+    // Decode attention (attention.comp; its threads and passes are fixed in ops.cpp).
+    uint32_t attn_wo_slices = 8;  // workgroups per head with the output projection fused
+    bool attn_wo = true;          // fuse the output projection where the device allows
+
+    // Prompt batches.
+    Batching batching = Batching::Whole;
+    double batch_target_s = 0.25;
+    const char* batching_reason = "";
+
+    // GPU time per stage (EMBER_VULKAN_PROFILE).
+    Overrides::Profile profile = Overrides::Profile::Off;
+};
+
+// The plan for this adapter: its vendor's row of the tuning table, its limits, and the user's
+// overrides.
+Plan make_plan(const Adapter& a, const Overrides& o = {});
+
+// One dispatch of a forward pass as a plan makes it (Recorder's listing mode).
+struct PlannedDispatch {
+    std::string stage;   // the forward pass's tag ("norm + qkv + rope + kv store")
+    std::string kernel;  // the pipeline's shader variant
+    uint32_t threads = 0, gx = 0, gy = 0, gz = 0;
+    bool indirect = false;  // workgroup counts written by the host before each step
+};
+
+}  // namespace ember::vulkan

@@ -1,0 +1,175 @@
+// The plan (vulkan/plan.h) for adapters that need not exist: a fake NVIDIA GPU with 132 SMs
+// (the H200's count) and a fake GPU without an SM count, for a 7B-shaped Q4_0 model. The grids
+// are the ones plan.h documents; no device is used.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "vulkan/forward.h"
+#include "vulkan/instance.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+// A discrete GPU with F16 arithmetic, float atomics, subgroups of 32 and tensor cores.
+Adapter fake_gpu(uint32_t vendor_id, uint32_t sm_count) {
+    Adapter a;
+    a.info.name = "fake";
+    a.props.vendorID = vendor_id;
+    a.props.deviceType = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    a.props.limits.maxComputeSharedMemorySize = 49152;
+    a.props.limits.maxComputeWorkGroupSize[0] = 1024;
+    a.props.limits.maxComputeWorkGroupInvocations = 1024;
+    a.props.limits.maxStorageBufferRange = 0xFFFFFFFFu;
+    a.props.limits.minStorageBufferOffsetAlignment = 16;
+    a.props.limits.maxComputeWorkGroupCount[0] = 65535;
+    a.props.limits.maxComputeWorkGroupCount[1] = 65535;
+    a.props.limits.maxComputeWorkGroupCount[2] = 65535;
+    a.max_allocation = uint64_t(4) << 30;
+    a.subgroup_size = 32;
+    a.float16 = true;
+    a.atomic_float_add = true;
+    a.subgroup_shuffle = true;
+    a.coopmat_nv = true;
+    a.sm_count = sm_count;
+    return a;
+}
+
+// Llama-2-7B's shapes in Q4_0 (no weights: the plan needs only types and shapes).
+LlamaModel fake_7b() {
+    LlamaModel m;
+    LlamaHParams& hp = m.hp;
+    hp.n_vocab = 32000;
+    hp.n_ctx_train = 4096;
+    hp.n_embd = 4096;
+    hp.n_layer = 2;
+    hp.n_head = 32;
+    hp.n_head_kv = 32;
+    hp.n_ff = 11008;
+    hp.head_dim = 128;
+    hp.n_rot = 128;
+    auto t = [](GgmlType type, int64_t cols, int64_t rows) {
+        Tensor x;
+        x.type = type;
+        x.ne[0] = cols;
+        x.ne[1] = rows;
+        x.row_stride = type == GgmlType::F32 ? uint64_t(cols) * 4 : uint64_t(cols) / 32 * 18;
+        x.n_bytes = x.row_stride * uint64_t(rows);
+        return x;
+    };
+    const GgmlType q = GgmlType::Q4_0;
+    m.tok_embd = t(q, 4096, 32000);
+    m.output_norm = t(GgmlType::F32, 4096, 1);
+    m.output = t(q, 4096, 32000);
+    for (int l = 0; l < 2; ++l) {
+        LlamaLayer L;
+        L.attn_norm = t(GgmlType::F32, 4096, 1);
+        L.wq = t(q, 4096, 4096);
+        L.wk = t(q, 4096, 4096);
+        L.wv = t(q, 4096, 4096);
+        L.wo = t(q, 4096, 4096);
+        L.ffn_norm = t(GgmlType::F32, 4096, 1);
+        L.ffn_gate = t(q, 4096, 11008);
+        L.ffn_up = t(q, 4096, 11008);
+        L.ffn_down = t(q, 11008, 4096);
+        m.layers.push_back(L);
+    }
+    return m;
+}
+
+// The first dispatch of each stage of a decode step (argmax, a long context).
+std::map<std::string, PlannedDispatch> decode_stages(const Adapter& a) {
+    const LlamaModel m = fake_7b();
+    auto d = planned_dispatches(m, a, make_plan(a), {1, Output::Argmax, false}, 4096);
+    EXPECT_TRUE(d.ok()) << d.error().message;
+    std::map<std::string, PlannedDispatch> by_stage;
+    if (d.ok())
+        for (const PlannedDispatch& x : *d) by_stage.emplace(x.stage, x);
+    return by_stage;
+}
+
+TEST(Plan, NvidiaWith132SmsTakesTheDocumentedGrids) {
+    const Adapter a = fake_gpu(0x10DE, 132);
+    const Plan p = make_plan(a);
+    EXPECT_EQ(p.vendor, Vendor::Nvidia);
+    EXPECT_EQ(p.sm_count, 132u);
+    EXPECT_EQ(p.batching, Batching::Whole);
+    auto s = decode_stages(a);
+    // The embedding folds into the first QKV.
+    EXPECT_EQ(s.count("embed"), 0u);
+    // QKV: 5 workgroups of 256 an SM (Q4_0, 4,096 columns) = 660, then 6,144 row groups in two
+    // even rounds of 8 subgroups: 384.
+    const auto& qkv = s["norm + qkv + rope + kv store"];
+    EXPECT_EQ(qkv.kernel, "matvec_fused_h_q4_0");
+    EXPECT_EQ(qkv.threads, 256u);
+    EXPECT_EQ(qkv.gx * qkv.gy, 384u);
+    // Gate/up apart: 3 workgroups of 448 threads an SM.
+    const auto& gu = s["norm + gate/up"];
+    EXPECT_EQ(gu.kernel, "matvec_fused_h_q4_0");
+    EXPECT_EQ(gu.threads, 448u);
+    EXPECT_EQ(gu.gx * gu.gy, 396u);
+    // Down: 4 column parts added atomically, 2,048 groups in rounds evened out: 512.
+    const auto& down = s["silu + down + residual"];
+    EXPECT_EQ(down.kernel, "matvec_fused_h_atomic_q4_0");
+    EXPECT_EQ(down.threads, 256u);
+    EXPECT_EQ(down.gx * down.gy, 512u);
+    // The split attention's workgroups are the host's per step.
+    EXPECT_EQ(s["attention"].kernel, "attention_split_f16_f32");
+    EXPECT_TRUE(s["attention"].indirect);
+    // A full prompt batch's Q projection: 128 x 128 tiles (32 x 4 = 128 of them fill 7/8 of
+    // 132 SMs), token tiles first for a 9 MB matrix.
+    const LlamaModel m = fake_7b();
+    auto prompt = planned_dispatches(m, a, p, {512, Output::None, false}, 4096);
+    ASSERT_TRUE(prompt.ok()) << prompt.error().message;
+    bool big = false;
+    for (const auto& d : *prompt)
+        if (d.stage == "matmul q/k/v") big = big || d.kernel == "matmul_coopmat_xh_big_direct_q4_0";
+    EXPECT_TRUE(big);
+}
+
+TEST(Plan, WithoutAnSmCountTakesTheFixedGrids) {
+    const Adapter a = fake_gpu(0x1002, 0);
+    const Plan p = make_plan(a);
+    EXPECT_EQ(p.vendor, Vendor::Amd);
+    EXPECT_EQ(p.sm_count, 0u);
+    EXPECT_NE(std::string(p.vendor_reason), "");
+    auto s = decode_stages(a);
+    // 256 workgroups of 256 threads (matvec_workgroups): 6,144 QKV groups in 3 even rounds.
+    const auto& qkv = s["norm + qkv + rope + kv store"];
+    EXPECT_EQ(qkv.threads, 256u);
+    EXPECT_EQ(qkv.gx * qkv.gy, 256u);
+    // No 448-thread gate/up without the SM count.
+    const auto& gu = s["norm + gate/up"];
+    EXPECT_EQ(gu.threads, 256u);
+    EXPECT_EQ(gu.gx * gu.gy, 256u);
+    // 2,048 down groups fill 256 workgroups of 8 subgroups once: no column parts.
+    const auto& down = s["silu + down + residual"];
+    EXPECT_EQ(down.kernel, "matvec_fused_h_q4_0");
+    EXPECT_EQ(down.gx * down.gy, 256u);
+    // Integrated GPUs and CPU adapters size prompt batches by time.
+    Adapter cpu = a;
+    cpu.props.deviceType = VK_PHYSICAL_DEVICE_TYPE_CPU;
+    EXPECT_EQ(make_plan(cpu).batching, Batching::Timed);
+}
+
+// The plan's fields reach the kernels: the user's EMBER_VULKAN_FUSED=0 (Overrides::no_fused)
+// leaves the decode step on the one-op-a-dispatch stages.
+TEST(Plan, OverridesTurnFusedKernelsOff) {
+    const Adapter a = fake_gpu(0x10DE, 132);
+    Overrides o;
+    o.no_fused = true;
+    const LlamaModel m = fake_7b();
+    auto d = planned_dispatches(m, a, make_plan(a, o), {1, Output::Logits, false}, 4096);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    bool fused = false, embed = false;
+    for (const auto& x : *d) {
+        fused = fused || x.kernel.rfind("matvec_fused", 0) == 0;
+        embed = embed || x.stage == "embed";
+    }
+    EXPECT_FALSE(fused);
+    EXPECT_TRUE(embed);
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test
