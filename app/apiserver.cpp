@@ -192,6 +192,7 @@ void ApiServer::serveModel(const std::shared_ptr<ember::Model>& model) {
     if (!m_service || model.get() == m_served) return;
     if (m_served) {
         m_service->cancel_all("the app's model changed");
+        pollStats();  // the final count of this model's requests
         m_service->detach();
         m_servedBefore += m_servedNow;
         m_servedNow = 0;

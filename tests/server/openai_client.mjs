@@ -403,14 +403,6 @@ async function limits() {
 
 // ---- the app's server -----------------------------------------------------------------------
 
-// A free loopback port (the app's setting wants a number).
-function freePort() {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address(); srv.close(() => resolve(port)); });
-  });
-}
-
 // The app (EMBER_APP) on the tiny model in a fresh profile, with the settings dialog open and
 // its server driven through stdin (--api-server-control). Its stdout ("EMBER_API_SERVER: ...")
 // and stderr (the server's log) are the lines waited for.
@@ -470,16 +462,16 @@ async function startApp() {
 // serve; switched off, it no longer answers.
 async function appServer() {
   const app = await startApp();
-  const port = await freePort();
-  app.send('port ' + port);
+  app.send('port 0');  // any free port: the app says which
   const from = app.lines.length;
   app.send('on');
   assert.match(await app.waitFor(/^EMBER_API_SERVER: (switch|no settings)/, from), /switch on/, 'toggled in the settings dialog');
   const running = await app.waitFor(/^EMBER_API_SERVER: running /, from);
-  assert.equal(running, `EMBER_API_SERVER: running http://127.0.0.1:${port}/v1`);
+  const m = running.match(/^EMBER_API_SERVER: running http:\/\/127\.0\.0\.1:(\d+)\/v1$/);
+  assert.ok(m, 'on loopback only: ' + running);
+  app.port = Number(m[1]);
+  app.base = `http://127.0.0.1:${app.port}`;
   await app.waitFor(/^EMBER_API_SERVER: serving stories260K/);
-  app.port = port;
-  app.base = `http://127.0.0.1:${port}`;
   await basicChecks(app);
   // The requests ran through the app's worker, and the app counted them.
   assert.ok(app.lines.some((l) => /api server: request \d+ finished/.test(l)));
@@ -490,13 +482,18 @@ async function appServer() {
   const off = app.lines.length;
   app.send('off');
   await app.waitFor(/^EMBER_API_SERVER: stopped/, off);
+  const before = served();  // the final count, printed as the server stopped
   await assert.rejects(fetch(app.base + '/health'), 'nothing listens once the server is switched off');
-  // Back on (same port): it serves again, and the count goes on.
+  // Back on: it serves again, and the count goes on.
   const on = app.lines.length;
   app.send('on');
+  const again_at = (await app.waitFor(/^EMBER_API_SERVER: running /, on)).match(/:(\d+)\/v1$/);
+  app.port = Number(again_at[1]);
+  app.base = `http://127.0.0.1:${app.port}`;
   await app.waitFor(/^EMBER_API_SERVER: serving stories260K/, on);
   const again = await client(app).chat.completions.create({ model: MODEL_ID, messages: [{ role: 'user', content: 'Hi' }], max_tokens: 4 });
   assert.ok(again.usage.completion_tokens > 0);
+  await app.waitFor(new RegExp(`^EMBER_API_SERVER: served ${before + 1}$`), on);
   await app.stop();
 }
 
