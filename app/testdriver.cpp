@@ -4,6 +4,7 @@
 #include <QImage>
 #include <QQuickWindow>
 #include <QTimer>
+#include <algorithm>
 #include <cstdio>
 
 #include "chatcontroller.h"
@@ -46,17 +47,21 @@ void TestDriver::start(int timeoutMs) {
 
 void TestDriver::setPerf(PerfMonitor* perf) {
     m_perf = perf;
+    connect(perf, &PerfMonitor::responseChanged, this, [this] {
+        if (m_perf && m_perf->generating() && m_perf->generatedTokens() > 0)
+            m_liveContext = std::max(m_liveContext, m_perf->contextUsed());
+    });
 }
 
 void TestDriver::grabAndQuit() {
     if (m_perf) {
         std::printf(
             "EMBER_PERF: backend=%s tokens=%d tok_s=%.1f prompt_tok_s=%.1f ttft_ms=%.2f "
-            "context=%d/%d mem_used=%.0f mem_budget=%.0f source=%s device=%s\n",
+            "context=%d/%d live_context=%d mem_used=%.0f mem_budget=%.0f source=%s device=%s\n",
             qPrintable(m_perf->backend()), m_perf->generatedTokens(),
             m_perf->responseTokensPerSecond(), m_perf->promptTokensPerSecond(),
             m_perf->timeToFirstTokenMs(), m_perf->contextUsed(), m_perf->contextSize(),
-            m_perf->memoryUsed(), m_perf->memoryBudget(),
+            m_liveContext, m_perf->memoryUsed(), m_perf->memoryBudget(),
             qPrintable(m_perf->memorySource().replace(' ', '_')), qPrintable(m_perf->device()));
     }
     if (!m_screenshot.isEmpty()) {

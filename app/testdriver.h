@@ -17,7 +17,8 @@ public:
     TestDriver(ChatController* chat, InferenceController* inference, QQuickWindow* window,
                const QString& prompt, const QString& screenshotPath, QObject* parent = nullptr);
     void start(int timeoutMs);
-    // Also prints the performance overlay's numbers (EMBER_PERF) when it grabs the window.
+    // Also prints the performance overlay's numbers (EMBER_PERF) when it grabs the window,
+    // with the largest context it showed while the reply was being generated (live_context).
     void setPerf(PerfMonitor* perf);
 
 private:
@@ -30,4 +31,5 @@ private:
     QPointer<PerfMonitor> m_perf;
     QString m_prompt, m_screenshot;
     bool m_sent = false, m_done = false;
+    int m_liveContext = 0;
 };

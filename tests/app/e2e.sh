@@ -57,6 +57,12 @@ budget="$(sed -n 's/.* mem_budget=\([0-9]*\) .*/\1/p' <<<"$perf")"
 [ "${tokens:-0}" -gt 0 ] || { echo "e2e: no tokens counted: $perf" >&2; exit 1; }
 [ "${used:-0}" -gt 0 ] && [ "${budget:-0}" -ge "${used:-0}" ] \
     || { echo "e2e: no memory numbers: $perf" >&2; exit 1; }
+# The context counted up while the reply was generated (not only at its end), to about where
+# it ended (the last token drawn is not evaluated: one more).
+live="$(sed -n 's/.* live_context=\([0-9]*\) .*/\1/p' <<<"$perf")"
+context="$(sed -n 's/.* context=\([0-9]*\)\/.*/\1/p' <<<"$perf")"
+[ "${live:-0}" -gt 0 ] && [ "${live:-0}" -le $((${context:-0} + 1)) ] \
+    || { echo "e2e: the context did not count up during the reply: $perf" >&2; exit 1; }
 echo "e2e: overlay on $want_backend; screenshot $ovl"
 
 # Screenshots of the main states, each in a fresh profile on the CPU (quick on a busy machine;
