@@ -462,11 +462,19 @@ async function startApp() {
 // serve; switched off, it no longer answers.
 async function appServer() {
   const app = await startApp();
-  app.send('port 0');  // any free port: the app says which
+  // A port in use is said in plain words; another port then works without switching again.
+  const blocker = net.createServer();
+  await new Promise((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+  const taken = blocker.address().port;
+  app.send('port ' + taken);
   const from = app.lines.length;
   app.send('on');
   assert.match(await app.waitFor(/^EMBER_API_SERVER: (switch|no settings)/, from), /switch on/, 'toggled in the settings dialog');
+  const error = await app.waitFor(/^EMBER_API_SERVER: error /, from);
+  assert.match(error, new RegExp(`Port ${taken} is already in use by another program`));
+  app.send('port 0');  // any free port: the app says which
   const running = await app.waitFor(/^EMBER_API_SERVER: running /, from);
+  blocker.close();
   const m = running.match(/^EMBER_API_SERVER: running http:\/\/127\.0\.0\.1:(\d+)\/v1$/);
   assert.ok(m, 'on loopback only: ' + running);
   app.port = Number(m[1]);
