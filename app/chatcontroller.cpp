@@ -7,6 +7,8 @@
 #include <QStandardPaths>
 #include <utility>
 
+#include "reasoning.h"
+
 ChatController::ChatController(ConversationStore* store, InferenceController* inference,
                                Settings* settings, QObject* parent)
     : QObject(parent),
@@ -21,6 +23,8 @@ ChatController::ChatController(ConversationStore* store, InferenceController* in
             &ChatController::onFinished);
     connect(m_inference, &InferenceController::generationFailed, this, &ChatController::onFailed);
     connect(m_inference, &InferenceController::modelChanged, this, &ChatController::onModelChanged);
+    connect(m_inference, &InferenceController::modelChanged, this,
+            &ChatController::thinkingSwitchChanged);
     connect(m_inference, &InferenceController::loadFailed, this,
             [this](const QString& message, const QString& detail) {
                 setError(tr("Could not load the model: %1").arg(message),
@@ -56,7 +60,23 @@ void ChatController::newConversation() {
     m_conversationId = 0;
     m_title.clear();
     m_messages.reset({});
+    m_thinking = true;
     emit currentConversationChanged();
+    emit thinkingChanged();
+}
+
+void ChatController::setThinking(bool thinking) {
+    if (thinking == m_thinking) return;
+    m_thinking = thinking;
+    if (m_conversationId != 0 && !m_store->setThinking(m_conversationId, thinking))
+        setError(m_store->lastError());
+    emit thinkingChanged();
+}
+
+void ChatController::finishShown(qint64 id, const QString& text, bool complete) {
+    m_messages.finishLast(id, text, complete);
+    const int ms = m_messages.at(m_messages.count() - 1).reasoningMs;
+    if (id != 0 && ms > 0 && !m_store->setReasoningMs(id, ms)) setError(m_store->lastError());
 }
 
 void ChatController::selectConversation(qint64 id) {
@@ -65,6 +85,8 @@ void ChatController::selectConversation(qint64 id) {
     if (c.id == 0) return setError(tr("Conversation %1 no longer exists").arg(id));
     m_conversationId = c.id;
     m_title = c.title;
+    m_thinking = m_store->thinking(c.id);
+    emit thinkingChanged();
     m_settings->setLastConversationId(c.id);
     QList<StoredMessage> stored = m_store->messages(id);
     // A response still running for another conversation keeps going into the store.
@@ -116,6 +138,7 @@ bool ChatController::send(const QString& text) {
             return false;
         }
         m_title = title;
+        if (!m_thinking) m_store->setThinking(m_conversationId, false);
         m_settings->setLastConversationId(m_conversationId);
         emit currentConversationChanged();
     }
@@ -135,10 +158,18 @@ void ChatController::startResponse(bool continueLast) {
     QList<ChatTurn> turns;
     const QString system = m_settings->systemPrompt().trimmed();
     if (!system.isEmpty()) turns.append({"system", system});
-    for (int i = 0; i < m_messages.count(); ++i)
-        turns.append({m_messages.at(i).role, m_messages.at(i).content});
+    for (int i = 0; i < m_messages.count(); ++i) {
+        const StoredMessage& m = m_messages.at(i);
+        // Earlier replies' reasoning stays out of the prompt, as reasoning models' templates
+        // expect; a reply being continued keeps it (the model goes on from where it stopped).
+        const bool continued = continueLast && i == m_messages.count() - 1;
+        turns.append({m.role, m.role == "assistant" && !continued
+                                  ? reasoning::withoutReasoning(m.content)
+                                  : m.content});
+    }
     EngineSampling sampling = m_settings->sampling();
     sampling.continueLast = continueLast;
+    sampling.thinking = m_thinking;
     // A continued reply keeps its stored row and grows it; a new one gets a row on its first text.
     const StoredMessage last =
         continueLast ? m_messages.at(m_messages.count() - 1) : StoredMessage{};
@@ -213,8 +244,7 @@ void ChatController::onFinished(const QString& newText, const QVariantMap& stats
     const QString text = m_prefix + newText;
     const qint64 id = saveResponse(conv, text, true);
     if (conv == 0) return;  // its conversation was deleted
-    if (conv == m_conversationId && m_messages.lastIsStreaming())
-        m_messages.finishLast(id, text, true);
+    if (conv == m_conversationId && m_messages.lastIsStreaming()) finishShown(id, text, true);
     refreshList();
     if (stats.value("templateFallback").toBool() && !m_templateNoticeShown) {
         m_templateNoticeShown = true;
@@ -239,7 +269,7 @@ void ChatController::onFailed(const QString& message, const QString& partial, co
     const QString text = m_prefix + partial;
     const qint64 id = saveResponse(conv, text, false);
     if (current && id != 0)
-        m_messages.finishLast(id, text, false);
+        finishShown(id, text, false);
     else if (current)
         m_messages.removeFrom(m_messages.count() - 1);
     setError(tr("Generation failed: %1").arg(message));
@@ -374,7 +404,7 @@ void ChatController::saveInterrupted() {
     // Text generated after the last batch reached this thread is lost; everything shown is kept.
     const qint64 id = saveResponse(conv, m_partial, false);
     if (id != 0 && conv == m_conversationId && m_messages.lastIsStreaming())
-        m_messages.finishLast(id, m_partial, false);
+        finishShown(id, m_partial, false);
 }
 
 void ChatController::setError(const QString& message, const QString& details) {

@@ -25,6 +25,10 @@ class ChatController : public QObject {
     // The technical message behind the error, for its Details toggle (may be empty).
     Q_PROPERTY(QString errorDetails READ errorDetails NOTIFY errorMessageChanged)
     Q_PROPERTY(QString infoMessage READ infoMessage NOTIFY infoMessageChanged)
+    // The conversation's "think" switch, stored with it (new conversations: on); shown where
+    // the model's template takes enable_thinking (thinkingSwitch).
+    Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY thinkingChanged)
+    Q_PROPERTY(bool thinkingSwitch READ thinkingSwitch NOTIFY thinkingSwitchChanged)
 
 public:
     ChatController(ConversationStore* store, InferenceController* inference, Settings* settings,
@@ -41,6 +45,9 @@ public:
     QString errorMessage() const { return m_error; }
     QString errorDetails() const { return m_errorDetails; }
     QString infoMessage() const { return m_info; }
+    bool thinking() const { return m_thinking; }
+    void setThinking(bool thinking);
+    bool thinkingSwitch() const { return m_inference->thinkingSwitch(); }
 
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE void selectConversation(qint64 id);
@@ -79,6 +86,8 @@ signals:
     void generatingChanged();
     void errorMessageChanged();
     void infoMessageChanged();
+    void thinkingChanged();
+    void thinkingSwitchChanged();
     // A response was completed and saved (also when stopped).
     void responseFinished(const QString& text);
     void responseFailed(const QString& message);
@@ -98,6 +107,8 @@ private:
     void onModelChanged();
     void addInfo(const QString& message);
     void takeBackUnsent(qint64 conv, qint64 messageId, const QString& message);
+    // Marks the streaming last row done and stores how long its reasoning took.
+    void finishShown(qint64 id, const QString& text, bool complete);
     void refreshList();
 
     ConversationStore* m_store;
@@ -109,6 +120,7 @@ private:
     qint64 m_responseConversation = 0;  // where the running response goes; 0 = discard
     bool m_responding = false;
     bool m_templateNoticeShown = false;
+    bool m_thinking = true;
     QString m_partial;               // text of the running response so far
     QString m_saved;                 // what the store holds of it
     QString m_prefix;                // the text a continued reply already had

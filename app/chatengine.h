@@ -32,6 +32,8 @@ struct EngineLoadResult {
     std::string fallbackReason;  // empty unless the requested backend could not be used
     int contextLength = 0;
     int threads = 0;
+    // The chat template takes enable_thinking (Qwen 3): reasoning can be switched off.
+    bool thinkingSwitch = false;
 };
 
 // Why a model file cannot be loaded: in plain words, and the engine's technical message.
@@ -55,6 +57,9 @@ struct EngineSampling {
     // The last message is an assistant reply cut short: generate more of it (the prompt ends
     // with its text instead of a new turn) rather than a new reply.
     bool continueLast = false;
+    // Reasoning models think before they answer; false asks templates that take
+    // enable_thinking not to.
+    bool thinking = true;
 };
 
 struct EngineStats {

@@ -31,6 +31,13 @@ const char* kSchema[] = {
     "CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages(conversation_id, id)",
 };
 
+// Columns added after the first release: (table, column, definition). A database made before
+// gets them, with their defaults, when opened.
+const char* kAddedColumns[][3] = {
+    {"messages", "reasoning_ms", "INTEGER NOT NULL DEFAULT 0"},
+    {"conversations", "thinking", "INTEGER NOT NULL DEFAULT 1"},
+};
+
 qint64 nowMs() {
     return QDateTime::currentMSecsSinceEpoch();
 }
@@ -64,6 +71,15 @@ bool ConversationStore::open(const QString& path) {
     }
     for (const char* stmt : kSchema) {
         if (!q.exec(stmt)) return fail("cannot create the database schema", q.lastError().text());
+    }
+    for (const auto& [table, column, definition] : kAddedColumns) {
+        bool present = false;
+        if (!q.exec(QString("PRAGMA table_info(%1)").arg(table)))
+            return fail("cannot read the database schema", q.lastError().text());
+        while (q.next()) present = present || q.value(1).toString() == column;
+        if (!present &&
+            !q.exec(QString("ALTER TABLE %1 ADD COLUMN %2 %3").arg(table, column, definition)))
+            return fail("cannot update the database schema", q.lastError().text());
     }
     return true;
 }
@@ -102,6 +118,34 @@ bool ConversationStore::renameConversation(qint64 id, const QString& title) {
         return fail("cannot rename conversation " + QString::number(id), q.lastError().text());
     return q.numRowsAffected() == 1 ||
            fail("cannot rename conversation " + QString::number(id), "no such conversation");
+}
+
+bool ConversationStore::setReasoningMs(qint64 messageId, int ms) {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("UPDATE messages SET reasoning_ms = ? WHERE id = ?");
+    q.addBindValue(ms);
+    q.addBindValue(messageId);
+    if (!q.exec())
+        return fail("cannot save message " + QString::number(messageId), q.lastError().text());
+    return true;
+}
+
+bool ConversationStore::setThinking(qint64 conversationId, bool thinking) {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("UPDATE conversations SET thinking = ? WHERE id = ?");
+    q.addBindValue(thinking ? 1 : 0);
+    q.addBindValue(conversationId);
+    if (!q.exec())
+        return fail("cannot save conversation " + QString::number(conversationId),
+                    q.lastError().text());
+    return true;
+}
+
+bool ConversationStore::thinking(qint64 conversationId) const {
+    QSqlQuery q(QSqlDatabase::database(m_connection));
+    q.prepare("SELECT thinking FROM conversations WHERE id = ?");
+    q.addBindValue(conversationId);
+    return !q.exec() || !q.next() || q.value(0).toBool();
 }
 
 bool ConversationStore::deleteConversation(qint64 id) {
@@ -154,7 +198,7 @@ QList<StoredMessage> ConversationStore::messages(qint64 conversationId) const {
     QList<StoredMessage> out;
     QSqlQuery q(QSqlDatabase::database(m_connection));
     q.prepare(
-        "SELECT id, role, content, complete, created_at FROM messages"
+        "SELECT id, role, content, complete, created_at, reasoning_ms FROM messages"
         " WHERE conversation_id = ? ORDER BY id");
     q.addBindValue(conversationId);
     if (!q.exec()) {
@@ -163,7 +207,8 @@ QList<StoredMessage> ConversationStore::messages(qint64 conversationId) const {
     }
     while (q.next()) {
         out.append({q.value(0).toLongLong(), q.value(1).toString(), q.value(2).toString(),
-                    q.value(3).toBool(), QDateTime::fromMSecsSinceEpoch(q.value(4).toLongLong())});
+                    q.value(3).toBool(), QDateTime::fromMSecsSinceEpoch(q.value(4).toLongLong()),
+                    q.value(5).toInt()});
     }
     return out;
 }

@@ -41,6 +41,10 @@ public:
     qint64 createConversation(const QString& title);  // 0 on failure
     bool renameConversation(qint64 id, const QString& title);
     bool deleteConversation(qint64 id);
+    // The conversation's "think" switch (reasoning models think before answering; on unless
+    // switched off).
+    bool setThinking(qint64 conversationId, bool thinking);
+    bool thinking(qint64 conversationId) const;
     // Newest first; search matches titles and message text (case-insensitive).
     QList<ConversationSummary> conversations(const QString& search = {}) const;
     ConversationSummary conversation(qint64 id) const;
@@ -51,6 +55,8 @@ public:
     // Replaces a message's text and completeness in one small transaction (a reply being
     // generated is saved this way as it grows); false with lastError() on failure.
     bool updateMessage(qint64 messageId, const QString& content, bool complete);
+    // How long a reply's reasoning took ("Thought for 12 s").
+    bool setReasoningMs(qint64 messageId, int ms);
     // Deletes the message with this id and every later one of its conversation.
     bool deleteMessagesFrom(qint64 conversationId, qint64 messageId);
 

@@ -7,6 +7,7 @@
 #include "ember/ember.h"
 #include "gguf/gguf.h"
 #include "model/llama.h"
+#include "reasoning.h"
 
 namespace {
 
@@ -87,6 +88,7 @@ ember::Result<EngineLoadResult> EmberChatEngine::load(const EngineLoadOptions& o
     result.fallbackReason = backend.fallback_reason;
     result.threads = backend.n_threads;
     result.contextLength = session->n_ctx();
+    result.thinkingSwitch = info.chat_template.find("enable_thinking") != std::string::npos;
     m_model = std::move(model);
     m_session = std::move(session);
     m_cached.clear();
@@ -131,7 +133,12 @@ EngineMemory EmberChatEngine::memory() const {
 // The chat rendered with the generation prompt, then `tail` (a reply being continued), as tokens.
 ember::Result<std::vector<int32_t>> EmberChatEngine::tokenizeChat(
     std::span<const ember::ChatMessage> chat, const std::string& tail, bool* fallback) {
-    EMBER_ASSIGN_OR_RETURN(std::string text, m_model->apply_chat_template(chat, true, fallback));
+    ember::ChatTemplateOptions options;
+    options.vars_json["enable_thinking"] = m_thinking ? "true" : "false";
+    EMBER_ASSIGN_OR_RETURN(std::string text, m_model->apply_chat_template(chat, options, fallback));
+    // Templates of reasoning models may open the reasoning block themselves (DeepSeek-R1):
+    // the reply then starts inside it.
+    m_promptOpensReasoning = tail.empty() && reasoning::opensReasoning(text);
     std::vector<int32_t> tokens = m_model->tokenize(text + tail, true, true);
     // Templates that write the BOS themselves would otherwise get a second one.
     if (tokens.size() >= 2 && tokens[0] == m_model->bos() && tokens[1] == m_model->bos())
@@ -207,6 +214,7 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     const int nCtx = m_session->n_ctx();
     // Leave room for the reply: up to half of the context.
     const int reserve = std::clamp(sampling.maxTokens, 1, std::max(1, nCtx / 2));
+    m_thinking = sampling.thinking;
     EMBER_ASSIGN_OR_RETURN(auto prompt,
                            renderPrompt(messages, sampling.continueLast, nCtx, reserve, stats));
 
@@ -232,8 +240,16 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     params.history = std::span<const int32_t>(prompt.data(), common);
     std::span<const int32_t> fresh(prompt.data() + common, prompt.size() - common);
     if (onPrompt) onPrompt(static_cast<int>(prompt.size()), static_cast<int>(fresh.size()));
-    auto result = ember::generate(*m_session, fresh, params,
-                                  [&](int32_t, std::string_view text) { return onText(text); });
+    // A reply that starts inside a reasoning block the prompt opened gets its opening tag, so
+    // that it is shown and stored as any reasoning reply.
+    bool opened = !m_promptOpensReasoning;
+    auto result = ember::generate(*m_session, fresh, params, [&](int32_t, std::string_view text) {
+        if (!opened) {
+            opened = true;
+            if (!onText("<think>\n")) return false;
+        }
+        return onText(text);
+    });
     if (!result.ok()) {
         // The cache content is unknown after a failure: start over next time.
         m_session->reset();

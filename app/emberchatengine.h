@@ -50,5 +50,7 @@ private:
 
     std::shared_ptr<ember::Model> m_model;  // shared with the API server's requests
     std::unique_ptr<ember::Session> m_session;
-    std::vector<int32_t> m_cached;  // tokens the session holds, in order
+    std::vector<int32_t> m_cached;        // tokens the session holds, in order
+    bool m_thinking = true;               // enable_thinking for the prompt being rendered
+    bool m_promptOpensReasoning = false;  // the last prompt rendered ends with <think>
 };

@@ -129,6 +129,7 @@ void InferenceController::onModelLoaded(const QVariantMap& info) {
     m_device = info.value("device").toString();
     m_fallbackReason = info.value("fallbackReason").toString();
     m_contextLength = info.value("contextLength").toInt();
+    m_thinkingSwitch = info.value("thinkingSwitch").toBool();
     setLoading(false);
     emit modelChanged();
 }

@@ -22,6 +22,8 @@ class InferenceController : public QObject {
     Q_PROPERTY(QString device READ device NOTIFY modelChanged)
     Q_PROPERTY(QString fallbackReason READ fallbackReason NOTIFY modelChanged)
     Q_PROPERTY(int contextLength READ contextLength NOTIFY modelChanged)
+    // The model's chat template takes enable_thinking: reasoning can be switched off.
+    Q_PROPERTY(bool thinkingSwitch READ thinkingSwitch NOTIFY modelChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString lastStats READ lastStats NOTIFY lastStatsChanged)
     Q_PROPERTY(QStringList devices READ devices NOTIFY devicesChanged)
@@ -44,6 +46,7 @@ public:
     QString device() const { return m_device; }
     QString fallbackReason() const { return m_fallbackReason; }
     int contextLength() const { return m_contextLength; }
+    bool thinkingSwitch() const { return m_thinkingSwitch; }
     bool generating() const { return m_generating; }
     QString lastStats() const { return m_lastStats; }
     QStringList devices() const { return m_devices; }
@@ -107,6 +110,7 @@ private:
     bool m_modelLoaded = false;
     QString m_modelPath, m_pendingPath, m_modelName, m_backend, m_device, m_fallbackReason;
     int m_contextLength = 0;
+    bool m_thinkingSwitch = false;
     bool m_generating = false;
     quint64 m_nextRequest = 1;
     quint64 m_currentRequest = 0;

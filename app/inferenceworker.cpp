@@ -28,7 +28,8 @@ QVariantMap loadInfo(const EngineLoadResult& r, const std::string& path) {
             {"device", QString::fromStdString(r.device)},
             {"fallbackReason", QString::fromStdString(r.fallbackReason)},
             {"contextLength", r.contextLength},
-            {"threads", r.threads}};
+            {"threads", r.threads},
+            {"thinkingSwitch", r.thinkingSwitch}};
 }
 }  // namespace
 

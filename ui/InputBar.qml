@@ -3,8 +3,9 @@ import QtQuick.Controls
 import QtQuick.Layouts
 
 // The message box: Enter sends, Shift+Enter starts a new line; Stop replaces Send while a
-// response is generating. `controller` needs: generating, send(text) (true once the message is
-// stored), stop().
+// response is generating; a Think switch where the model can reason or not. `controller` needs:
+// generating, send(text) (true once the message is stored), stop(); optionally thinking and
+// thinkingSwitch.
 Pane {
     id: root
     property var controller
@@ -56,6 +57,18 @@ Pane {
                         root.submit()
                 }
             }
+        }
+        Switch {
+            // Reasoning models: think before answering, for this conversation (templates that
+            // take enable_thinking).
+            objectName: "thinkSwitch"
+            text: qsTr("Think")
+            visible: root.controller ? root.controller.thinkingSwitch === true : false
+            checked: root.controller ? root.controller.thinking === true : false
+            focusPolicy: Qt.NoFocus
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Let the model reason before it answers, in this conversation")
+            onToggled: root.controller.thinking = checked
         }
         Button {
             id: sendButton

@@ -6,6 +6,7 @@
 
 #include <QString>
 #include <QStringView>
+#include <string_view>
 
 namespace reasoning {
 
@@ -27,5 +28,13 @@ Parts split(QStringView reply);
 // expect (they drop earlier turns' reasoning; those without such a rule would otherwise be
 // shown it again).
 QString withoutReasoning(const QString& reply);
+
+// Whether a rendered prompt ends inside a reasoning block the template opened (DeepSeek-R1's
+// "<｜Assistant｜><think>\n"): the model's reply then starts with its reasoning, untagged.
+inline bool opensReasoning(std::string_view prompt) {
+    while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' '))
+        prompt.remove_suffix(1);
+    return prompt.ends_with("<think>");
+}
 
 }  // namespace reasoning
