@@ -6,13 +6,24 @@
 #include <cstdio>
 
 #include "apiserver.h"
+#include "chatcontroller.h"
+#include "inferencecontroller.h"
+#include "inferenceworker.h"
 #include "settings.h"
 
-ApiServerControl::ApiServerControl(ApiServer* server, Settings* settings, QObject* root,
-                                   QObject* parent)
+namespace {
+void chatEvent(const char* what) {
+    std::fprintf(stderr, "EMBER_CHAT: %s\n", what);
+    std::fflush(stderr);
+}
+}  // namespace
+
+ApiServerControl::ApiServerControl(ApiServer* server, Settings* settings, ChatController* chat,
+                                   InferenceController* inference, QObject* root, QObject* parent)
     : QObject(parent),
       m_server(server),
       m_settings(settings),
+      m_chat(chat),
       m_root(root),
       m_stdin(STDIN_FILENO, QSocketNotifier::Read) {
     connect(&m_stdin, &QSocketNotifier::activated, this, &ApiServerControl::readCommand);
@@ -27,6 +38,18 @@ ApiServerControl::ApiServerControl(ApiServer* server, Settings* settings, QObjec
     });
     connect(server, &ApiServer::requestsServedChanged, this,
             [this] { say(QStringLiteral("served %1").arg(m_server->requestsServed())); });
+    // Direct: these run on the worker's thread, as the generations do.
+    if (InferenceWorker* worker = inference->worker()) {
+        connect(
+            worker, &InferenceWorker::promptReady, worker, [] { chatEvent("started"); },
+            Qt::DirectConnection);
+        connect(
+            worker, &InferenceWorker::generationFinished, worker, [] { chatEvent("finished"); },
+            Qt::DirectConnection);
+        connect(
+            worker, &InferenceWorker::generationFailed, worker, [] { chatEvent("failed"); },
+            Qt::DirectConnection);
+    }
     say("ready");
 }
 
@@ -56,6 +79,8 @@ void ApiServerControl::run(const QString& command) {
         m_settings->setApiServerKey(arg);
     else if (verb == "on" || verb == "off")
         setEnabled(verb == "on");
+    else if (verb == "chat")
+        say(m_chat->send(arg) ? QStringLiteral("chat sent") : QStringLiteral("chat refused"));
     else if (verb == "quit")
         QCoreApplication::quit();
     else

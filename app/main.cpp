@@ -128,7 +128,8 @@ int main(int argc, char* argv[]) {
 #ifdef EMBER_HAVE_SERVE
     std::unique_ptr<ApiServerControl> serverControl;
     if (parser.isSet(serverControlOption))
-        serverControl = std::make_unique<ApiServerControl>(&apiServer, &settings, window);
+        serverControl =
+            std::make_unique<ApiServerControl>(&apiServer, &settings, &chat, &inference, window);
 #endif
 
     TestDriver driver(&chat, &inference, window, parser.value(sendOption),

@@ -481,6 +481,25 @@ async function appServer() {
   app.base = `http://127.0.0.1:${app.port}`;
   await app.waitFor(/^EMBER_API_SERVER: serving stories260K/);
   await basicChecks(app);
+
+  // The app's own chat and API requests, sent together, take turns on the engine: in the
+  // worker's order (its thread writes both to stderr), each generation ends before the next.
+  const mark = app.lines.length;
+  app.send('chat Once upon a time');
+  const asks = [0, 1, 2].map((i) => chatText(client(app), [{ role: 'user', content: `A story about a cat, ${i}` }], { max_tokens: 48 }));
+  assert.match(await app.waitFor(/^EMBER_API_SERVER: chat (sent|refused)/, mark), /sent/);
+  await Promise.all(asks);
+  await app.waitFor(/^EMBER_CHAT: (finished|failed)/, mark);
+  const turns = app.lines.slice(mark)
+    .map((l) => l.match(/^EMBER_CHAT: (started|finished|failed)|api server: request (\d+) (started|finished|cancelled)/))
+    .filter(Boolean).map((m) => (m[1] ? ['chat', m[1]] : ['request ' + m[2], m[3]]));
+  assert.equal(turns.length, 8, JSON.stringify(turns));
+  for (let i = 0; i < turns.length; i += 2) {
+    assert.deepEqual([turns[i][0], turns[i][1], turns[i + 1][0], turns[i + 1][1]],
+      [turns[i][0], 'started', turns[i][0], 'finished'], 'one at a time: ' + JSON.stringify(turns));
+  }
+  log('turns on the engine: ' + turns.filter((t) => t[1] === 'started').map((t) => t[0]).join(', '));
+
   // The requests ran through the app's worker, and the app counted them.
   assert.ok(app.lines.some((l) => /api server: request \d+ finished/.test(l)));
   const served = () => Math.max(0, ...app.lines.map((l) => l.match(/^EMBER_API_SERVER: served (\d+)/)).filter(Boolean).map((m) => Number(m[1])));
