@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "vulkan/fault.h"
 #include "vulkan/forward.h"
+#include "vulkan/stages_family.h"
 
 namespace ember {
 
@@ -72,35 +73,20 @@ Error does_not_fit(const FitEstimate& f, int n_ctx) {
 
 Status check_model_supported(const LlamaModel& model) {
     const LlamaHParams& hp = model.hp;
-    const ArchTraits& arch = hp.traits();
     auto refuse = [](const std::string& why) {
         return make_error("vulkan.unsupported_model", "the Vulkan backend does not run " + why);
     };
-    if (arch.arch != Arch::Llama)
-        return refuse("architecture '" + std::string(arch.name) + "' yet");
-    // Its kernels do the rest of plain Llama only: anything else would run wrong.
-    if (hp.n_embd % hp.n_head != 0 || hp.head_dim != hp.n_embd / hp.n_head)
-        return refuse("a head size (" + std::to_string(hp.head_dim) +
-                      ") other than embedding_length / head_count yet");
-    if (hp.n_rot != hp.head_dim)
-        return refuse("partial rotary embeddings (rope.dimension_count " +
-                      std::to_string(hp.n_rot) + " < head size " + std::to_string(hp.head_dim) +
-                      ") yet");
     if (hp.yarn.ext_factor != 0.0f) return refuse("YaRN rope scaling yet");
     if (model.rope_long.present() || hp.rope_attn_factor != 1.0f)
         return refuse("LongRoPE factors or rope.scaling.attn_factor yet");
     if (hp.v_head() != hp.head_dim)
         return refuse("a value head size (" + std::to_string(hp.v_head()) +
                       ") other than the key head size (" + std::to_string(hp.head_dim) + ") yet");
-    if (hp.rope_freq_scale != 1.0f) return refuse("linear rope scaling yet");
-    if (hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)) || hp.attn_softcap > 0 ||
-        hp.final_softcap > 0)
-        return refuse("a non-standard attention scale or soft-capping yet");
-    for (uint32_t l = 0; l < hp.n_layer; l++) {
-        const LayerHParams lh = hp.layer_hp(l);
-        if (lh.swa || lh.rope_base != hp.rope_freq_base || lh.rope_freq_scale != 1.0f)
-            return refuse("per-layer rope or sliding-window attention yet");
-    }
+    // What the stages read (head sizes, F32 norms); every family but plain Llama runs the
+    // family stages (stages_family.cpp).
+    EMBER_TRY(family_stages_support(model));
+    if (uses_family_stages(hp)) return {};
+    // Plain Llama's stages read no biases, head norms or fused weights.
     for (const LlamaLayer& L : model.layers)
         if (L.bq.present() || L.bk.present() || L.bv.present() || L.wqkv.present() ||
             L.q_norm.present() || L.post_attn_norm.present() || L.ffn_gate_up.present())

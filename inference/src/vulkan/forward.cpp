@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "vulkan/stages_family.h"
 namespace ember::vulkan {
 
 int next_batch_size(double token_s, double target_s, int capacity, int left) {
@@ -18,8 +19,10 @@ int next_batch_size(double token_s, double target_s, int capacity, int left) {
 uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model) {
     uint64_t most = 0;
     for (const auto& L : model.layers)
-        for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_gate, &L.ffn_up, &L.ffn_down})
-            most = std::max(most, dequant_scratch_bytes(a, t->type, t->rows(), t->cols()));
+        for (const Tensor* t : {&L.wq, &L.wk, &L.wv, &L.wqkv, &L.wo, &L.ffn_gate, &L.ffn_up,
+                                &L.ffn_gate_up, &L.ffn_down})
+            if (t->present())  // a family has either the fused matrices or their parts
+                most = std::max(most, dequant_scratch_bytes(a, t->type, t->rows(), t->cols()));
     return most;
 }
 
@@ -27,11 +30,14 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scra
     const Dims d = dims_of(hp);
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
-    s.kv_cache = 2ull * hp.n_layer * uint64_t(n_ctx) * d.Dkv * 2;
+    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+        const uint32_t ring = uses_family_stages(hp) ? family_kv_ring(hp, l, n_ctx, int(B)) : 0;
+        s.kv_cache += 2ull * (ring ? ring : uint64_t(n_ctx)) * d.Dkv * 2;
+    }
     const AttentionShape dec = attention_shape(hp, 1);
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
-                     hp.n_head) +
+                     hp.n_head + (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
                 step_bytes(int(B)) + weight_scratch;
     return s;
 }
@@ -43,6 +49,13 @@ std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
         for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate,
                                 &L.ffn_up, &L.ffn_down})
             t.push_back(p);
+    if (!uses_family_stages(m.hp)) return t;
+    // The other families: what they have beyond Llama's, and none of what they lack.
+    std::erase_if(t, [](const Tensor* p) { return !p->present(); });
+    for (const auto& L : m.layers)
+        for (const Tensor* p : {&L.wqkv, &L.bq, &L.bk, &L.bv, &L.q_norm, &L.k_norm,
+                                &L.post_attn_norm, &L.ffn_gate_up, &L.post_ffn_norm})
+            if (p->present()) t.push_back(p);
     return t;
 }
 
@@ -62,12 +75,24 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     dm.output_norm = need(m.output_norm);
     dm.output = need(m.output);
     if (m.rope_freqs.present()) dm.rope_freqs = need(m.rope_freqs);
+    // A tensor the family does not have stays null (model/llama.h says which).
+    const bool family = uses_family_stages(m.hp);
+    auto opt = [&](const Tensor& t) { return t.present() ? need(t) : nullptr; };
+    auto base = [&](const Tensor& t) { return family ? opt(t) : need(t); };
     for (const auto& L : m.layers) {
-        dm.layers.push_back({need(L.attn_norm), need(L.wq), need(L.wk), need(L.wv), need(L.wo),
-                             need(L.ffn_norm), need(L.ffn_gate), need(L.ffn_up), need(L.ffn_down)});
+        dm.layers.push_back({base(L.attn_norm), base(L.wq), base(L.wk), base(L.wv), base(L.wo),
+                             base(L.ffn_norm), base(L.ffn_gate), base(L.ffn_up), base(L.ffn_down)});
+        DeviceLayer& D = dm.layers.back();
+        D.wqkv = opt(L.wqkv), D.bq = opt(L.bq), D.bk = opt(L.bk), D.bv = opt(L.bv);
+        D.q_norm = opt(L.q_norm), D.k_norm = opt(L.k_norm);
+        D.post_attn_norm = opt(L.post_attn_norm), D.gate_up = opt(L.ffn_gate_up);
+        D.post_ffn_norm = opt(L.post_ffn_norm);
     }
     if (!st.ok()) return st.take_error();
     dm.plan = plan;
+    dm.weight_scratch = weight_scratch_bytes(a, m);
+    // The other families run their own stages (stages_family.cpp), none of the fused ones.
+    if (family) return dm;
     const bool f32_norms =
         std::all_of(dm.layers.begin(), dm.layers.end(), [](const DeviceLayer& L) {
             return L.attn_norm->type == GgmlType::F32 && L.ffn_norm->type == GgmlType::F32;

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "vulkan/forward.h"
-
+#include "vulkan/stages_family.h"
 namespace ember::vulkan {
 namespace {
 
@@ -117,11 +117,18 @@ Status VulkanRunner::allocate_buffers() {
             return make_error("vulkan.batch_too_large", "activation buffer of " +
                                                             std::to_string(bytes) +
                                                             " bytes exceeds maxStorageBufferRange");
+    // A sliding-window layer of the other families keeps a ring of its window's positions.
+    const bool family = uses_family_stages(hp);
     std::vector<size_t> skc, svc;
-    for (size_t l = 0; l < hp.n_layer; ++l) {
-        skc.push_back(m_arena.reserve(kv_layer));
-        svc.push_back(m_arena.reserve(kv_layer));
+    std::vector<uint32_t> rings;
+    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+        rings.push_back(family ? family_kv_ring(hp, l, m_n_ctx, B) : 0);
+        const uint64_t bytes = rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
+        skc.push_back(m_arena.reserve(bytes));
+        svc.push_back(m_arena.reserve(bytes));
     }
+    const uint64_t wide = family ? uint64_t(B) * family_wide_floats(hp) : 0;
+    const size_t swide = wide ? f32(wide) : 0;
     EMBER_TRY(m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
     EMBER_ASSIGN_OR_RETURN(m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
     EMBER_ASSIGN_OR_RETURN(m_readback,
@@ -149,6 +156,8 @@ Status VulkanRunner::allocate_buffers() {
         b.k_cache.push_back(m_arena.get(skc[l]));
         b.v_cache.push_back(m_arena.get(svc[l]));
     }
+    b.kv_ring = rings;
+    if (wide) b.wide = m_arena.get(swide);
     b.readback = m_readback.range();
     return {};
 }

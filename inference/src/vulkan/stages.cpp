@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include "vulkan/stages_family.h"
 
 namespace ember::vulkan {
 
@@ -334,12 +335,18 @@ Status record_stage(const At& a) {
 }  // namespace
 
 std::vector<Stage> forward_stages(const Recorder& rec, const DeviceModel& m, const Step& step) {
+    if (uses_family_stages(m.hp)) return family_stages(m, step);
     return llama_stages(rec, m, step);
 }
 
 Status record_stages(Recorder& rec, const DeviceModel& m, const Buffers& b, const Step& step,
                      const std::vector<Stage>& stages) {
-    for (const Stage& st : stages) EMBER_TRY(record_stage({rec, m, b, step.n, step.out, st}));
+    for (const Stage& st : stages) {
+        if (is_family_stage(st.op))
+            EMBER_TRY(record_family_stage(rec, m, b, step.n, st));
+        else
+            EMBER_TRY(record_stage({rec, m, b, step.n, step.out, st}));
+    }
     return {};
 }
 

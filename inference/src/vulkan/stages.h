@@ -25,6 +25,14 @@ struct DeviceLayer {
     const DeviceTensor* ffn_norm;      // [E] F32
     const DeviceTensor *gate, *up;     // [F][E]
     const DeviceTensor* down;          // [E][F]
+    // The other families' tensors (stages_family.cpp), nullptr where absent; wq/wk/wv or
+    // gate/up are too where the fused ones replace them.
+    const DeviceTensor* wqkv = nullptr;                              // [Dq + 2 Dkv][E] (Phi-3)
+    const DeviceTensor *bq = nullptr, *bk = nullptr, *bv = nullptr;  // [Dq], [Dkv], [Dkv] F32
+    const DeviceTensor *q_norm = nullptr, *k_norm = nullptr;         // [head_dim] F32
+    const DeviceTensor* post_attn_norm = nullptr;                    // [E] F32 (Gemma)
+    const DeviceTensor* gate_up = nullptr;                           // [2F][E] (Phi-3)
+    const DeviceTensor* post_ffn_norm = nullptr;                     // [E] F32 (Gemma)
 };
 
 struct DeviceModel {
@@ -66,7 +74,11 @@ struct Buffers {
     uint32_t attn_split = 0;
     BufferRange attn_grid;  // [3] uint in `step`: the split attention's workgroups this step
     std::vector<BufferRange> k_cache, v_cache;  // per layer [n_ctx][Dkv] F16
-    BufferRange readback;                       // host-visible [V] floats or [1] token id
+    // Per layer (family stages): > 0 where its caches are a ring of this many rows (a sliding
+    // window's layer keeps window + B - 1 positions; family_kv_ring).
+    std::vector<uint32_t> kv_ring;
+    BufferRange wide;      // [B][max(Dq + 2 Dkv, 2F)]: a fused attn_qkv's or ffn_up's rows (Phi-3)
+    BufferRange readback;  // host-visible [V] floats or [1] token id
 };
 
 // What a step returns.
@@ -106,6 +118,22 @@ enum class StageOp : uint8_t {
     OutputDirect,  // readback[V] = Wout rmsnorm(x[n - 1]), no copy after it
     Argmax,        // result = argmax(logits)
     Readback,      // readback = logits or result
+    // The other families (stages_family.cpp; Family* ops only there):
+    FamilyEmbedScale,    // x *= sqrtf(E) (Gemma)
+    FamilyAttnNorm,      // xb = rmsnorm(x) * attn_norm
+    FamilyQkv,           // q, k, v = Wq, Wk, Wv xb; wide[n][Dq + 2 Dkv] = Wqkv xb (Phi-3)
+    FamilyQkvRope,       // + bias, q/k head norms, RoPE (either layout), k, v to the caches
+    FamilyAttention,     // att = softmax(softcap(scale q K^T)) V over the layer's window
+    FamilyWo,            // tmp = Wo att
+    FamilyPostAttnNorm,  // xb = rmsnorm(tmp) * post_attention_norm (Gemma)
+    FamilyAttnResidual,  // x += tmp (or xb)
+    FamilyFfnNorm,       // xb = rmsnorm(x) * ffn_norm
+    FamilyGateUp,        // g, u = Wgate xb, Wup xb; wide[n][2F] = Wgate_up xb (Phi-3)
+    FamilyGlu,           // g = act(gate) * up: SiLU or GELU-tanh (Gemma)
+    FamilyDown,          // tmp = Wdown g
+    FamilyPostFfnNorm,   // xb = rmsnorm(tmp) * post_ffw_norm (Gemma)
+    FamilyFfnResidual,   // x += tmp (or xb)
+    FamilySoftcap,       // logits = cap * tanh(logits / cap) (Gemma 2)
 };
 
 struct Stage {
