@@ -11,13 +11,14 @@
 #       ember-cli is built the same way and runs as "old". --llama SRC: a llama.cpp checkout or
 #       git directory; its source is packed for a CUDA build of llama-bench on the GPU machine.
 #   bench/h200.sh run [--rows "t4 t8 tk l4 l8 lk"] [-r 3] [--rounds 2] [--no-llama] [--tests]
-#                     [--no-bench]
+#                     [--no-bench] [--warm]
 #       On the GPU machine, from the repository root, with .bench/ and .gl/ (the Vulkan loader's
 #       .deb files, see the device tool's README) beside it; with the device tool:
 #       run(command="bash bench/h200.sh run --tests", carry=[".gl", ".bench"], kind="nvidia-h200")
 #       Builds llama-bench (CUDA, sm_90) if its source was packed, writes the six models with
 #       `ember-cli mkmodel`, runs `ember-cli bench -p 512 -n 128 -r R` (old and new alternating,
-#       --rounds times) and `llama-bench -p 512 -n 128 -ngl 99 -fa 0,1` on each, and prints the
+#       --rounds times, after an untimed pass of each with --warm, which fills the pipeline
+#       caches) and `llama-bench -p 512 -n 128 -ngl 99 -fa 0,1` on each, and prints the
 #       table (--no-bench: only the builds, files and tests, which a second call on the same warm
 #       machine then reuses, as each call may run 10 minutes at most); logs and JSON go to
 #       $BENCH_OUT (default /tmp/ember-bench-out), and, where $OUT is set (the device tool),
@@ -117,14 +118,16 @@ make_models() {  # all rows' files at once, in $MODELS (kept between calls on a 
     wait
 }
 
-ember_bench() {  # which row round
+ember_bench() {  # which row round (round "warm": kept apart from the table's runs)
+    local f="$out/$2_$1_$3"
+    [ "$3" = warm ] && f="$out/$2_$1-warm"
     XDG_CACHE_HOME="/tmp/ember-cache-$1" timeout 300 "$pack/$1/ember-cli" bench -m "$MODELS/$2.gguf" \
-        -p 512 -n 128 -r "$REPS" --backend vulkan --json >"$out/$2_$1_$3.json" 2>"$out/$2_$1_$3.err" ||
+        -p 512 -n 128 -r "$REPS" --backend vulkan --json >"$f.json" 2>"$f.err" ||
         echo "ember $1 $2 round $3 failed: $(tail -2 "$out/$2_$1_$3.err")"
 }
 
 run_cmd() {
-    ROWS="$ALL_ROWS" REPS=3 ROUNDS=2 local_llama=1 tests=0 bench=1
+    ROWS="$ALL_ROWS" REPS=3 ROUNDS=2 local_llama=1 tests=0 bench=1 warm=0
     while [ $# -gt 0 ]; do
         case "$1" in
         --rows) ROWS="$2"; shift 2 ;;
@@ -133,6 +136,7 @@ run_cmd() {
         --no-llama) local_llama=0; shift ;;
         --tests) tests=1; shift ;;
         --no-bench) bench=0; shift ;;
+        --warm) warm=1; shift ;;
         *) echo "h200.sh run: unknown option '$1'" >&2; return 2 ;;
         esac
     done
@@ -161,6 +165,9 @@ run_cmd() {
     for r in $ROWS; do
         [ $bench = 1 ] || break
         [ -s "$MODELS/$r.gguf" ] || { echo "$r: mkmodel failed: $(tail -2 "$out/mkmodel_$r.log")"; continue; }
+        if [ $warm = 1 ]; then  # an untimed first pass fills each build's pipeline cache
+            for b in $builds; do REPS=1 ember_bench "$b" "$r" warm; done
+        fi
         for i in $(seq 1 "$ROUNDS"); do
             for b in $builds; do ember_bench "$b" "$r" "$i"; done
         done
