@@ -4,7 +4,7 @@
 #include "ember/ember.h"
 #include "test_util.h"
 #include "vk_test_util.h"
-#include "vulkan/bandwidth.h"
+#include "vulkan/bench/bandwidth.h"
 #include "vulkan/instance.h"
 #include "vulkan/pipeline.h"
 

@@ -9,7 +9,7 @@
 #include "common.h"
 #include "cpu/threadpool.h"
 #ifdef EMBER_HAVE_VULKAN
-#include "vulkan/bandwidth.h"
+#include "vulkan/bench/bandwidth.h"
 #endif
 
 namespace ember::cli {

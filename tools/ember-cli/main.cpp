@@ -33,7 +33,7 @@ commands:
             [--threads N] [--json] [--membw] [--host-argmax]   (-d: context tokens before
             each run; --membw: the device's read bandwidth, CPU or GPU; tg draws each next
             token at random as llama-bench does, --host-argmax takes the logits' argmax)
-  devices   [--json]
+  devices   [--json]; --plan -m MODEL [--device D]: the Vulkan plan, stage by stage
   serve     -m MODEL [--host 127.0.0.1] [--port 8080] [--api-key KEY] [--ctx N]
             [--parallel N] [--timeout S] [--max-body BYTES] [--max-connections N]
             [--backend ...] [--device ...] [--threads N]   (an OpenAI-compatible API:

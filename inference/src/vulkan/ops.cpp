@@ -200,6 +200,13 @@ bool coopmat_tokens_fast(const Plan& plan, const DeviceTensor& w) {
 // they would leave most SMs idle); and 128 x 128 tiles of 8 subgroups of 64 x 32 (BIG), one
 // workgroup per SM for their registers, where there are enough of those to fill about 7/8 of
 // the SMs (Plan::coopmat_sms).
+// matmul_coopmat.comp's specialization constants, in constant_id order (1-3).
+struct CoopmatSpec {
+    uint32_t tokens_fast;  // workgroups of a row tile's token tiles side by side
+    uint32_t diag;         // 0 (timing diagnostics left the product)
+    uint32_t xload;        // when a stage's data is loaded
+};
+
 struct CoopmatTile {
     int64_t rows = kCoopmatTile, tokens = kCoopmatTile;
     uint32_t threads = kCoopmatWg;
@@ -331,7 +338,7 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 EMBER_TRY(rec.dispatch(
                     name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), tile.threads,
                     tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
-                    {tokens_fast ? 1u : 0u, 0u, xload}));
+                    SpecConstants::of(CoopmatSpec{tokens_fast ? 1u : 0u, 0u, xload})));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},
@@ -499,11 +506,17 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
 
 namespace {
 
-// attention.comp's shape constants (N_HEAD_C ... MIN_PASSES_C: constant ids 5-14); 0 would
-// leave one to the push constants.
-uint32_t attn_shape(uint32_t v) {
-    return v;
-}
+// attention.comp's specialization constants, in constant_id order (1-14). The shape constants
+// (n_head ... min_passes) repeat push constants so that the compiler sees them; wo_* and nch,
+// wo_loads are the WO variant's (0 elsewhere).
+struct AttentionSpec {
+    uint32_t pt;  // positions a thread takes in a pass
+    uint32_t nch, wo_loads;
+    uint32_t diag;  // 0 (timing diagnostics left the product)
+    uint32_t n_head, n_head_kv, head_dim, kv_stride;
+    uint32_t wo_rows, wo_stride, slice_rows;
+    uint32_t scale_bits, n_split, min_passes;
+};
 
 }  // namespace
 
@@ -530,21 +543,9 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          n_split,
          p.min_passes};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    // (Constants 2-4 and 9-11 are the WO variant's.)
-    const auto spec = {p.pt,
-                       0u,
-                       0u,
-                       0u,
-                       attn_shape(pc.n_head),
-                       attn_shape(pc.n_head_kv),
-                       attn_shape(pc.head_dim),
-                       attn_shape(pc.kv_stride),
-                       0u,
-                       0u,
-                       0u,
-                       attn_shape(std::bit_cast<uint32_t>(pc.scale)),
-                       attn_shape(pc.n_split),
-                       attn_shape(pc.min_passes)};
+    const SpecConstants spec = SpecConstants::of(AttentionSpec{
+        p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
+        std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
     if (grid.size)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
                                      p.wg, grid, spec);
@@ -612,11 +613,10 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
                         {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
                         push_size<decltype(pc)>(), p.wg, uint32_t(s.n_head),
                         uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-                        {std::min<uint32_t>(p.pt, 4), nch, loads, 0u, attn_shape(pc.n_head),
-                         attn_shape(pc.n_head_kv), attn_shape(pc.head_dim),
-                         attn_shape(pc.kv_stride), attn_shape(pc.wo_rows), attn_shape(pc.wo_stride),
-                         attn_shape(pc.slice_rows), attn_shape(std::bit_cast<uint32_t>(pc.scale)),
-                         attn_shape(pc.n_split), attn_shape(pc.min_passes)});
+                        SpecConstants::of(AttentionSpec{
+                            std::min<uint32_t>(p.pt, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
+                            pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
+                            std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,

@@ -1,4 +1,4 @@
-#include "vulkan/bandwidth.h"
+#include "vulkan/bench/bandwidth.h"
 
 #include <algorithm>
 #include <optional>
