@@ -19,9 +19,10 @@ QVariant CatalogModel::data(const QModelIndex& index, int role) const {
         case FileNameRole:
             return e.filename;
         case SizeRole:
-            return double(e.size);
-        case SizeTextRole:
-            return Downloader::formatBytes(e.size);
+            return double(e.displaySize());
+        case SizeTextRole:  // "~" where only an approximate size is known
+            return (e.size > 0 ? QString() : QStringLiteral("~")) +
+                   Downloader::formatBytes(e.displaySize());
         case ParametersRole:
             return e.parameters;
         case QuantizationRole:

@@ -124,6 +124,7 @@ FitInfo EmberModelInspector::estimateEntry(const CatalogEntry& entry, int contex
     s.n_vocab = entry.shape.nVocab;
     s.head_dim = entry.shape.headDim;
     s.tied = entry.shape.tied;
+    s.sliding_window = entry.shape.slidingWindow;
     s.n_ctx_train = uint32_t(std::max(entry.contextLength, 0));
     s.file_type = entry.quantization.toStdString();
     auto est = ember::estimate_fit(s, contextLength, device.toStdString(), m_limits);

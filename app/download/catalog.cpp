@@ -9,6 +9,7 @@
 
 #include "downloader.h"
 #include "ember/ember.h"
+#include "quant/mix.h"
 
 namespace {
 
@@ -39,7 +40,18 @@ bool Catalog::architectureSupported(const QString& architecture) {
 bool Catalog::quantizationSupported(const QString& quantization) {
     static const QSet<QString> kTypes = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
                                          "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
-    return kTypes.contains(quantization.toUpper());
+    if (kTypes.contains(quantization.toUpper())) return true;
+    // A mix such as Q4_K_M: its base type, and Q6_K / Q5_0 / Q8_0 / F32 where llama-quantize
+    // deviates from it (all in kTypes). The catalog-fit test checks every tensor of each entry.
+    const auto ft = ember::find_file_type(quantization.toStdString());
+    return ft && kTypes.contains(QString::fromUtf8(ember::type_name(ft->base).data(),
+                                                   qsizetype(ember::type_name(ft->base).size())));
+}
+
+bool Catalog::serverReportsChecksum(const QUrl& url) {
+    return url.scheme() == QLatin1String("https") &&
+           url.host() == QLatin1String("huggingface.co") &&
+           url.path().contains(QLatin1String("/resolve/"));
 }
 
 std::optional<Catalog> Catalog::load(const QString& path, QString* error) {
@@ -89,14 +101,25 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
         e.url = QUrl(str(o, "url"), QUrl::StrictMode);
         if (!e.url.isValid() || e.url.scheme() != QLatin1String("https"))
             return bad(where + ": url must be https");
-        e.size = qint64(o.value(QStringLiteral("size")).toDouble(0));
-        if (e.size <= 0) return bad(where + ": size must be positive");
         QString why;
         if (o.contains(QStringLiteral("sha256")))
             e.checksum = ExpectedChecksum::parse(QStringLiteral("sha256"), str(o, "sha256"), &why);
         else if (o.contains(QStringLiteral("md5")))
             e.checksum = ExpectedChecksum::parse(QStringLiteral("md5"), str(o, "md5"), &why);
         if (!why.isEmpty()) return bad(where + ": " + why);
+        // Without an exact size or checksum, the file is checked against what the server reports
+        // for it, so only a server that reports both may stand in.
+        if (o.contains(QStringLiteral("size"))) {
+            e.size = qint64(o.value(QStringLiteral("size")).toDouble(0));
+            if (e.size <= 0) return bad(where + ": size must be positive");
+        } else {
+            e.approxSize = qint64(o.value(QStringLiteral("approx_size")).toDouble(0));
+            if (e.approxSize <= 0)
+                return bad(where + ": size (exact bytes) or approx_size must be positive");
+        }
+        if ((!e.size || !e.checksum.isSet()) && !serverReportsChecksum(e.url))
+            return bad(where + ": without size and checksum the url must be a Hugging Face " +
+                       "resolve URL, whose server reports them (X-Linked-Size, X-Linked-ETag)");
         e.architecture = str(o, "architecture");
         e.family = str(o, "family");
         e.parameters = str(o, "parameters");
@@ -110,11 +133,12 @@ std::optional<Catalog> Catalog::fromJson(const QByteArray& json, QString* error)
         e.chatTemplate = str(o, "chat_template");
         e.systemMessage = str(o, "system_message");
         e.systemPrompt = str(o, "system_prompt");
-        quint32* dims[] = {&e.shape.nLayer, &e.shape.nEmbd,  &e.shape.nHead,  &e.shape.nHeadKv,
-                           &e.shape.nFf,    &e.shape.nVocab, &e.shape.headDim};
-        const char* dimKeys[] = {"n_layer", "n_embd",  "n_head",  "n_head_kv",
-                                 "n_ff",    "n_vocab", "head_dim"};
-        for (int d = 0; d < 7; d++) {
+        quint32* dims[] = {&e.shape.nLayer,  &e.shape.nEmbd,        &e.shape.nHead,
+                           &e.shape.nHeadKv, &e.shape.nFf,          &e.shape.nVocab,
+                           &e.shape.headDim, &e.shape.slidingWindow};
+        const char* dimKeys[] = {"n_layer", "n_embd",  "n_head",   "n_head_kv",
+                                 "n_ff",    "n_vocab", "head_dim", "sliding_window"};
+        for (int d = 0; d < 8; d++) {
             const QJsonValue v = o.value(QLatin1String(dimKeys[d]));
             if (v.isUndefined() || v.isNull()) continue;
             const double n = v.toDouble(-1);

@@ -15,8 +15,9 @@ class Downloader;
 // The transformer's dimensions, for a memory estimate before the file exists (0 = unknown).
 struct CatalogShape {
     quint32 nLayer = 0, nEmbd = 0, nHead = 0, nHeadKv = 0, nFf = 0, nVocab = 0;
-    quint32 headDim = 0;  // head_dim where the model's config gives one; 0: nEmbd / nHead
-    bool tied = false;    // tied_embeddings: the file has no output.weight
+    quint32 headDim = 0;        // head_dim where the model's config gives one; 0: nEmbd / nHead
+    quint32 slidingWindow = 0;  // sliding_window of local-attention layers (Gemma); 0: none
+    bool tied = false;          // tied_embeddings: the file has no output.weight
     bool isKnown() const { return nLayer && nEmbd && nHead && nHeadKv && nFf && nVocab; }
 };
 
@@ -25,7 +26,8 @@ struct CatalogEntry {
     QString name;      // display name
     QString filename;  // the .gguf file name
     QUrl url;
-    qint64 size = 0;            // bytes
+    qint64 size = 0;            // exact bytes; 0: not known, the server's size is checked instead
+    qint64 approxSize = 0;      // bytes to show when the exact size is not known (approx_size)
     ExpectedChecksum checksum;  // may be unset: the downloader then asks the server (HEAD)
     QString architecture;       // GGUF general.architecture, e.g. "llama"
     QString family;
@@ -39,6 +41,9 @@ struct CatalogEntry {
     QString reason;          // why not, when unsupported
     QString chatTemplate, systemMessage, systemPrompt;
     CatalogShape shape;  // n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab, head_dim
+
+    // The size to show: the exact one, else the approximate one.
+    qint64 displaySize() const { return size > 0 ? size : approxSize; }
 
     // Points d at this model: url, size, checksum, and DIR/filename as the destination.
     void configure(Downloader* d, const QString& modelsDir) const;
@@ -57,7 +62,10 @@ public:
     // What the engine runs: architectures from the engine itself, types kept in step with
     // inference/src/quant.
     static bool architectureSupported(const QString& architecture);
+    // A tensor type ("Q4_0") or a file type of llama-quantize ("Q4_K_M") whose types all run.
     static bool quantizationSupported(const QString& quantization);
+    // A Hugging Face resolve URL: its server reports the file's sha256 (X-Linked-ETag) and size.
+    static bool serverReportsChecksum(const QUrl& url);
 
 private:
     QList<CatalogEntry> m_entries;

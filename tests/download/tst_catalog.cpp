@@ -55,8 +55,47 @@ private slots:
                               Catalog::quantizationSupported(e.quantization);
             // Every entry runs: nothing in the catalog is greyed out.
             QVERIFY2(runs && e.supported, qPrintable(e.id + ": " + e.architecture));
-            QVERIFY2(e.checksum.isSet(), qPrintable(e.id));  // every source entry has md5 or sha256
+            // A checksum and exact size, or a server that reports both for the download.
+            QVERIFY2((e.checksum.isSet() && e.size > 0) || Catalog::serverReportsChecksum(e.url),
+                     qPrintable(e.id));
+            QVERIFY(e.displaySize() > 0);
             QVERIFY(!e.description.isEmpty());
+        }
+    }
+
+    // The current models people download, in the Q4_K_M files of bartowski's repositories,
+    // each with its shape (for the fit estimate) and a size shown as approximate.
+    void offersCurrentModels() {
+        auto catalog = Catalog::load(catalogPath(), nullptr);
+        QVERIFY(catalog.has_value());
+        const QMap<QString, QString> wanted = {{"qwen3-4b", "qwen3"},
+                                               {"qwen3-8b", "qwen3"},
+                                               {"qwen2.5-7b-instruct", "qwen2"},
+                                               {"qwen2.5-coder-7b-instruct-q4_k_m", "qwen2"},
+                                               {"deepseek-r1-distill-qwen-7b-q4_k_m", "qwen2"},
+                                               {"gemma-3-4b-it", "gemma3"},
+                                               {"gemma-3-12b-it", "gemma3"},
+                                               {"phi-3.5-mini-instruct", "phi3"},
+                                               {"mistral-nemo-instruct-2407", "llama"},
+                                               {"llama-3.2-3b-instruct-q4_k_m", "llama"},
+                                               {"llama-3.1-8b-instruct", "llama"}};
+        for (auto it = wanted.begin(); it != wanted.end(); ++it) {
+            const CatalogEntry* e = catalog->find(it.key());
+            QVERIFY2(e, qPrintable(it.key()));
+            QCOMPARE(e->architecture, it.value());
+            QCOMPARE(e->quantization, QStringLiteral("Q4_K_M"));
+            QVERIFY2(e->filename.endsWith(QLatin1String("Q4_K_M.gguf")), qPrintable(e->filename));
+            QVERIFY2(
+                e->url.toString().startsWith(QLatin1String("https://huggingface.co/bartowski/")) &&
+                    e->url.toString().endsWith("/resolve/main/" + e->filename),
+                qPrintable(e->url.toString()));
+            QVERIFY2(e->shape.isKnown(), qPrintable(it.key()));
+            // No checksum is invented: the downloader takes the server's (X-Linked-ETag).
+            QVERIFY(!e->checksum.isSet());
+            QCOMPARE(e->size, qint64(0));
+            QVERIFY(e->approxSize > 1'000'000'000);
+            QVERIFY(!e->license.isEmpty());
+            QVERIFY(e->contextLength > 0);
         }
     }
 
@@ -129,6 +168,52 @@ private slots:
         e["filename"] = "../x.gguf";
         QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
         QVERIFY(!Catalog::fromJson("[]", &error).has_value());
+        // A file type of llama-quantize runs when its types do; one with IQ types does not.
+        e = llama;
+        e["quantization"] = "Q4_K_M";
+        QVERIFY2(Catalog::fromJson(minimalEntry(e), &error).has_value(), qPrintable(error));
+        e["quantization"] = "IQ4_XS";
+        QVERIFY(!Catalog::fromJson(minimalEntry(e), &error).has_value());
+    }
+
+    // Without an exact size or checksum, only a Hugging Face resolve URL will do: the downloader
+    // then checks the size and sha256 its server reports, and says so.
+    void acceptsAnEntryTheServerVerifies() {
+        QJsonObject e{{"architecture", "qwen3"},
+                      {"quantization", "Q4_K_M"},
+                      {"supported", true},
+                      {"url", "https://huggingface.co/o/r/resolve/main/x.gguf"}};
+        QJsonObject entry = QJsonDocument::fromJson(minimalEntry(e))["models"][0].toObject();
+        entry.remove("size");
+        entry.remove("sha256");
+        entry["approx_size"] = 2'500'000'000.0;
+        auto json = [](const QJsonObject& o) {
+            return QJsonDocument(QJsonObject{{"version", 1}, {"models", QJsonArray{o}}}).toJson();
+        };
+        QString error;
+        auto catalog = Catalog::fromJson(json(entry), &error);
+        QVERIFY2(catalog.has_value(), qPrintable(error));
+        const CatalogEntry& c = catalog->entries().front();
+        QCOMPARE(c.size, qint64(0));
+        QCOMPARE(c.displaySize(), qint64(2'500'000'000));
+        Downloader d;
+        c.configure(&d, QStringLiteral("/models"));
+        QCOMPARE(d.expectedSize(), qint64(-1));  // the server's size is taken instead
+        QVERIFY(!d.checksum().isSet());          // and its sha256
+        QCOMPARE(d.checksumSource(), Downloader::ChecksumSource::None);
+
+        QJsonObject bad = entry;
+        bad.remove("approx_size");  // no size at all
+        QVERIFY(!Catalog::fromJson(json(bad), &error).has_value());
+        QVERIFY2(error.contains("approx_size"), qPrintable(error));
+        bad = entry;
+        bad["url"] = "https://example.org/x.gguf";  // a server that reports nothing
+        QVERIFY(!Catalog::fromJson(json(bad), &error).has_value());
+        QVERIFY2(error.contains("X-Linked-ETag"), qPrintable(error));
+        bad["size"] = 10;  // an exact size, still no checksum
+        QVERIFY(!Catalog::fromJson(json(bad), &error).has_value());
+        bad["sha256"] = QString(64, QChar('a'));  // both: any https server will do
+        QVERIFY2(Catalog::fromJson(json(bad), &error).has_value(), qPrintable(error));
     }
 
     void configuresADownloader() {

@@ -57,7 +57,9 @@ int list_catalog() {
     if (!catalog) return fail(error.toStdString());
     for (const CatalogEntry& e : catalog->entries()) {
         std::printf(
-            "%-32s %9s  %s%s\n", qPrintable(e.id), qPrintable(Downloader::formatBytes(e.size)),
+            "%-34s %10s  %s%s\n", qPrintable(e.id),
+            qPrintable((e.size > 0 ? QString() : QStringLiteral("~")) +
+                       Downloader::formatBytes(e.displaySize())),
             qPrintable(e.name),
             e.supported ? "" : qPrintable(QStringLiteral("  [unsupported: %1]").arg(e.reason)));
     }

@@ -192,6 +192,7 @@ struct ModelShape {
     uint32_t head_dim = 0;     // attention.key_length where the file gives it; 0: n_embd / n_head
     uint32_t n_ctx_train = 0;  // context_length; 0: unknown
     bool tied = false;         // no output.weight: the logits reuse token_embd.weight
+    uint32_t sliding_window = 0;  // attention.sliding_window (Gemma 2/3); 0: none
     std::string file_type = "Q4_0";  // as llama-quantize names it: "Q4_0", "Q4_K_M", "F16"
 };
 // The memory to assume instead of measuring it (tests, "what if"); 0: measure.

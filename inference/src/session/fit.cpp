@@ -110,6 +110,7 @@ Result<LlamaHParams> shape_hparams(const ModelShape& s) {
     w.set_u32(A + "attention.head_count", s.n_head);
     w.set_u32(A + "attention.head_count_kv", s.n_head_kv);
     if (s.n_ctx_train) w.set_u32(A + "context_length", s.n_ctx_train);
+    if (s.sliding_window) w.set_u32(A + "attention.sliding_window", s.sliding_window);
     if (s.head_dim) {
         w.set_u32(A + "attention.key_length", s.head_dim);
         w.set_u32(A + "attention.value_length", s.head_dim);
