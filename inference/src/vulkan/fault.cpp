@@ -48,8 +48,8 @@ bool parse(const char* env, State& s) {
             char* end = nullptr;
             n = std::strtoull(digits.c_str(), &end, 10);
             if (digits.empty() || *end != '\0' || n == 0) {
-                EMBER_LOG_WARN("EMBER_FAULT: '%.*s' needs a count >= 1 after ':'", int(item.size()),
-                               item.data());
+                EMBER_LOG_WARN("vulkan: EMBER_FAULT: '%.*s' needs a count >= 1 after ':'",
+                               int(item.size()), item.data());
                 continue;
             }
         }
@@ -68,7 +68,7 @@ bool parse(const char* env, State& s) {
             k = Kind::WaitLost;
         } else {
             EMBER_LOG_WARN(
-                "EMBER_FAULT: unknown fault '%.*s' (expected vk_alloc:N, "
+                "vulkan: EMBER_FAULT: unknown fault '%.*s' (expected vk_alloc:N, "
                 "vk_device_lost:N, vk_pipeline[:N], vk_slow:N, vk_hang:N or vk_wait_lost:N)",
                 int(name.size()), name.data());
             continue;
@@ -78,7 +78,7 @@ bool parse(const char* env, State& s) {
         r.nth = has_n ? n : (k == Kind::Pipeline ? 0 : 1);
         any = true;
     }
-    if (any) EMBER_LOG_WARN("EMBER_FAULT=%s: injecting Vulkan faults (tests only)", env);
+    if (any) EMBER_LOG_WARN("vulkan: EMBER_FAULT=%s: injecting Vulkan faults (tests only)", env);
     return any;
 }
 
@@ -112,16 +112,16 @@ VkResult inject(Kind kind, VkDevice device) {
     ++r.fired;
     switch (kind) {
         case Kind::Alloc:
-            EMBER_LOG_WARN("EMBER_FAULT: failing device memory allocation #%llu",
+            EMBER_LOG_WARN("vulkan: EMBER_FAULT: failing device memory allocation #%llu",
                            (unsigned long long)r.seen);
             return VK_ERROR_OUT_OF_DEVICE_MEMORY;
         case Kind::DeviceLost:
-            EMBER_LOG_WARN("EMBER_FAULT: losing the device at submission #%llu after load",
+            EMBER_LOG_WARN("vulkan: EMBER_FAULT: losing the device at submission #%llu after load",
                            (unsigned long long)r.seen);
             s.lost.insert(device);
             return VK_ERROR_DEVICE_LOST;
         case Kind::Pipeline:
-            EMBER_LOG_WARN("EMBER_FAULT: failing pipeline creation #%llu",
+            EMBER_LOG_WARN("vulkan: EMBER_FAULT: failing pipeline creation #%llu",
                            (unsigned long long)r.seen);
             return VK_ERROR_UNKNOWN;
         default:
@@ -147,11 +147,11 @@ WaitFault wait_begins(VkDevice device) {
         if (!r.on || ++r.seen != r.nth) continue;
         ++r.fired;
         if (k == Kind::Hang) {
-            EMBER_LOG_WARN("EMBER_FAULT: fence wait #%llu after load never ends",
+            EMBER_LOG_WARN("vulkan: EMBER_FAULT: fence wait #%llu after load never ends",
                            (unsigned long long)r.seen);
             return WaitFault::Hang;
         }
-        EMBER_LOG_WARN("EMBER_FAULT: losing the device at fence wait #%llu after load",
+        EMBER_LOG_WARN("vulkan: EMBER_FAULT: losing the device at fence wait #%llu after load",
                        (unsigned long long)r.seen);
         s.lost.insert(device);
         return WaitFault::Lost;
