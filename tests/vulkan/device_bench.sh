@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Vulkan speed on the device machine: the four llama-bench rows of docs/performance.md, plus
+# Vulkan speed on the device machine: four llama-bench rows (docs/benchmarks.md's table: bench/h200.sh), plus
 # optional A/B runs and a per-stage decode breakdown. Run from the repo root after `source scripts/device/env.sh`; writes logs
 # to $OUT (or ./bench-out). Usage: device_bench.sh [tests] [rows] [ab] [diag] [profile] [membw]
 # profile: GPU time per dispatch (EMBER_VULKAN_PROFILE=1) for pp512 + tg128 and tg16.

@@ -160,7 +160,7 @@ int cmd_bench(int argc, char** argv) {
                 if (!r) return fail(r.error());
                 // llama-bench draws the next token at random; --host-argmax takes the argmax
                 // of the logits instead, a host pass over the vocabulary that the tokens/s
-                // then include (the default before docs/performance.md item 81).
+                // then include (what earlier builds measured by default).
                 tok = host_argmax ? int32_t(std::max_element(r->begin(), r->end()) - r->begin())
                                   : dist(rng);
                 last = *r;
