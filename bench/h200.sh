@@ -14,7 +14,9 @@
 #                     [--no-bench] [--warm]
 #       On the GPU machine, from the repository root, with .bench/ and .gl/ (the Vulkan loader's
 #       .deb files, see the device tool's README) beside it; with the device tool:
-#       run(command="bash bench/h200.sh run --tests", carry=[".gl", ".bench"], kind="nvidia-h200")
+#       run(command="bash bench/h200.sh run --tests --no-bench", carry=[".gl", ".bench"],
+#           kind="nvidia-h200"), then at once the same with "bash bench/h200.sh run --warm
+#           --rounds 3" (about 7.5 and 4.5 minutes on the H200)
 #       Builds llama-bench (CUDA, sm_90) if its source was packed, writes the six models with
 #       `ember-cli mkmodel`, runs `ember-cli bench -p 512 -n 128 -r R` (old and new alternating,
 #       --rounds times, after an untimed pass of each with --warm, which fills the pipeline
