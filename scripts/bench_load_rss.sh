@@ -6,6 +6,9 @@
 # memory too, so the weights' device bytes (gpu_mem_used, from a one-token `generate --json`)
 # are given beside it. Prints one JSON object.
 #   scripts/bench_load_rss.sh MODEL [EMBER_CLI] [ember-cli options: --backend vulkan --device ...]
+# e.g. on lavapipe (whose heap is 2 GiB, so a 12-layer Llama-2-7B shape from
+# `ember-cli mkmodel --preset llama2-7b --layers 12 --type q4_k_m`):
+#   scripts/bench_load_rss.sh l12-q4km.gguf build/tools/ember-cli --backend vulkan --device llvmpipe
 set -euo pipefail
 model="$1"
 cli="${2:-$(cd "$(dirname "$0")/.." && pwd)/build/tools/ember-cli}"
