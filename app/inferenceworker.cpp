@@ -64,7 +64,7 @@ void InferenceWorker::loadModel(const EngineLoadOptions& options) {
     if (!result.ok()) {
         const QString detail = QString::fromStdString(result.error().message);
         QString message =
-            result.error().code == "load.cancelled" ? tr("the load was cancelled") : detail;
+            result.error().code == "model.cancelled" ? tr("the load was cancelled") : detail;
         // The previous model comes back: a failed switch leaves the user with what worked.
         const std::optional<EngineLoadOptions> previous = std::exchange(m_loaded, std::nullopt);
         if (previous) {

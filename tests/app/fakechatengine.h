@@ -39,7 +39,7 @@ public:
             return ember::make_error("fake.load", "cannot map " + options.path);
         for (int i = 1; i <= 4; ++i)
             if (progress && !progress(i / 4.0f))
-                return ember::make_error("load.cancelled", "cancelled");
+                return ember::make_error("model.cancelled", "loading cancelled");
         if (!m_script.loadError.empty()) return ember::make_error("fake.load", m_script.loadError);
         m_loaded = true;
         EngineLoadResult r;

@@ -221,6 +221,17 @@ private slots:
         QCOMPARE(turn({{"user", "Once upon a time"}}, 8, &text).size(), 2);
     }
 
+    // The worker words a cancelled load by the engine's error code: the two must agree.
+    void cancelledLoadHasTheCodeTheWorkerNames() {
+        EmberChatEngine engine;
+        EngineLoadOptions o;
+        o.path = storiesModel().toStdString();
+        o.device = "cpu";
+        auto result = engine.load(o, [](float) { return false; }, nullptr);
+        QVERIFY(!result.ok());
+        QCOMPARE(QString::fromStdString(result.error().code), QString("model.cancelled"));
+    }
+
     void missingFileIsALoadError() {
         QSignalSpy failed(m_c.get(), &InferenceController::loadFailed);
         EngineLoadOptions o;
