@@ -227,7 +227,8 @@ private slots:
         EngineLoadOptions o;
         o.path = storiesModel().toStdString();
         o.device = "cpu";
-        auto result = engine.load(o, [](float) { return false; }, nullptr);
+        auto result = engine.load(
+            o, [](float) { return false; }, nullptr);
         QVERIFY(!result.ok());
         QCOMPARE(QString::fromStdString(result.error().code), QString("model.cancelled"));
     }
