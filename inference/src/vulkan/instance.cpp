@@ -187,6 +187,36 @@ void check_requirements(VkPhysicalDevice pd, const std::vector<VkExtensionProper
     d.suitable = d.unsuitable_code.empty();
 }
 
+// Whether the adapter offers the one cooperative-matrix shape the tensor-core kernels use:
+// 16x8x16, F16 inputs, F32 accumulators, subgroup scope.
+bool has_coopmat_shape(VkPhysicalDevice pd) {
+    uint32_t n_cm = 0;
+    vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> cms(
+        n_cm, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, cms.data());
+    for (const auto& p : cms)
+        if (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 &&
+            p.AType == VK_COMPONENT_TYPE_FLOAT16_NV && p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+            p.CType == VK_COMPONENT_TYPE_FLOAT32_NV && p.DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+            p.scope == VK_SCOPE_SUBGROUP_NV)
+            return true;
+    return false;
+}
+
+// The largest device-local heap: where weights go. Sets a.device_local_heap; returns its size.
+uint64_t pick_device_local_heap(Adapter& a) {
+    uint64_t best_heap = 0;
+    for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
+        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+            a.mem.memoryHeaps[h].size > best_heap) {
+            best_heap = a.mem.memoryHeaps[h].size;
+            a.device_local_heap = h;
+        }
+    }
+    return best_heap;
+}
+
 Adapter describe(VkPhysicalDevice pd, int index) {
     Adapter a;
     a.handle = pd;
@@ -251,32 +281,12 @@ Adapter describe(VkPhysicalDevice pd, int index) {
 
     if (has_cm && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV &&
         a.props.apiVersion >= VK_API_VERSION_1_2 && subgroup.subgroupSize == 32) {
-        uint32_t n_cm = 0;
-        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, nullptr);
-        std::vector<VkCooperativeMatrixPropertiesNV> cms(
-            n_cm, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
-        vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n_cm, cms.data());
-        bool shape = false;
-        for (const auto& p : cms)
-            shape = shape ||
-                    (p.MSize == 16 && p.NSize == 8 && p.KSize == 16 &&
-                     p.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                     p.BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                     p.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                     p.DType == VK_COMPONENT_TYPE_FLOAT32_NV && p.scope == VK_SCOPE_SUBGROUP_NV);
-        a.coopmat_nv =
-            cm.cooperativeMatrix && f12.shaderFloat16 && shape && !read_overrides().no_tensor_cores;
+        a.coopmat_nv = cm.cooperativeMatrix && f12.shaderFloat16 && has_coopmat_shape(pd) &&
+                       !read_overrides().no_tensor_cores;
         a.vulkan_memory_model = f12.vulkanMemoryModel;
     }
 
-    uint64_t best_heap = 0;
-    for (uint32_t h = 0; h < a.mem.memoryHeapCount; ++h) {
-        if ((a.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-            a.mem.memoryHeaps[h].size > best_heap) {
-            best_heap = a.mem.memoryHeaps[h].size;
-            a.device_local_heap = h;
-        }
-    }
+    const uint64_t best_heap = pick_device_local_heap(a);
 
     DeviceInfo& d = a.info;
     d.index = index;
