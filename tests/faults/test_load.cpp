@@ -1,17 +1,21 @@
 // Loading onto a Vulkan device (issue 48): the weight rearrangement on all cores gives the same
 // bytes as the serial one it replaced, progress counts uploaded bytes up to 100 %, a cancel
-// mid-load frees everything, and the file pages of uploaded tensors are given back. The load
-// tests run on lavapipe under the validation layer (ctest entry fault_vk_load).
+// mid-load frees everything, and the file is read once, each page given back after its upload. The
+// load tests run on lavapipe under the validation layer (ctest entry fault_vk_load).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "../badmodels/bad_model_util.h"
 #include "ember/ember.h"
@@ -284,18 +288,6 @@ uint64_t device_bytes() {
     return a.ok() ? own_allocations(a->uuid) : 0;
 }
 
-// Kilobytes of the process's resident file-backed pages (the model's mapping among them).
-int64_t rss_file_kb() {
-    std::ifstream f("/proc/self/status");
-    std::string key;
-    while (f >> key) {
-        int64_t kb = 0;
-        if (key == "RssFile:" && f >> kb) return kb;
-        std::getline(f, key);
-    }
-    return -1;
-}
-
 // A one-layer Llama of the given type, written under the test's temp folder.
 std::string tiny_model(GgmlType type, uint32_t embd, uint32_t ffn, const std::string& name) {
     return test::TinyModel::make(type, embd, ffn).write(name);
@@ -387,28 +379,78 @@ TEST_F(VkLoad, CancelMidLoadFreesEverything) {
     EXPECT_EQ(device_bytes(), before);
 }
 
-// Once a tensor is staged its file pages are dropped: by the end of the upload the process
-// holds few of the model's file pages, although the load's NaN check touched them all. Loosely:
-// at least half of the file's bytes are released (the rest of RssFile is libraries).
-TEST_F(VkLoad, FilePagesAreReleasedDuringUpload) {
-    const std::string path = tiny_model(GgmlType::F16, 2048, 4096, "pages.gguf");
-    const int64_t file_kb = int64_t(std::filesystem::file_size(path) / 1024);
-    ASSERT_GT(file_kb, 40 * 1024);
-    int64_t first = -1, last = -1;
+// Pages of the file at path that the process has mapped in (the present bits of its page table
+// in /proc/self/pagemap, over every mapping of the file), and the pages those mappings span.
+struct MappedPages {
+    int64_t present = 0, total = 0;
+};
+MappedPages mapped_pages(const std::string& path) {
+    const std::string want = std::filesystem::canonical(path).string();
+    const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+    MappedPages out;
+    std::ifstream maps("/proc/self/maps");
+    std::ifstream pagemap("/proc/self/pagemap", std::ios::binary);
+    std::string line;
+    while (std::getline(maps, line)) {
+        unsigned long lo = 0, hi = 0;
+        int name_at = -1;
+        if (std::sscanf(line.c_str(), "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &name_at) < 2 ||
+            name_at < 0 || line.substr(size_t(name_at)) != want)
+            continue;
+        std::vector<uint64_t> entries((hi - lo) / page);
+        pagemap.seekg(std::streamoff(lo / page * 8));
+        pagemap.read(reinterpret_cast<char*>(entries.data()), std::streamsize(entries.size() * 8));
+        out.total += int64_t(entries.size());
+        for (uint64_t e : entries) out.present += int64_t(e >> 63);  // bit 63: present
+    }
+    return out;
+}
+
+// Each weight's file pages are read once, by the upload (which checks them for NaN/Inf as it
+// rearranges them), and given back chunk by chunk: at no point of the load, from its first
+// progress report (file parsed) to its last, does the process hold more than a quarter of the
+// model file's pages. A check of the whole file before the upload would hold all of them.
+TEST_F(VkLoad, FilePagesAreTouchedOnceAndReleasedChunkByChunk) {
+    const std::string path = tiny_model(GgmlType::Q8_0, 2048, 4096, "pages.gguf");
+    const int64_t file_pages =
+        int64_t(std::filesystem::file_size(path) / uint64_t(sysconf(_SC_PAGESIZE)));
+    ASSERT_GT(file_pages, 4096);
+    int64_t most = -1, reports = 0;
     LoadParams lp = vk_params();
     lp.progress = [&](float p) {
-        // 0.05: the file is parsed and checked, the upload begins; < 1: it is under way.
-        const int64_t kb = rss_file_kb();
-        if (first < 0) first = kb;
-        if (p < 1.0f) last = kb;
+        const MappedPages m = mapped_pages(path);
+        // (At 1 the loaded model has unmapped the file.)
+        if (p < 1.0f) EXPECT_GE(m.total, file_pages) << "the model file is not mapped";
+        most = std::max(most, m.present);
+        reports++;
         return true;
     };
     auto model = Model::load(path, lp);
     ASSERT_TRUE(model.ok()) << model.error().message;
     ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
-    ASSERT_GT(first, 0) << "no RssFile in /proc/self/status";
-    EXPECT_GT(first - last, file_kb / 2) << "RssFile " << first << " kB as the upload began, "
-                                         << last << " kB at its end; file " << file_kb << " kB";
+    EXPECT_GE(reports, 5);
+    EXPECT_LE(most, file_pages / 4) << "at most " << most << " of the file's " << file_pages
+                                    << " pages were mapped in at once during the load";
+    // Once loaded, the model holds none of the file.
+    EXPECT_EQ(mapped_pages(path).total, 0);
+}
+
+// A NaN met by the upload ends the load with the checker's error (not a fall back to the CPU),
+// naming the first bad block in file order, and frees what the upload had placed.
+TEST_F(VkLoad, NonFiniteWeightFoundByTheUploadEndsTheLoad) {
+    test::TinyModel m = test::TinyModel::make(GgmlType::Q4_0, 512, 1024);
+    // Two bad blocks: in blk.0.ffn_up (block 700: row 43) and, later in the file, ffn_down.
+    test::set_u16(m.tensor("blk.0.ffn_up.weight").bytes, 700 * sizeof(BlockQ4_0), test::kF16Inf);
+    test::set_u16(m.tensor("blk.0.ffn_down.weight").bytes, 5 * sizeof(BlockQ4_0), test::kF16NaN);
+    const std::string path = m.write("nan-upload.gguf");
+    const uint64_t before = device_bytes();
+    auto model = Model::load(path, vk_params());
+    ASSERT_FALSE(model.ok()) << "loaded although a weight is Inf";
+    EXPECT_EQ(model.error().code, "model.nonfinite_weights") << model.error().message;
+    for (const char* s : {"'blk.0.ffn_up.weight' (Q4_0)", "Inf", "scale d of block 700", "row 43"})
+        EXPECT_NE(model.error().message.find(s), std::string::npos) << model.error().message;
+    EXPECT_NE(model.error().message.find(path), std::string::npos) << model.error().message;
+    EXPECT_EQ(device_bytes(), before) << "device memory of the refused load leaked";
 }
 
 }  // namespace

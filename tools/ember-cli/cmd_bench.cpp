@@ -93,14 +93,16 @@ Result<std::pair<nlohmann::json, double>> measure_gpu_read_bandwidth(const std::
 int cmd_bench(int argc, char** argv) {
     std::set<std::string> valued = {"--n-prompt", "--n-gen", "--reps", "--depth"};
     valued.insert(kLoadOptions.begin(), kLoadOptions.end());
-    Args a({"--json", "--membw", "--host-argmax"}, valued,
+    Args a({"--json", "--membw", "--host-argmax", "--verbose"}, valued,
            {{"-m", "--model"},
+            {"-v", "--verbose"},
             {"-p", "--n-prompt"},
             {"-n", "--n-gen"},
             {"-r", "--reps"},
             {"-t", "--threads"},
             {"-d", "--depth"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    if (a.has("--verbose")) set_log_level(LogLevel::Info);  // the load's phases, timed
     auto pp = a.get_int("--n-prompt", 512, 0, 1 << 20);
     auto tg = a.get_int("--n-gen", 128, 0, 1 << 20);
     auto reps = a.get_int("--reps", 3, 1, 1000);

@@ -16,7 +16,7 @@ std::set<std::string> with_load(std::set<std::string> s) {
 }
 const std::map<std::string, std::string> kAliases = {
     {"-m", "--model"}, {"-p", "--prompt"}, {"-n", "--n-predict"}, {"-t", "--threads"},
-    {"-f", "--file"}, {"-s", "--seed"}, {"-c", "--ctx"}};
+    {"-f", "--file"}, {"-s", "--seed"}, {"-c", "--ctx"}, {"-v", "--verbose"}};
 
 const char* stop_name(StopReason r) {
     switch (r) {
@@ -52,11 +52,12 @@ Result<SamplingParams> sampling_params(const Args& a) {
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-    Args a({"--json", "--chat", "--no-bos"},
+    Args a({"--json", "--chat", "--no-bos", "--verbose"},
            with_load({"--prompt", "--n-predict", "--temp", "--top-k", "--top-p", "--min-p",
                       "--repeat-penalty", "--repeat-last-n", "--seed", "--system"}),
            kAliases);
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    if (a.has("--verbose")) set_log_level(LogLevel::Info);  // the load's phases, timed
     auto prompt_text = a.require("--prompt");
     if (!prompt_text) return fail(prompt_text.error());
     auto n = a.get_int("--n-predict", 128, 0, 1 << 24);

@@ -16,6 +16,7 @@ commands:
   generate  -m MODEL -p TEXT [-n N] [--temp T --top-k K --top-p P --min-p P
             --repeat-penalty R --repeat-last-n N --seed S] [--backend cpu|vulkan|auto]
             [--device N|NAME] [--threads N] [--ctx N] [--chat] [--json]
+            [-v]   (-v: the load's phases, timed, on stderr; bench takes it too)
   logits    -m MODEL (-p TEXT | --ids 1,2,3) [--backend ...] [--device ...] --json
   tokenize  -m MODEL (-p TEXT | -f FILE) [--no-bos] [--parse-special] --json
   info      -m MODEL [--json]

@@ -165,13 +165,33 @@ std::string describe(const Tensor& t, const Layout& l, uint64_t unit) {
     return name + " has a non-finite scale in block " + std::to_string(unit);
 }
 
+Error nonfinite_error(const std::string& path, const Tensor& t, const Layout& l, uint64_t unit) {
+    return make_error(
+        "model.nonfinite_weights",
+        path + ": " + describe(t, l, unit) + "; the file is damaged or was converted badly");
+}
+
 }  // namespace
 
-Status check_finite_weights(const LlamaModel& model, const std::string& path, int n_threads) {
+Status check_finite_rows(const Tensor& t, int64_t row0, int64_t nrows, const std::string& path) {
+    Layout l;
+    if (!t.data || nrows <= 0 || !layout_of(t.type, l)) return {};
+    // Bytes a row: the GGUF row stride, or (floats) the columns' elements.
+    const uint64_t stride = t.row_stride ? t.row_stride : uint64_t(t.cols()) * l.unit_bytes;
+    const uint64_t units = t.n_bytes / l.unit_bytes;
+    const uint64_t begin = std::min(units, uint64_t(row0) * stride / l.unit_bytes);
+    const uint64_t end = std::min(units, uint64_t(row0 + nrows) * stride / l.unit_bytes);
+    const int64_t bad = scan(l, t.data, begin, end);
+    if (bad < 0) return {};
+    return nonfinite_error(path, t, l, uint64_t(bad));
+}
+
+Status check_finite_weights(const LlamaModel& model, const std::string& path, int n_threads,
+                            const std::function<bool(const Tensor&)>& skip) {
     // The distinct tensors, in file-binding order (a tied output shares tok_embd's data).
     std::vector<const Tensor*> tensors;
     auto add = [&](const Tensor& t) {
-        if (!t.present() || !t.data) return;
+        if (!t.present() || !t.data || (skip && skip(t))) return;
         for (const Tensor* o : tensors)
             if (o->data == t.data) return;
         tensors.push_back(&t);
@@ -224,9 +244,7 @@ Status check_finite_weights(const LlamaModel& model, const std::string& path, in
     const size_t k = first_bad.load();
     if (k == std::numeric_limits<size_t>::max()) return {};
     const Job& j = jobs[k];
-    return make_error("model.nonfinite_weights",
-                      path + ": " + describe(*j.tensor, j.layout, uint64_t(found[k])) +
-                          "; the file is damaged or was converted badly");
+    return nonfinite_error(path, *j.tensor, j.layout, uint64_t(found[k]));
 }
 
 }  // namespace ember

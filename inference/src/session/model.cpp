@@ -1,13 +1,17 @@
 // ember::Model: the GGUF file, its tokenizer and the backend that holds its weights.
 #include <algorithm>
+#include <mutex>
+#include <set>
 
 #include "common/log.h"
+#include "common/stopwatch.h"
 #include "cpu/backend_cpu.h"
 #include "ember/ember.h"
 #include "gguf/gguf.h"
 #include "model/validate.h"
 #include "session/memory.h"
 #include "session/model_impl.h"
+#include "session/offload.h"
 #include "templates/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #ifdef EMBER_HAVE_VULKAN
@@ -72,6 +76,7 @@ Model::Model(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Model::~Model() = default;
 
 Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadParams& params) {
+    const Stopwatch lap;
     auto impl = std::make_unique<Impl>();
     impl->params = params;
     auto cancelled = [&] { return params.cancel && params.cancel->load(); };
@@ -85,7 +90,16 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
     }
     impl->tokenizer = std::move(tok).value();
     EMBER_ASSIGN_OR_RETURN(impl->llama, load_llama(*impl->file));
-    EMBER_TRY(check_finite_weights(impl->llama, path, params.n_threads));
+    const double t_parsed = lap.ms();
+    // The NaN/Inf check of the weights: the Vulkan upload runs it on each chunk as it reads it
+    // (the file is read once and each page given back after its upload); what no upload checked
+    // (a CPU load, a fallback) is checked in one pass before the CPU backend reads it.
+    std::mutex checked_mutex;
+    std::set<const uint8_t*> checked;  // tensors' data the upload checked
+    auto check_rest = [&] {
+        return check_finite_weights(impl->llama, path, params.n_threads,
+                                    [&](const Tensor& t) { return checked.count(t.data) > 0; });
+    };
     if (impl->tokenizer->n_vocab() != int(impl->llama.hp.n_vocab))
         return make_error("model.vocab_mismatch",
                           path + ": the tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) +
@@ -107,13 +121,25 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
         opt.n_ctx = n_ctx;
         opt.cancel = params.cancel;
         opt.progress = [&](float p) { return report(0.05f + 0.95f * p); };
-        auto vk = vulkan::create_backend_model(impl->llama, opt);
+        opt.check_rows = [&](const Tensor& t, int64_t row0, int64_t nrows) {
+            {
+                std::lock_guard lock(checked_mutex);
+                checked.insert(t.data);
+            }
+            return check_finite_rows(t, row0, nrows, path);
+        };
+        auto vk = load_on_gpu(impl->llama, params, opt);  // partial offload where needed
         if (vk.ok()) {
             impl->backend = std::move(vk).value();
-            impl->file->release_tensor_data();  // no host copy of the weights after upload
+            EMBER_TRY(check_rest());
+            // No host copy of the weights after upload, unless the CPU runs some layers.
+            if (!impl->backend->info().n_gpu_layers) impl->file->release_tensor_data();
         } else if (vk.error().code == "vulkan.cancelled" || cancelled()) {
             return make_error("model.cancelled", "loading cancelled");
+        } else if (vk.error().code == "model.nonfinite_weights") {
+            return vk.take_error();
         } else {
+            checked.clear();  // an upload that stopped part way checked only part of a tensor
             fallback.fallback_code = vk.error().code;
             fallback.fallback_reason = vk.error().message;
         }
@@ -125,6 +151,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             EMBER_LOG_WARN("using the CPU: %s", fallback.fallback_reason.c_str());
     }
     if (!impl->backend) {
+        EMBER_TRY(check_rest());
         // Before the repacked weights and a session's KV cache are allocated.
         const CpuMemoryNeed need =
             cpu_memory_need(*impl->file, impl->llama, n_ctx, params.n_threads, true);
@@ -137,6 +164,9 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
         impl->backend_info = impl->backend->info();
     }
     if (!report(1.0f)) return make_error("model.cancelled", "loading cancelled");
+    EMBER_LOG_INFO("load: %s in %.0f ms: file, tokenizer and tensors %.0f ms, %s backend %.0f ms",
+                   path.c_str(), lap.ms(), t_parsed, backend_name(impl->backend_info.kind),
+                   lap.ms() - t_parsed);
     return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 

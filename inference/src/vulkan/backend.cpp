@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/log.h"
+#include "common/stopwatch.h"
 #include "vulkan/fault.h"
 #include "vulkan/forward.h"
 #include "vulkan/stages_family.h"
@@ -106,6 +107,7 @@ Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::
 
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
                                                            const Options& opt) {
+    const Stopwatch lap;
     EMBER_TRY(check_model_supported(model));
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(opt.device));
     EMBER_ASSIGN_OR_RETURN(
@@ -121,14 +123,18 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     co.max_range_override = opt.max_range_override;
     auto loaded = std::make_shared<LoadedModel>();
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
+    const double t_device = lap.ms();
     EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model),
-                                                              opt.progress, opt.cancel));
+                                                              opt.progress, opt.cancel,
+                                                              opt.check_rows));
+    const double t_upload = lap.ms();
     Plan plan = make_plan(loaded->ctx->adapter(), read_overrides());
     if (opt.adjust_plan) opt.adjust_plan(plan);
     const WeightStore& store = *loaded->store;
     EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(
                                               model, [&](const Tensor& t) { return store.find(t); },
                                               loaded->ctx->adapter(), plan));
+    const double t_bound = lap.ms();
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
     if (!warm.ok()) {
         // A cache that cannot be written is not fatal; a pipeline that cannot be built is.
@@ -145,6 +151,13 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     info.coopmat = a.coopmat_nv;
     EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
                    format_bytes(loaded->store->bytes()).c_str(), model_tensors(model).size());
+    // Where the load's time went (ember-cli generate -v).
+    const double t_upload_s = (t_upload - t_device) / 1000.0;
+    EMBER_LOG_INFO("vulkan: loaded in %.0f ms: adapter and device %.0f ms, weights %.0f ms "
+                   "(%.2f GB/s), plan and binding %.0f ms, pipelines %.0f ms",
+                   lap.ms(), t_device, t_upload - t_device,
+                   t_upload_s > 0 ? double(loaded->store->bytes()) / 1e9 / t_upload_s : 0.0,
+                   t_bound - t_upload, lap.ms() - t_bound);
     return std::unique_ptr<BackendModel>(
         new VulkanBackendModel(std::move(loaded), std::move(info)));
 }

@@ -18,6 +18,9 @@ struct Options {
     int n_ctx = 2048;    // for the fit estimate (KV cache)
     std::function<bool(float)> progress;  // upload progress, false = cancel
     const std::atomic<bool>* cancel = nullptr;
+    // Run on every uploaded tensor's rows as they are read (the NaN/Inf check, so that the
+    // file is read once); its first error ends the load. Empty: no check.
+    std::function<Status(const Tensor&, int64_t row0, int64_t nrows)> check_rows;
     // Tests and diagnostics: pretend the device has only this many bytes available (0 = real),
     // or that maxStorageBufferRange is this small (0 = real), and skip the on-disk pipeline cache.
     uint64_t fake_available = 0;

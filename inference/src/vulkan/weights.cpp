@@ -385,7 +385,8 @@ uint64_t rows_per_step(const Tensor& t, uint64_t stride, uint64_t granule, uint6
 Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
                                                          const std::vector<const Tensor*>& tensors,
                                                          const std::function<bool(float)>& progress,
-                                                         const std::atomic<bool>* cancel) {
+                                                         const std::atomic<bool>* cancel,
+                                                         const RowCheck& check) {
     PlacementLimits lim = placement_limits(ctx);
     std::unique_ptr<WeightStore> ws(new WeightStore(lim.block_limit, lim.alignment));
     struct Job {
@@ -453,19 +454,27 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
                 EMBER_ASSIGN_OR_RETURN(uint8_t * host, up.stage(r.sub(at, bytes), bytes));
                 const uint8_t* src = t.data + (uint64_t(p.row0) + r0) * stride;
                 const int n_tasks = int((r1 - r0 + task_rows - 1) / task_rows);
+                std::vector<Status> checked(check ? size_t(n_tasks) : 0);
                 pool.parallel_for(n_tasks, [&](int k, int) {
                     const uint64_t a = uint64_t(k) * task_rows;
                     const uint64_t b = std::min(r1 - r0, a + task_rows);
+                    // Checked while the rows are read for the rearrangement: one pass.
+                    if (check)
+                        checked[size_t(k)] = check(t, p.row0 + int64_t(r0 + a), int64_t(b - a));
                     rearrange_rows(t.type, src + a * stride, b - a, nb,
                                    host + device_piece_bytes(t.type, a, stride));
                 });
+                for (Status& st : checked)
+                    if (!st.ok()) return st.take_error();
+                // These rows are in staging memory now: their file pages are not needed.
+                files.release(src, (r1 - r0) * stride);
                 done += bytes;
                 if (progress && !progress(total ? float(double(done) / double(total)) : 1.0f))
                     return make_error("vulkan.cancelled", "loading was cancelled");
             }
             dt.pieces.push_back({r, p.row0, p.nrows});
         }
-        // The tensor's bytes are in staging memory now: its file pages are not needed.
+        // And the pages the steps' page-aligned ranges left out.
         files.release(t.data, t.n_bytes);
     }
     EMBER_TRY(up.flush());

@@ -31,6 +31,11 @@ uint64_t device_piece_bytes(GgmlType t, uint64_t nrows, uint64_t row_stride);
 uint64_t rearrange_granule_rows(GgmlType t, uint64_t nb);
 void rearrange_rows(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb, uint8_t* dst);
 
+// A check of rows [row0, row0 + nrows) of a tensor's file data, run on the rows of each staging
+// step while they are read for the upload (model/validate.h's check_finite_rows), so that the
+// file is read once; its first error, in tensor and row order, ends the upload.
+using RowCheck = std::function<Status(const Tensor&, int64_t row0, int64_t nrows)>;
+
 class WeightStore {
 public:
     // Device bytes the tensors take (pieces padded to the alignment); tensors sharing data count
@@ -40,7 +45,8 @@ public:
     static Result<std::unique_ptr<WeightStore>> upload(Context& ctx,
                                                        const std::vector<const Tensor*>& tensors,
                                                        const std::function<bool(float)>& progress,
-                                                       const std::atomic<bool>* cancel);
+                                                       const std::atomic<bool>* cancel,
+                                                       const RowCheck& check = {});
     // The device copy of a tensor given at upload (matched by its data pointer).
     const DeviceTensor* find(const Tensor& t) const;
     uint64_t bytes() const { return m_bytes; }
