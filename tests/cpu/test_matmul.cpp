@@ -53,18 +53,24 @@ std::vector<float> random_x(int64_t n, uint64_t seed) {
     return x;
 }
 
-// The Q8 activation rounding the quantized kernels use, computed here independently.
-std::vector<double> q8_round_trip(const float* x, int64_t n) {
+// The Q8 activation rounding the quantized kernels use, computed here independently: one
+// scale per `block` elements (32, or 256 for K-quants where the set has kquant_rows).
+std::vector<double> q8_round_trip(const float* x, int64_t n, int block = 32) {
     std::vector<double> out(n);
-    for (int64_t b = 0; b < n / 32; ++b) {
+    for (int64_t b = 0; b < n / block; ++b) {
         float amax = 0;
-        for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b * 32 + i]));
+        for (int i = 0; i < block; ++i) amax = std::max(amax, std::fabs(x[b * block + i]));
         float d = amax / 127;
         float id = d > 0 ? 1 / d : 0;
-        for (int i = 0; i < 32; ++i)
-            out[b * 32 + i] = double(d) * std::nearbyint(x[b * 32 + i] * id);
+        for (int i = 0; i < block; ++i)
+            out[b * block + i] = double(d) * std::nearbyint(x[b * block + i] * id);
     }
     return out;
+}
+
+int act_block(GgmlType t) {
+    const bool k = t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+    return k && active_kernels().kquant_rows ? 256 : 32;
 }
 
 double nmse(const std::vector<float>& y, const std::vector<double>& ref) {
@@ -96,7 +102,8 @@ void check(ThreadPool& pool, GgmlType t, int64_t rows, int64_t cols, int n_token
         get_row(m.view(), r, wrow.data());
         for (int tok = 0; tok < n_tokens; ++tok) {
             const float* xt = x.data() + tok * cols;
-            std::vector<double> xq = is_float(t) ? std::vector<double>() : q8_round_trip(xt, cols);
+            std::vector<double> xq =
+                is_float(t) ? std::vector<double>() : q8_round_trip(xt, cols, act_block(t));
             double s = 0, sq = 0;
             for (int64_t c = 0; c < cols; ++c) {
                 s += double(wrow[c]) * xt[c];

@@ -2,8 +2,9 @@
 // reference: the dequantized weights times the float activations, summed in double.
 //
 // The SIMD kernels for quantized weights round the activations to 8 bits per block of 32
-// (scale d = max|x| / 127, round to nearest), so they may differ from the reference by the
-// rounding error e_c of each activation, |e_c| <= d/2. For output y = sum_c w_c x_c that gives
+// (256 for K-quants where the set has kquant_rows; scale d = max|x| / 127, round to nearest), so
+// they may differ from the reference by the rounding error e_c of each activation, |e_c| <= d/2.
+// For output y = sum_c w_c x_c that gives
 //   per output:  |y - ref| <= sum_c |w_c| d(c) / 2 + F                      (a hard bound)
 //   in total:    sum (y - ref)^2 <= 2 * sum_c w_c^2 d(c)^2 / 12 + sum F^2   (twice the
 //                variance of uniform rounding errors, summed over all outputs)
@@ -42,7 +43,7 @@ bool is_float(GgmlType t) {
 // How the activations look. Llm: Gaussian with a few outlier channels 25x larger, as hidden
 // states of real models have. Extreme: every element at its block's maximum magnitude, so
 // every 8-bit activation is +-127: token 0 all positive, the others random signs. With
-// Extreme, Q4_0 and Q8_0 weights are set to their extreme quants (see extreme_weights), so
+// Extreme, quantized weights are set to their extreme quants (see extreme_weights), so
 // the integer sums reach their largest values and any 16-bit saturation shows.
 enum class Acts { Llm, Extreme };
 
@@ -62,7 +63,8 @@ std::vector<float> make_acts(Acts kind, int64_t cols, int n_tokens, uint64_t see
 }
 
 // Q8_0 rows of all 127 (even rows) or all -128 (odd rows): |w| * |a| pairs of 127 * 127 and
-// 128 * 127; Q4_0 rows of all 15 nibbles (read unsigned: 15 * 127 per element).
+// 128 * 127; Q4_0 rows of all 15 nibbles (read unsigned: 15 * 127 per element); K-quants at
+// their largest quants and scales.
 void extreme_weights(GgmlType t, std::vector<uint8_t>& data, int64_t rows, uint64_t rb) {
     for (int64_t r = 0; r < rows; ++r) {
         uint8_t* row = data.data() + r * rb;
@@ -72,6 +74,17 @@ void extreme_weights(GgmlType t, std::vector<uint8_t>& data, int64_t rows, uint6
         } else if (t == GgmlType::Q4_0) {
             for (uint64_t b = 0; b < rb / sizeof(BlockQ4_0); ++b)
                 std::memset(row + b * sizeof(BlockQ4_0) + 2, 0xFF, 16);
+        } else if (t == GgmlType::Q4_K || t == GgmlType::Q5_K) {
+            // Every scale and min 63, every quant 15 (31): the largest integer super-block sums.
+            const uint64_t bb = t == GgmlType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ5_K);
+            for (uint64_t b = 0; b < rb / bb; ++b) std::memset(row + b * bb + 4, 0xFF, bb - 4);
+        } else if (t == GgmlType::Q6_K) {
+            // Quants 63 (31 after the offset), odd rows' scales -128, even rows' 127.
+            for (uint64_t b = 0; b < rb / sizeof(BlockQ6_K); ++b) {
+                uint8_t* blk = row + b * sizeof(BlockQ6_K);
+                std::memset(blk, 0xFF, 192);
+                std::memset(blk + 192, r % 2 ? 0x80 : 0x7F, 16);
+            }
         }
     }
 }
@@ -139,6 +152,10 @@ Outcome compare(const Weights& w, WeightLayout layout, const std::vector<float>&
                 ThreadPool& pool) {
     const WeightView v = w.view(layout);
     const bool q8 = quantizes_activations(v);
+    // Elements per activation scale: K-quants' integer kernels take one per 256 (ActQ8K).
+    const bool k_quant =
+        w.type == GgmlType::Q4_K || w.type == GgmlType::Q5_K || w.type == GgmlType::Q6_K;
+    const int ab = k_quant && active_kernels().kquant_rows ? 256 : 32;
     std::vector<float> y(size_t(w.rows) * n_tokens, NAN);
     MatmulScratch scratch;
     matmul(pool, v, x.data(), n_tokens, y.data(), scratch);
@@ -149,10 +166,11 @@ Outcome compare(const Weights& w, WeightLayout layout, const std::vector<float>&
     std::vector<double> half_step(nb);  // d / 2 of each activation block
     for (int t = 0; t < n_tokens; ++t) {
         const float* xt = x.data() + size_t(t) * w.cols;
-        for (int64_t b = 0; b < nb; ++b) {
+        for (int64_t b = 0; b < nb; b += ab / 32) {
             float amax = 0;
-            for (int i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(xt[32 * b + i]));
-            half_step[b] = q8 ? double(amax) / 127 / 2 : 0.0;
+            for (int i = 0; i < ab; ++i) amax = std::max(amax, std::fabs(xt[32 * b + i]));
+            for (int64_t k = b; k < b + ab / 32; ++k)
+                half_step[k] = q8 ? double(amax) / 127 / 2 : 0.0;
         }
         for (int64_t r = 0; r < w.rows; ++r) {
             const double* wr = w.deq.data() + r * w.cols;

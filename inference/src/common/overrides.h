@@ -11,7 +11,8 @@
 //                              =span: one interval per submission, with the host's side
 //   EMBER_FAULT=KIND:N         inject a Vulkan fault, for tests (inference/src/vulkan/fault.h)
 //   EMBER_CPU_ISA=LEVEL        cap the CPU kernels' instruction set (portable, avx2, avx512)
-//   EMBER_CPU_NO_PACK=1        keep quantized weights in the GGUF layout on the CPU
+//   EMBER_CPU_NO_PACK=1        keep quantized weights in the GGUF layout on the CPU, and
+//                              K-quants on the per-32 kernels
 #pragma once
 
 #include <string>

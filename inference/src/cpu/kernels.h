@@ -29,6 +29,22 @@ struct ActQ8 {
     float* s(int t) const { return d(t) + nb_pad; }
 };
 
+// Activations for K-quant weights, per token, one scale per 256 elements (ggml's Q8_K), so a
+// super-block's dot stays in integers:
+//   qs: int8[cols]; d: float[cols / 256]; bsums: int16[cols / 16], each the sum of 16 qs.
+struct ActQ8K {
+    uint8_t* base = nullptr;
+    int64_t cols = 0;  // a multiple of 256
+
+    static size_t token_bytes(int64_t cols) {
+        return ActQ8::align_up(size_t(cols) + size_t(cols / 256) * 4 + size_t(cols / 16) * 2, 64);
+    }
+    size_t stride() const { return token_bytes(cols); }
+    int8_t* qs(int t) const { return reinterpret_cast<int8_t*>(base + t * stride()); }
+    float* d(int t) const { return reinterpret_cast<float*>(base + t * stride() + cols); }
+    int16_t* bsums(int t) const { return reinterpret_cast<int16_t*>(d(t) + cols / 256); }
+};
+
 // Activations for Packed weights, per token, in groups of 16 blocks (zero padded):
 //   qs: int8[ng * 512]: per group 8 vectors of 64 bytes, lane k of vector j holding block k's
 //       elements 4j..4j+3 (the transposed order of the packed weights, see pack.cpp);
@@ -81,6 +97,13 @@ struct KernelSet {
     // What packed_rows adds to Q8_0 weight quants, so what the activations' offset term
     // removes: 128 where the quants are read unsigned (vpdpbusd), 0 where signed (AVX2).
     int packed_q8_offset = 0;
+    // y rows [r0, r1) for Q4_K/Q5_K/Q6_K weights against ActQ8K activations; null where the
+    // set has none (matmul then uses quant_rows with per-32 activations).
+    void (*kquant_rows)(const WeightView& w, int64_t r0, int64_t r1, const ActQ8K& a, int n_tokens,
+                        float* y) = nullptr;
+    // quantize_act_k (below) with SIMD; null: the scalar one.
+    void (*quantize_act_k)(const float* x, int64_t cols, int8_t* qs, float* d,
+                           int16_t* bsums) = nullptr;
 };
 
 // The kernel set in use (see select_isa).
@@ -92,6 +115,8 @@ const KernelSet* kernels_avx512();  // AVX-512 with VNNI; null when not compiled
 
 // Scalar reference for quantize_act (shared by the portable set).
 void quantize_act_scalar(const float* x, int64_t cols, int8_t* qs, float* d, float* s);
+// One token's activations (cols a multiple of 256) into qs/d/bsums as described at ActQ8K.
+void quantize_act_k(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums);
 
 // Packed-layout helpers (pack.cpp): elements [32*b0, 32*(b0+n)) of row r as floats; the
 // float fallback for packed rows; natural-order Q8 activations of token t into a.

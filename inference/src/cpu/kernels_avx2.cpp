@@ -7,15 +7,24 @@
 #define EMBER_X86_NS avx2
 #define EMBER_X86_VNNI 0
 #define EMBER_X86_ROWS 2  // 16 ymm registers: 2 rows x 4 tokens of accumulators
+#include "cpu/kernels_kquant_x86.h"
 #include "cpu/kernels_packed_x86.h"
 #include "cpu/kernels_x86.h"
 #pragma GCC pop_options
 
 namespace ember::cpu {
 namespace {
-const KernelSet kAvx2 = {"avx2",         avx2::quant_rows,  avx2::float_rows,
-                         avx2::quantize_act, avx2::packed_rows, avx2::dot,
-                         avx2::axpy,     avx2::silu_mul,    0};
+const KernelSet kAvx2 = {"avx2",
+                         avx2::quant_rows,
+                         avx2::float_rows,
+                         avx2::quantize_act,
+                         avx2::packed_rows,
+                         avx2::dot,
+                         avx2::axpy,
+                         avx2::silu_mul,
+                         0,
+                         avx2::kquant_rows,
+                         avx2::quantize_act_k};
 }  // namespace
 
 const KernelSet* kernels_avx2() {

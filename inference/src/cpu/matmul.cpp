@@ -139,6 +139,26 @@ void quantize_act_scalar(const float* x, int64_t cols, int8_t* qs, float* d, flo
     for (int64_t b = nb; b < nb_pad; ++b) d[b] = s[b] = 0;
 }
 
+void quantize_act_k(const float* x, int64_t cols, int8_t* qs, float* d, int16_t* bsums) {
+    for (int64_t b = 0; b < cols / 256; ++b) {
+        const float* xb = x + b * 256;
+        float amax = 0;
+        for (int i = 0; i < 256; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        const float scale = amax / 127;
+        const float inv = scale > 0 ? 1 / scale : 0;
+        for (int i = 0; i < 256; i += 16) {
+            int sum = 0;
+            for (int k = i; k < i + 16; ++k) {
+                const int q = std::clamp(int(std::nearbyint(xb[k] * inv)), -127, 127);
+                qs[b * 256 + k] = int8_t(q);
+                sum += q;
+            }
+            bsums[b * 16 + i / 16] = int16_t(sum);
+        }
+        d[b] = scale;
+    }
+}
+
 const char* select_isa(const char* level) {
     int l = level_of(level ? level : "");
     const KernelSet* k = l >= 0 ? best_for_level(l) : detect();
@@ -149,6 +169,46 @@ const char* select_isa(const char* level) {
 const char* isa_name() {
     return kernels().name;
 }
+
+namespace {
+
+bool is_k_quant(GgmlType t) {
+    return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+}
+
+// K-quant weights with the set's kquant_rows: per-256 activations (see ActQ8K).
+void matmul_kquant(ThreadPool& pool, const KernelSet& k, const WeightView& w, const float* x,
+                   int n_tokens, float* y, int64_t chunk, MatmulScratch& scratch) {
+    struct Ctx {
+        const KernelSet& k;
+        const WeightView& w;
+        const float* x;
+        int n_tokens;
+        float* y;
+        int64_t chunk;
+        ActQ8K a;
+    } c{k, w, x, n_tokens, y, chunk, {}};
+    c.a.cols = w.cols;
+    const size_t need = c.a.stride() * size_t(n_tokens) + 64;
+    if (scratch.buf.size() < need) scratch.buf.resize(need);
+    const uintptr_t p = reinterpret_cast<uintptr_t>(scratch.buf.data());
+    c.a.base = reinterpret_cast<uint8_t*>((p + 63) / 64 * 64);
+    auto quantize = [](const Ctx& c, int t) {
+        (c.k.quantize_act_k ? c.k.quantize_act_k : quantize_act_k)(
+            c.x + int64_t(t) * c.w.cols, c.w.cols, c.a.qs(t), c.a.d(t), c.a.bsums(t));
+    };
+    if (n_tokens == 1)
+        quantize(c, 0);
+    else
+        pool.parallel_for(n_tokens, [cp = &c, quantize](int t, int) { quantize(*cp, t); });
+    const int n_tasks = int((w.rows + chunk - 1) / chunk);
+    pool.parallel_for(n_tasks, [cp = &c](int task, int) {
+        const int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
+        cp->k.kquant_rows(cp->w, r0, r1, cp->a, cp->n_tokens, cp->y);
+    });
+}
+
+}  // namespace
 
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens, float* y,
             MatmulScratch& scratch) {
@@ -163,6 +223,11 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens,
     int64_t chunk = n_tokens == 1 ? per_thread / 8 : std::min<int64_t>(64, per_thread / 2);
     chunk = std::max<int64_t>(4, (chunk + 3) / 4 * 4);
     const int n_tasks = int((w.rows + chunk - 1) / chunk);
+    // EMBER_CPU_NO_PACK=1 keeps K-quants on the per-32 kernels too (to measure the difference).
+    static const bool no_kquant = read_overrides().cpu_no_pack;
+    if (k.kquant_rows && !no_kquant && is_k_quant(w.type) && w.layout == WeightLayout::Ggml &&
+        w.cols % 256 == 0)
+        return matmul_kquant(pool, k, w, x, n_tokens, y, chunk, scratch);
 
     // The lambdas capture one pointer so std::function stores them inline (no allocation).
     struct Ctx {
