@@ -108,7 +108,7 @@ int main(int argc, char* argv[]) {
                      {"per-batch", "Tokens per batch.", "n", "4"},
                      {"csv", "Write each batch's milliseconds to <file>.", "file"},
                      {"ui",
-                      "Load ChatView from the QML files in <dir> (another version of ui/, "
+                      "Load ChatView from the QML files in <dir> (another version of app/chat/, "
                       "to compare) instead of the Ember module.",
                       "dir"}});
     args.addHelpOption();

@@ -1,5 +1,6 @@
-// The chat's QML (ui/) against the real C++ message model: messages are parsed by MessageBlocks
-// and shown by MessageDelegate, as in the app. `fixture` builds models and streams text.
+// The chat's QML (the Ember module's app/chat/) against the real C++ message model: messages are
+// parsed by MessageBlocks and shown by MessageDelegate, as in the app. `fixture` builds models and
+// streams text.
 #include <QQmlContext>
 #include <QQmlEngine>
 #include <QQuickTextDocument>
@@ -58,6 +59,8 @@ class Setup : public QObject {
     Q_OBJECT
 public slots:
     void qmlEngineAvailable(QQmlEngine* engine) {
+        // The Ember module's QML from the sources (the C++ types come with ember_app).
+        engine->addImportPath(QStringLiteral(EMBER_QML_TEST_IMPORT_DIR));
         engine->rootContext()->setContextProperty("fixture", new ChatFixture(engine));
     }
 };

@@ -1,6 +1,6 @@
 import QtQuick
 import QtTest
-import "../../../ui"
+import Ember
 
 // The chat view over the real message model (Markdown parsed in C++), with a mock controller.
 Item {

@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls.Material
 import QtTest
-import "../../../ui"
+import Ember
 
 // Code blocks: syntax highlighting, a Copy that copies the plain code, and a Copy button that
 // is readable in the light and the dark theme.

@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls.Material
 import QtTest
-import "../../../ui"
+import Ember
 
 // Messages as the chat shows them: Markdown parsed in C++, line breaks kept, reasoning folded
 // under "Thought for N s".

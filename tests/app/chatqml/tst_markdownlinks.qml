@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls.Material
 import QtTest
-import "../../../ui"
+import Ember
 
 // Links take the theme's colour, not Qt's fixed blue (unreadable in the dark theme): the colour
 // of the document's characters is checked.

@@ -1,6 +1,6 @@
 import QtQuick
 import QtTest
-import "../../../ui"
+import Ember
 
 // The per-conversation "think" switch: shown only where the model's template takes
 // enable_thinking, and it sets the conversation's setting.

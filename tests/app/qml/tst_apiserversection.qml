@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The "Local API server" settings: the switch, port, key and network choice write the settings;
 // the warning shows only for other computers; the server's state and errors are shown.

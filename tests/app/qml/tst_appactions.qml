@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The window's actions and menus: Escape stops a generation, Ctrl+, opens the settings, the
 // menus show each shortcut and are wide enough for their longest entry.

@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls.Material
 import QtTest
-import "../../../ui"
+import Ember
 
 // Banners: themed colours (readable in the dark theme), dismissible, notices expire and
 // errors stay.

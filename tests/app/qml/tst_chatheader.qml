@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The chat pane: at the smallest window (720 px less the sidebar) the conversation title stays
 // readable next to the backend, the overlay button and a long model name; the performance

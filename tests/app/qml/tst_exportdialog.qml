@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Dialogs
 import QtTest
-import "../../../ui"
+import Ember
 
 // The export dialog is a Save dialog that opens in the suggested file's folder.
 Item {

@@ -1,6 +1,6 @@
 import QtQuick
 import QtTest
-import "../../../ui"
+import Ember
 
 // The input box against a mock controller: Enter sends, Shift+Enter adds a line,
 // Stop replaces Send while generating, the text stays when the message is not accepted.

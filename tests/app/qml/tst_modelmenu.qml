@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The header's model button: one display name (the file's, as in its menu), a menu that
 // stays inside the window, and an honest loading state with Cancel.

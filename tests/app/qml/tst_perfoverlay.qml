@@ -1,6 +1,6 @@
 import QtQuick
 import QtTest
-import "../../../ui"
+import Ember
 
 // The performance overlay against mock settings and a mock PerfMonitor: the toolbar button and
 // Ctrl+Shift+P toggle it through the setting, and its rows follow the metrics.

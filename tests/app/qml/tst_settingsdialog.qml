@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The settings dialog in a short window: the scroll bar does not cover the fields.
 Item {

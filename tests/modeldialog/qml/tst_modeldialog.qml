@@ -1,7 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtTest
-import "../../../ui"
+import Ember
 
 // The model dialog against a mock library whose catalog filters itself in JavaScript the way
 // ModelFilterModel does in C++: the search box, the size and "fits my GPU" filters drive it, an
