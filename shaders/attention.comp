@@ -26,6 +26,11 @@
 // sum, unnormalized output) and the last of a head's runs to finish (an atomic counter, left at
 // zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE (ops.cpp
 // checks).
+// FAMILY (the decoder families' decode, ops.cpp op_attention_decode with DecodeAttentionExtras):
+// scores soft-capped (cap * tanh(s / cap), Gemma 2), a sliding window (the query at position p
+// reads only keys p - window < j <= p: the runs cover the window alone), caches that are rings
+// of kv_ring rows (position j in row j % kv_ring), and head_dim / 8 up to WG_SIZE without
+// dividing it (Phi-3's 96: the threads of a last partial row of a pass stay idle).
 layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
 
 layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
@@ -52,6 +57,11 @@ layout(push_constant) uniform PC {
     float scale;
     uint n_split;     // most runs per head (partials are laid out for these)
     uint min_passes;  // fewest passes in a run
+#if defined(FAMILY)
+    float softcap;  // > 0: scores soft-capped
+    uint window;    // > 0: sliding window of this many positions
+    uint kv_ring;   // > 0: the caches are rings of this many rows
+#endif
 #if defined(WO)
     uint wo_rows;     // Wo: rows (the embedding width) and blocks per row
     uint wo_stride;
@@ -158,10 +168,21 @@ void project_out(uint h) {
 }
 #endif
 
+#if defined(FAMILY)
+#define CACHE_ROW(j) (pc.kv_ring > 0u ? (j) % pc.kv_ring : (j))
+#else
+#define CACHE_ROW(j) (j)
+#endif
+
 // Runs of a context of n_pass passes: at most n_split of at least min_passes each (ops.cpp's
 // decode_attention_grid makes the same choice); per: passes per run.
 uint runs(uint n_pass, out uint per) {
     uint n = min((n_pass + P_MIN_PASSES - 1u) / P_MIN_PASSES, P_N_SPLIT);
+#if defined(FAMILY)
+    // A window's runs within the grid, which the host sets for the whole context (its fewer
+    // passes may still round to more runs).
+    n = min(n, gl_NumWorkGroups.y);
+#endif
     per = (n_pass + n - 1u) / n;
     return (n_pass + per - 1u) / per;
 }
@@ -180,9 +201,17 @@ void main() {
 #endif
     const uint n_kv = step_pos0 + 1u;
     uint per;
+#if defined(FAMILY)
+    // A sliding window: runs over its positions [j_lo, n_kv) alone.
+    const uint j_lo = pc.window > 0u && n_kv > pc.window ? n_kv - pc.window : 0u;
+    const uint n_run = runs((n_kv - j_lo + P - 1u) / P, per);
+    if (sp >= n_run) return;
+    const uint j_begin = j_lo + sp * per * P, j_end = min(j_begin + per * P, n_kv);
+#else
     const uint n_run = runs((n_kv + P - 1u) / P, per);
     if (sp >= n_run) return;
     const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
+#endif
     const uint row = tid / TPP, seg = tid % TPP, W = PT * WG_SIZE;  // W: the weights' offset
     const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
     const uint qb = (h * hd) / 4u + 2u * seg;
@@ -199,7 +228,7 @@ void main() {
         const uint n = min(P, j_end - p0);
         uvec4 kw[PT], vw[PT];
         [[unroll]] for (uint k = 0; k < PT; ++k) {
-            uint j = p0 + min(row + k * R, n - 1u);  // clamped: every load is unconditional
+            uint j = CACHE_ROW(p0 + min(row + k * R, n - 1u));  // clamped: loads unconditional
             kw[k] = kc4[j * stride4 + kv0];
             vw[k] = vc4[j * stride4 + kv0];
         }
@@ -215,6 +244,10 @@ void main() {
             uint b = (i / R) * WG_SIZE + (i % R) * TPP;
             float sc = 0.0;
             for (uint t = 0; t < TPP; ++t) sc += sh[b + t];
+#if defined(FAMILY)
+            // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
+            if (pc.softcap > 0.0) sc = pc.softcap * tanh(clamp(sc / pc.softcap, -10.0, 10.0));
+#endif
             sh[W + i] = sc;
             mx = max(mx, sc);
         }
@@ -232,7 +265,11 @@ void main() {
         acc_b *= c;
         [[unroll]] for (uint k = 0; k < PT; ++k) {
             uint i = row + k * R;
+#if defined(FAMILY)
+            float p = i < n && row < R ? sh[W + i] : 0.0;  // (rows past R: idle threads)
+#else
             float p = i < n ? sh[W + i] : 0.0;
+#endif
             acc_a += p * vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
             acc_b += p * vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
         }

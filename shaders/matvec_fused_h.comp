@@ -31,6 +31,15 @@
 // Groups of one row leave fewer subgroups idle in the last round than pairs do.
 #define MODE_GU 4u
 
+// The gate's activation (SILU mode and SILU_IN): SiLU, or with GELU GELU's tanh approximation
+// (Gemma; tanh saturates well before |z| = 10, and the clamp keeps it from inf / inf).
+#if defined(GELU)
+#define ACT(v) \
+    (0.5 * (v) * (1.0 + tanh(clamp(0.7978845608028654 * ((v) + 0.044715 * (v) * (v) * (v)), -10.0, 10.0))))
+#else
+#define ACT(v) ((v) / (1.0 + exp(-(v))))
+#endif
+
 layout(constant_id = 1) const uint XS_BLOCKS = 128;  // shared x capacity in 32-column blocks
 layout(constant_id = 2) const uint ROWS = 8;         // rows per group (SILU: half gate, half up)
 // 0: a workgroup takes a group of rows at a time, each thread whole blocks of every row.
@@ -295,7 +304,7 @@ vec4 load_x(uint xb, uint c) {
     }
     vec4 v = x4[xb + c];
     if (SILU_IN == 0u) return v;
-    return v / (1.0 + exp(-v)) * x4[xb + c + NCOLS / 4u];
+    return ACT(v) * x4[xb + c + NCOLS / 4u];
 }
 
 // x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns 2^e, the
@@ -385,7 +394,7 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     } else if (mode == MODE_SILU) {
         if (tid >= half_rows) return;
         float g = tot[0];
-        y[Y_OFF + r] = g / (1.0 + exp(-g)) * tot[1];
+        y[Y_OFF + r] = ACT(g) * tot[1];
     } else {
         if (tid >= half_rows) return;
         float v0 = tot[0], v1 = tot[1];

@@ -1,7 +1,8 @@
 #version 450
 // out = x / sqrt(mean(x^2) + eps) * w, one workgroup per row. ADD: x += r first, written back
 // (the residual add before the next norm, one dispatch for both). OUT_F16: out is F16 (the
-// tensor-core matmul's input, written here instead of copied after).
+// tensor-core matmul's input, written here instead of copied after). ADD_OUT: out += the normed
+// row instead (Gemma's post-attention and post-FFN norms with the residual add after them).
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 
@@ -14,6 +15,8 @@ layout(binding = 0) readonly buffer XBuf { float x[]; };
 layout(binding = 1) readonly buffer WBuf { float w[]; };
 #if defined(OUT_F16)
 layout(binding = 2) writeonly buffer OutBuf { float16_t o[]; };
+#elif defined(ADD_OUT)
+layout(binding = 2) buffer OutBuf { float o[]; };
 #else
 layout(binding = 2) writeonly buffer OutBuf { float o[]; };
 #endif
@@ -46,6 +49,8 @@ void main() {
     for (uint i = gl_LocalInvocationID.x; i < pc.n; i += WG_SIZE) {
 #if defined(OUT_F16)
         o[ob + i] = float16_t(x[xb + i] * scale * w[i]);
+#elif defined(ADD_OUT)
+        o[ob + i] += x[xb + i] * scale * w[i];
 #else
         o[ob + i] = x[xb + i] * scale * w[i];
 #endif

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "vulkan/stages_family.h"
+#include "vulkan/stages_family_decode.h"
 namespace ember::vulkan {
 
 int next_batch_size(double token_s, double target_s, int capacity, int left) {
@@ -91,8 +92,14 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     if (!st.ok()) return st.take_error();
     dm.plan = plan;
     dm.weight_scratch = weight_scratch_bytes(a, m);
-    // The other families run their own stages (stages_family.cpp), none of the fused ones.
-    if (family) return dm;
+    // The other families run their own stages (stages_family.cpp), and their decode steps the
+    // fused kernels where those read the weights (stages_family_decode.cpp).
+    if (family) {
+        dm.fused_layers = family_fused_layers(a, plan, dm);
+        dm.fused_output = dm.fused_layers && dm.output_norm->type == GgmlType::F32 &&
+                          fused_matvec_supports(a, plan, {dm.output});
+        return dm;
+    }
     const bool f32_norms =
         std::all_of(dm.layers.begin(), dm.layers.end(), [](const DeviceLayer& L) {
             return L.attn_norm->type == GgmlType::F32 && L.ffn_norm->type == GgmlType::F32;
@@ -114,7 +121,10 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
 
 uint32_t decode_attention_split(const LlamaHParams& hp, int n_ctx) {
     const AttentionShape dec = attention_shape(hp, 1);
-    return decode_attention_supported(dec) ? decode_attention_splits(dec, n_ctx) : 0;
+    // (The families' split attention also takes heads whose eighths do not divide its threads.)
+    const bool split = uses_family_stages(hp) ? decode_attention_family_supported(dec)
+                                              : decode_attention_supported(dec);
+    return split ? decode_attention_splits(dec, n_ctx) : 0;
 }
 
 Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {

@@ -390,6 +390,13 @@ Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange 
                         &pc, push_size<NormPc>(), kWgNorm, uint32_t(n_rows));
 }
 
+Status op_rms_norm_add(Recorder& rec, BufferRange x, BufferRange w, BufferRange out, int n,
+                       int n_rows, float eps) {
+    NormPc pc{uint32_t(n), eps, 0, uint32_t(n), 0, uint32_t(n)};
+    return rec.dispatch("rms_norm_add_f32_f32", {x, w, out}, &pc, push_size<NormPc>(), kWgNorm,
+                        uint32_t(n_rows));
+}
+
 Status op_rope_kv_store(Recorder& rec, BufferRange q, BufferRange k, BufferRange v,
                         BufferRange k_cache, BufferRange v_cache, BufferRange step, BufferRange ff,
                         int n_tokens, int n_head, int n_head_kv, int head_dim, int n_rot,
@@ -543,13 +550,62 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          n_split,
          p.min_passes};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const SpecConstants spec = SpecConstants::of(AttentionSpec{
-        p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
-        std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
+    const SpecConstants spec = SpecConstants::of(
+        AttentionSpec{p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
+                      std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
     if (grid.size)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
                                      p.wg, grid, spec);
     return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
+                        uint32_t(s.n_head), n_split, 1, spec);
+}
+
+bool decode_attention_family_supported(const AttentionShape& s) {
+    // Each thread takes 8 dimensions of a position; a pass's last row of threads may be partial.
+    return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
+           s.head_dim % 8 == 0 && s.head_dim > 0 && uint32_t(s.head_dim) / 8 <= decode_plan().wg;
+}
+
+Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_cache,
+                                  BufferRange v_cache, BufferRange out, BufferRange step,
+                                  const AttentionShape& s, const DecodeAttentionFamily& f,
+                                  BufferRange partials, BufferRange counters, uint32_t n_split,
+                                  BufferRange grid) {
+    const DecodePlan& p = decode_plan();
+    if (!decode_attention_family_supported(s))
+        return make_error("vulkan.unsupported_shape",
+                          "family decode attention needs one token, n_head a multiple of "
+                          "n_head_kv, and head_dim a multiple of 8 up to " +
+                              std::to_string(8 * p.wg));
+    if (n_split == 0) return make_error("vulkan.bad_argument", "decode attention with no runs");
+    if (f.kv_ring && (f.window == 0 || f.kv_ring < f.window))
+        return make_error("vulkan.bad_argument",
+                          "decode attention over a cache ring of " + std::to_string(f.kv_ring) +
+                              " rows needs a window of at most that many positions");
+    struct {
+        uint32_t n_head, n_head_kv, head_dim, kv_stride;
+        float scale;
+        uint32_t n_split, min_passes;
+        float softcap;
+        uint32_t window, kv_ring;
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         uint32_t(s.head_dim),
+         uint32_t(s.n_head_kv * s.head_dim),
+         s.scale,
+         n_split,
+         p.min_passes,
+         f.softcap,
+         f.window,
+         f.kv_ring};
+    const auto b = {q, k_cache, v_cache, out, partials, counters, step};
+    const SpecConstants spec = SpecConstants::of(
+        AttentionSpec{p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
+                      std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
+    if (grid.size)
+        return rec.dispatch_indirect("attention_split_family_f16_f32", b, &pc,
+                                     push_size<decltype(pc)>(), p.wg, grid, spec);
+    return rec.dispatch("attention_split_family_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
                         uint32_t(s.n_head), n_split, 1, spec);
 }
 

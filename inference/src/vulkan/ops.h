@@ -133,6 +133,9 @@ struct FusedMatvec {
     uint32_t x_off = 0, y_off = 0;
     // x is a GateUp dispatch's [gate; up] (2 * cols) and the product reads SiLU(gate) * up.
     bool silu_in = false;
+    // The gate's activation (Silu mode, silu_in) is GELU's tanh approximation (Gemma), not SiLU:
+    // matvec_fused_h.comp only (fused_matvec_gelu_supported).
+    bool gelu = false;
     float eps = 0;
     uint32_t head_dim = 0, n_rot = 0;  // Qkv
     float freq_base = 10000;
@@ -164,6 +167,9 @@ bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const
 // both run in matvec_fused_h.comp's subgroup mode here.
 bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
                          const DeviceTensor& down);
+// Whether a Silu-mode dispatch of w's type and shape can take a GELU gate here (FusedMatvec::
+// gelu: matvec_fused_h.comp in either mode).
+bool fused_matvec_gelu_supported(const Recorder& rec, const DeviceTensor& w);
 // out[t] = row step_tokens[t] of the table, as floats.
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens);
@@ -175,6 +181,10 @@ Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, 
 // residual add and the next norm in one dispatch. out_f16: out is F16.
 Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange w, BufferRange out,
                        int n, int n_rows, float eps, bool out_f16);
+// out[row] += rms_norm(x[row]) * w (rows of n, both contiguous): a norm after a projection and
+// the residual add after it in one dispatch (Gemma's post-attention and post-FFN norms).
+Status op_rms_norm_add(Recorder& rec, BufferRange x, BufferRange w, BufferRange out, int n,
+                       int n_rows, float eps);
 // RoPE in place on n_tokens rows of q (n_head heads) and k (n_head_kv heads), rows contiguous,
 // ff optional; then k and v stored as F16 at the step's positions of k_cache and v_cache (rows
 // of n_head_kv * head_dim).
@@ -221,6 +231,22 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
                            BufferRange grid = {});
+// The decoder families' decode attention (attention.comp SPLIT_KV FAMILY): op_attention_decode
+// with s.scale as given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window
+// (window > 0: the query at position p reads keys p - window < j <= p only, and its runs cover
+// no others), caches that are rings (kv_ring > 0: position j in row j % kv_ring, kv_ring >=
+// window), and any head_dim % 8 == 0 up to 8 * 256 (Phi-3's 96). The grid may be the one for the
+// whole context (decode_attention_grid): a window takes as many of its runs as it needs.
+struct DecodeAttentionFamily {
+    float softcap = 0.0f;
+    uint32_t window = 0, kv_ring = 0;
+};
+bool decode_attention_family_supported(const AttentionShape& s);
+Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_cache,
+                                  BufferRange v_cache, BufferRange out, BufferRange step,
+                                  const AttentionShape& s, const DecodeAttentionFamily& f,
+                                  BufferRange partials, BufferRange counters, uint32_t n_split,
+                                  BufferRange grid = {});
 // out_f16: out is F16.
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
                    bool out_f16 = false);

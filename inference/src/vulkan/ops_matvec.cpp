@@ -271,6 +271,11 @@ uint32_t add_column_parts(const Recorder& rec, const FusedDispatch& d, const Sub
     return uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
 }
 
+// The GELU-tanh variants' infix, where the gate's activation is taken (Silu mode, silu_in).
+const char* gelu_infix(const FusedMatvec& f) {
+    return f.gelu && (f.mode == FusedMode::Silu || f.silu_in) ? "gelu_" : "";
+}
+
 // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x. With
 // column parts, workgroup w takes part w % ksplit (the shader's split).
 Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, SubgroupGrid g) {
@@ -320,7 +325,7 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                           d.f.embed ? 1u : 0u};
     return dispatch_fused(rec, d,
                           std::string(ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
-                              weight_type_suffix(d.w0.type),
+                              gelu_infix(d.f) + weight_type_suffix(d.w0.type),
                           g.threads, n_wg, SpecConstants::of(spec));
 }
 
@@ -339,8 +344,9 @@ Status record_staged(Recorder& rec, const FusedDispatch& d, const FusedH& h) {
     // FusedHSpec's first 6 constants (xs_blocks ... mode); the shape constants stay at 0 in
     // this mode.
     const SpecConstants spec = {h.xs_blocks, h.rows, 0u, 0u, 1u, uint32_t(d.f.mode)};
-    return dispatch_fused(rec, d, std::string("matvec_fused_h_") + weight_type_suffix(d.w0.type),
-                          wg, std::min(d.groups_of(h.rows), loop_wgs), spec);
+    return dispatch_fused(
+        rec, d, std::string("matvec_fused_h_") + gelu_infix(d.f) + weight_type_suffix(d.w0.type),
+        wg, std::min(d.groups_of(h.rows), loop_wgs), spec);
 }
 
 // matvec_fused.comp (F32 arithmetic): 4 rows a workgroup.
@@ -383,6 +389,11 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
                                                          " rows here");
     if (subgroups) return record_subgroups(rec, d, h, g);
     if (h.rows) return record_staged(rec, d, h);
+    if (*gelu_infix(f))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: a GELU gate needs the F16 kernel (matvec_fused_h.comp), "
+                          "which does not take these " +
+                              std::string(type_name(w0.type)) + " rows here");
     return record_plain(rec, d);
 }
 
@@ -395,6 +406,10 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
     // only change how much of x a workgroup stages.)
     const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
     return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
+}
+
+bool fused_matvec_gelu_supported(const Recorder& rec, const DeviceTensor& w) {
+    return fused_h_plan(rec, w, 0).rows != 0;
 }
 
 bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include "vulkan/stages_family.h"
+#include "vulkan/stages_family_decode.h"
 
 namespace ember::vulkan {
 
@@ -335,8 +336,10 @@ Status record_stage(const At& a) {
 }  // namespace
 
 std::vector<Stage> forward_stages(const Recorder& rec, const DeviceModel& m, const Step& step) {
-    if (uses_family_stages(m.hp)) return family_stages(m, step);
-    return llama_stages(rec, m, step);
+    // (The families' decode steps on the fused kernels: stages_family_decode.cpp.)
+    if (!uses_family_stages(m.hp)) return llama_stages(rec, m, step);
+    if (step.n == 1 && m.fused_layers) return family_decode_stages(rec, m, step);
+    return family_stages(m, step);
 }
 
 Status record_stages(Recorder& rec, const DeviceModel& m, const Buffers& b, const Step& step,
@@ -344,6 +347,8 @@ Status record_stages(Recorder& rec, const DeviceModel& m, const Buffers& b, cons
     for (const Stage& st : stages) {
         if (is_family_stage(st.op))
             EMBER_TRY(record_family_stage(rec, m, b, step.n, st));
+        else if (is_family_decode_stage(st.op))
+            EMBER_TRY(record_family_decode_stage(rec, m, b, st));
         else
             EMBER_TRY(record_stage({rec, m, b, step.n, step.out, st}));
     }

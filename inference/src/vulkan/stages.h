@@ -134,6 +134,14 @@ enum class StageOp : uint8_t {
     FamilyPostFfnNorm,   // xb = rmsnorm(tmp) * post_ffw_norm (Gemma)
     FamilyFfnResidual,   // x += tmp (or xb)
     FamilySoftcap,       // logits = cap * tanh(logits / cap) (Gemma 2)
+    // The families' decode on the fused kernels (stages_family_decode.cpp; one token):
+    FamDecQkv,           // q, k, v = Wq, Wk, Wv rmsnorm(x); wide = Wqkv rmsnorm(x) (Phi-3)
+    FamDecAttention,     // att = softmax(softcap(scale q K^T)) V, split over the window's positions
+    FamDecWo,            // x += Wo att; tmp = Wo att where a post-norm follows (Gemma)
+    FamDecGateUp,        // g = act(Wgate xn) * (Wup xn), or [gate; up] apart, xn = rmsnorm(x)
+    FamDecDown,          // x += Wdown g (act(gate) * up taken here where apart); tmp (Gemma)
+    FamDecAttnPostNorm,  // x += rmsnorm(tmp) * post_attention_norm (Gemma)
+    FamDecFfnPostNorm,   // x += rmsnorm(tmp) * post_ffw_norm (Gemma)
 };
 
 struct Stage {

@@ -1,0 +1,235 @@
+#include "vulkan/stages_family_decode.h"
+
+#include "vulkan/ops_family.h"
+#include "vulkan/stages_family.h"
+
+namespace ember::vulkan {
+
+namespace {
+
+// How a layer's FFN runs in a decode step.
+enum class Ffn {
+    Apart,    // norm + gate/up stored apart [gate; up] (GateUp), act + down + residual (silu_in)
+    Product,  // norm + gate/up + act (Silu mode), down + residual
+    Joined,   // Phi-3's one gate_up matrix: norm + [gate | up] (Store), act + down + residual
+    Generic,  // the family's own ops (norm, matmuls, glu), down + residual
+};
+
+// Which Ffn layer L takes here: the fused kernels where they read its weights (a GELU gate:
+// matvec_fused_h.comp only; gate and up of one type; an activation on down's input: the
+// subgroup mode), else the generic ops.
+Ffn ffn_of(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
+    const bool gelu = m.hp.traits().act == FfnAct::GeluTanh;
+    if (L.gate_up)
+        return fused_gate_up_apart(rec, *L.gate_up, *L.gate_up, *L.down) ? Ffn::Joined
+                                                                         : Ffn::Generic;
+    if (L.gate->type != L.up->type) return Ffn::Generic;
+    if (fused_gate_up_apart(rec, *L.gate, *L.up, *L.down)) return Ffn::Apart;
+    if (gelu && !fused_matvec_gelu_supported(rec, *L.gate)) return Ffn::Generic;
+    return Ffn::Product;
+}
+
+bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
+    return !t || fused_matvec_supports(a, plan, {t});
+}
+
+}  // namespace
+
+bool family_fused_layers(const Adapter& a, const Plan& plan, const DeviceModel& m) {
+    if (!plan.fused || m.layers.empty()) return false;
+    for (const DeviceLayer& L : m.layers) {
+        // Each matrix takes a dispatch of its own (Q, K and V of different types too).
+        for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.wqkv, L.wo, L.gate, L.up, L.gate_up})
+            if (!one_piece(a, plan, t)) return false;
+        if (!L.down || !one_piece(a, plan, L.down) || L.attn_norm->type != GgmlType::F32 ||
+            L.ffn_norm->type != GgmlType::F32)
+            return false;
+    }
+    return true;
+}
+
+bool is_family_decode_stage(StageOp op) {
+    return op >= StageOp::FamDecQkv && op <= StageOp::FamDecFfnPostNorm;
+}
+
+std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& m,
+                                        const Step& step) {
+    std::vector<Stage> s;
+    s.push_back({StageOp::Embed, 0, "embed"});
+    if (m.hp.traits().embd_scale) s.push_back({StageOp::FamilyEmbedScale, 0, "embedding scale"});
+    for (uint32_t l = 0; l < m.layers.size(); ++l) {
+        const DeviceLayer& L = m.layers[l];
+        s.push_back({StageOp::FamDecQkv, l, "norm + qkv"});
+        s.push_back({StageOp::FamilyQkvRope, l, "bias + qk norm + rope + kv store"});
+        s.push_back({StageOp::FamDecAttention, l, "attention"});
+        if (L.post_attn_norm) {
+            s.push_back({StageOp::FamDecWo, l, "wo"});
+            s.push_back({StageOp::FamDecAttnPostNorm, l, "post-attention norm + residual"});
+        } else {
+            s.push_back({StageOp::FamDecWo, l, "wo + residual"});
+        }
+        switch (ffn_of(rec, m, L)) {
+            case Ffn::Apart:
+                s.push_back({StageOp::FamDecGateUp, l, "norm + gate/up"});
+                break;
+            case Ffn::Product:
+                s.push_back({StageOp::FamDecGateUp, l, "norm + gate/up + act"});
+                break;
+            case Ffn::Joined:
+                s.push_back({StageOp::FamDecGateUp, l, "norm + gate_up"});
+                break;
+            case Ffn::Generic:
+                s.push_back({StageOp::FamilyFfnNorm, l, "ffn norm"});
+                s.push_back({StageOp::FamilyGateUp, l, "matmul gate/up"});
+                s.push_back({StageOp::FamilyGlu, l, "gated activation"});
+                break;
+        }
+        if (L.post_ffn_norm) {
+            s.push_back({StageOp::FamDecDown, l, "down"});
+            s.push_back({StageOp::FamDecFfnPostNorm, l, "post-ffn norm + residual"});
+        } else {
+            s.push_back({StageOp::FamDecDown, l, "down + residual"});
+        }
+    }
+    if (step.out == Output::None) return s;
+    // The fused head writes the logits where the host reads them, unless a soft-cap follows.
+    const bool softcap = m.hp.final_softcap > 0.0f;
+    if (m.fused_output && step.out == Output::Logits && !softcap) {
+        s.push_back({StageOp::OutputDirect, 0, "output norm + head"});
+        return s;
+    }
+    s.push_back({StageOp::OutputHead, 0, "output norm + head"});
+    if (softcap) s.push_back({StageOp::FamilySoftcap, 0, "logit soft-cap"});
+    if (step.out == Output::Argmax) s.push_back({StageOp::Argmax, 0, "argmax"});
+    s.push_back({StageOp::Readback, 0, "readback"});
+    return s;
+}
+
+namespace {
+
+// y = W rmsnorm(x) * norm (Store), or y += W x (Add, no norm).
+FusedMatvec matvec(FusedMode mode, const DeviceTensor* w, BufferRange x, BufferRange y) {
+    FusedMatvec f;
+    f.mode = mode;
+    f.w[0] = w;
+    f.x = x;
+    f.y = y;
+    return f;
+}
+
+FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
+                   const DeviceTensor* norm, BufferRange x, BufferRange y) {
+    FusedMatvec f = matvec(mode, w, x, y);
+    f.norm = norm->pieces[0].range;
+    f.eps = m.hp.rms_eps;
+    return f;
+}
+
+// q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
+// differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
+Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
+    if (L.wqkv)
+        return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
+    EMBER_TRY(op_matvec_fused(rec, normed(m, FusedMode::Store, L.wq, L.attn_norm, b.x, b.q)));
+    EMBER_TRY(op_matvec_fused(rec, normed(m, FusedMode::Store, L.wk, L.attn_norm, b.x, b.k)));
+    return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wv, L.attn_norm, b.x, b.v));
+}
+
+// att [Dq] = softmax(softcap(scale q K^T)) V over the layer's window: split over positions where
+// the runner has partials for it, else the family's one-workgroup-per-head attention.
+Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l) {
+    const LlamaHParams& hp = m.hp;
+    const AttentionShape s{1, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                           hp.attention_scale()};
+    DecodeAttentionFamily f;
+    f.softcap = hp.attn_softcap;
+    f.window = hp.layer_hp(l).swa ? hp.n_swa : 0;
+    f.kv_ring = l < b.kv_ring.size() ? b.kv_ring[l] : 0;
+    // Q: b.q, or the first Dq floats of Phi-3's fused row.
+    const BufferRange q = m.layers[l].wqkv ? b.wide : b.q;
+    if (b.attn_split && decode_attention_family_supported(s))
+        return op_attention_decode_family(rec, q, b.k_cache[l], b.v_cache[l], b.att, b.step, s, f,
+                                          b.attn_part, b.attn_count, b.attn_split, b.attn_grid);
+    FamilyAttention a;
+    a.q = {q, 0, uint32_t(s.n_head * s.head_dim)};
+    a.k_cache = b.k_cache[l], a.v_cache = b.v_cache[l], a.out = b.att, a.step = b.step;
+    a.s = s;
+    a.softcap = f.softcap, a.window = int(f.window), a.kv_ring = f.kv_ring;
+    return op_attention_family(rec, a);
+}
+
+// The FFN's first dispatch (Ffn): g [F] = act(Wgate xn) * (Wup xn), or g [2F] = [gate; up],
+// xn = rmsnorm(x) * ffn_norm.
+Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
+    const bool gelu = m.hp.traits().act == FfnAct::GeluTanh;
+    switch (ffn_of(rec, m, L)) {
+        case Ffn::Joined:
+            return op_matvec_fused(rec,
+                                   normed(m, FusedMode::Store, L.gate_up, L.ffn_norm, b.x, b.g));
+        case Ffn::Apart:
+        case Ffn::Product: {
+            const bool apart = ffn_of(rec, m, L) == Ffn::Apart;
+            FusedMatvec f = normed(m, apart ? FusedMode::GateUp : FusedMode::Silu, L.gate,
+                                   L.ffn_norm, b.x, b.g);
+            f.w[1] = L.up;
+            f.gelu = gelu;
+            return op_matvec_fused(rec, f);
+        }
+        default:
+            return make_error("vulkan.bad_stage", "gate/up of a layer on the generic FFN ops");
+    }
+}
+
+// x += Wdown g (g: act(gate) * up, or [gate; up] with the activation taken here), or tmp =
+// Wdown g before Gemma's post-norm.
+Status down(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
+    FusedMatvec f = L.post_ffn_norm ? matvec(FusedMode::Store, L.down, b.g, b.tmp)
+                                    : matvec(FusedMode::Add, L.down, b.g, b.x);
+    const Ffn ffn = ffn_of(rec, m, L);
+    f.silu_in = ffn == Ffn::Apart || ffn == Ffn::Joined;
+    f.gelu = m.hp.traits().act == FfnAct::GeluTanh;
+    return op_matvec_fused(rec, f);
+}
+
+}  // namespace
+
+Status record_family_decode_stage(Recorder& rec, const DeviceModel& m, const Buffers& b,
+                                  const Stage& st) {
+    const uint32_t l = st.layer;
+    const DeviceLayer& L = m.layers[l];
+    const int E = int(m.hp.n_embd);
+    rec.tag(st.label);
+    switch (st.op) {
+        case StageOp::FamDecQkv:  // q [Dq], k, v [Dkv] (or wide) = W rmsnorm(x) * attn_norm
+            EMBER_TRY(qkv(rec, m, b, L));
+            break;
+        case StageOp::FamDecAttention:  // att [Dq]
+            EMBER_TRY(attention(rec, m, b, l));
+            break;
+        case StageOp::FamDecWo:  // x [E] += Wo att, or tmp [E] = Wo att (a post-norm follows)
+            EMBER_TRY(op_matvec_fused(rec, L.post_attn_norm
+                                               ? matvec(FusedMode::Store, L.wo, b.att, b.tmp)
+                                               : matvec(FusedMode::Add, L.wo, b.att, b.x)));
+            break;
+        case StageOp::FamDecAttnPostNorm:  // x [E] += rmsnorm(tmp) * post_attention_norm
+            EMBER_TRY(op_rms_norm_add(rec, b.tmp, L.post_attn_norm->pieces[0].range, b.x, E, 1,
+                                      m.hp.rms_eps));
+            break;
+        case StageOp::FamDecFfnPostNorm:  // x [E] += rmsnorm(tmp) * post_ffw_norm (Gemma)
+            EMBER_TRY(op_rms_norm_add(rec, b.tmp, L.post_ffn_norm->pieces[0].range, b.x, E, 1,
+                                      m.hp.rms_eps));
+            break;
+        case StageOp::FamDecGateUp:  // g [F] = act(gate) * up, or [2F] = [gate; up]
+            EMBER_TRY(gate_up(rec, m, b, L));
+            break;
+        case StageOp::FamDecDown:  // x [E] += Wdown g, or tmp [E] = Wdown g
+            EMBER_TRY(down(rec, m, b, L));
+            break;
+        default:
+            return make_error("vulkan.bad_stage", "not a family decode stage");
+    }
+    rec.barrier();
+    return {};
+}
+
+}  // namespace ember::vulkan
