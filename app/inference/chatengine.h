@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ember/ember.h"
 #include "ember/result.h"
 
 namespace ember {
@@ -47,13 +48,14 @@ struct EngineMessage {
     std::string content;
 };
 
+// The engine's defaults (ember::SamplingParams, GenerateParams) are the one source of these.
 struct EngineSampling {
-    float temperature = 0.8f;
-    int topK = 40;
-    float topP = 0.95f;
-    float minP = 0.05f;
-    float repeatPenalty = 1.1f;
-    int maxTokens = 512;
+    float temperature = ember::SamplingParams{}.temperature;
+    int topK = ember::SamplingParams{}.top_k;
+    float topP = ember::SamplingParams{}.top_p;
+    float minP = ember::SamplingParams{}.min_p;
+    float repeatPenalty = ember::SamplingParams{}.repeat_penalty;
+    int maxTokens = ember::GenerateParams{}.max_tokens;
     // The last message is an assistant reply cut short: generate more of it (the prompt ends
     // with its text instead of a new turn) rather than a new reply.
     bool continueLast = false;

@@ -2,6 +2,18 @@
 
 #include <QCoreApplication>
 
+#include "ember/ember.h"
+
+namespace {
+// The sampling defaults are the engine's (ember::GenerateParams), the one source: the settings
+// dialog, a fresh install and "Reset to defaults" show exactly what ember-cli would use.
+const ember::GenerateParams kEngine{};
+// A float default as the double QML shows: 0.8f is 0.8 in the dialog, not 0.800000011920929.
+double shown(float value) {
+    return QString::number(value).toDouble();
+}
+}  // namespace
+
 // ~/.config/<app>/<app>.conf: the app sets no organization name.
 Settings::Settings(QObject* parent)
     : QObject(parent),
@@ -35,7 +47,7 @@ void Settings::setContextLength(int value) {
 }
 
 double Settings::temperature() const {
-    return m_settings.value("sampling/temperature", double(0.8)).toDouble();
+    return m_settings.value("sampling/temperature", shown(kEngine.sampling.temperature)).toDouble();
 }
 void Settings::setTemperature(double value) {
     if (temperature() == value) return;
@@ -44,7 +56,7 @@ void Settings::setTemperature(double value) {
 }
 
 int Settings::topK() const {
-    return m_settings.value("sampling/topK", int(40)).toInt();
+    return m_settings.value("sampling/topK", kEngine.sampling.top_k).toInt();
 }
 void Settings::setTopK(int value) {
     if (topK() == value) return;
@@ -53,7 +65,7 @@ void Settings::setTopK(int value) {
 }
 
 double Settings::topP() const {
-    return m_settings.value("sampling/topP", double(0.95)).toDouble();
+    return m_settings.value("sampling/topP", shown(kEngine.sampling.top_p)).toDouble();
 }
 void Settings::setTopP(double value) {
     if (topP() == value) return;
@@ -62,7 +74,7 @@ void Settings::setTopP(double value) {
 }
 
 double Settings::minP() const {
-    return m_settings.value("sampling/minP", double(0.05)).toDouble();
+    return m_settings.value("sampling/minP", shown(kEngine.sampling.min_p)).toDouble();
 }
 void Settings::setMinP(double value) {
     if (minP() == value) return;
@@ -71,7 +83,8 @@ void Settings::setMinP(double value) {
 }
 
 double Settings::repeatPenalty() const {
-    return m_settings.value("sampling/repeatPenalty", double(1.1)).toDouble();
+    return m_settings.value("sampling/repeatPenalty", shown(kEngine.sampling.repeat_penalty))
+        .toDouble();
 }
 void Settings::setRepeatPenalty(double value) {
     if (repeatPenalty() == value) return;
@@ -80,7 +93,7 @@ void Settings::setRepeatPenalty(double value) {
 }
 
 int Settings::maxTokens() const {
-    return m_settings.value("sampling/maxTokens", int(512)).toInt();
+    return m_settings.value("sampling/maxTokens", kEngine.max_tokens).toInt();
 }
 void Settings::setMaxTokens(int value) {
     if (maxTokens() == value) return;
@@ -201,12 +214,12 @@ void Settings::resetToDefaults() {
     setDevice(QString("auto"));
     setThreads(int(0));
     setContextLength(int(2048));
-    setTemperature(double(0.8));
-    setTopK(int(40));
-    setTopP(double(0.95));
-    setMinP(double(0.05));
-    setRepeatPenalty(double(1.1));
-    setMaxTokens(int(512));
+    setTemperature(shown(kEngine.sampling.temperature));
+    setTopK(kEngine.sampling.top_k);
+    setTopP(shown(kEngine.sampling.top_p));
+    setMinP(shown(kEngine.sampling.min_p));
+    setRepeatPenalty(shown(kEngine.sampling.repeat_penalty));
+    setMaxTokens(kEngine.max_tokens);
     setSystemPrompt(QString("You are a helpful assistant."));
     setTheme(QString("system"));
     setFontSize(int(14));
