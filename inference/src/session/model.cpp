@@ -1,5 +1,6 @@
 // ember::Model: the GGUF file, its tokenizer and the backend that holds its weights.
 #include <algorithm>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -35,6 +36,22 @@ Result<std::vector<DeviceInfo>> list_devices() {
 #endif
 
 namespace {
+
+// The process's resident memory from /proc/self/status (Linux; elsewhere empty), for the load's
+// log line: what the weights' host copy costs after the load (file pages: the mapped model).
+std::string process_memory() {
+    std::ifstream f("/proc/self/status");
+    std::string key, out;
+    long long kb = 0;
+    while (f >> key) {
+        if ((key == "VmRSS:" || key == "VmHWM:" || key == "RssAnon:" || key == "RssFile:") &&
+            f >> kb)
+            out += (out.empty() ? "" : ", ") + key.substr(0, key.size() - 1) + " " +
+                   std::to_string(kb / 1024) + " MiB";
+        std::getline(f, key);
+    }
+    return out;
+}
 
 ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& tok) {
     ModelInfo info;
@@ -165,6 +182,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
     EMBER_LOG_INFO("load: %s in %.0f ms: file, tokenizer and tensors %.0f ms, %s backend %.0f ms",
                    path.c_str(), lap.ms(), t_parsed, backend_name(impl->backend_info.kind),
                    lap.ms() - t_parsed);
+    EMBER_LOG_INFO("load: host memory after the load: %s", process_memory().c_str());
     return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
 
