@@ -3,7 +3,8 @@
 // dispatch: workgroup (slot, t) takes one head of token t (Q heads, then K heads, then V heads)
 // and adds its bias (Qwen 2), RMS-normalizes it with its per-head weight (Qwen 3, Gemma 3: the
 // file's weights are used as they are, as on the CPU), rotates its first n_rot dimensions (rope
-// in adjacent-pair or half-split NEOX layout, linear scaling, Llama 3 frequency factors), writes
+// in adjacent-pair or half-split NEOX layout, linear scaling, Llama 3 / LongRoPE frequency
+// factors, YaRN's blend of scaled and unscaled angles, cos and sin scaled by mscale), writes
 // it back in place and stores K and V as F16 in the caches at the step's positions. Q, K and V
 // may be views of one buffer (Phi-3's fused attn_qkv): each has its own offset and row stride.
 // A sliding-window layer's cache may be a ring of kv_ring positions (position p in row
@@ -37,6 +38,10 @@ layout(push_constant) uniform PC {
     uint flags;
     uint q_off, q_stride, k_off, k_stride, v_off, v_stride;  // floats
     uint kv_ring;  // rows of the caches when they are rings; 0: one row per position
+    // cos and sin times mscale (rope.scaling.attn_factor, and YaRN's 1 + 0.1 ln(1/scale));
+    // YaRN (ext_factor > 0): pair i keeps ext_factor * ramp(i) of its unscaled angle, the ramp
+    // falling from 1 at pair corr_low to 0 at corr_high (cpu::rope computes the same).
+    float mscale, ext_factor, corr_low, corr_high;
 } pc;
 
 shared float x_s[512];
@@ -83,13 +88,19 @@ void main() {
     uint half_rot = pc.n_rot / 2u;
     bool neox = (pc.flags & NEOX) != 0u;
     for (uint i = tid; i < half_rot; i += WG_SIZE) {
-        float theta =
-            float(pos) * pc.freq_scale * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
-        if ((pc.flags & HAS_FF) != 0u) theta /= ff[i];
+        float extrap = float(pos) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
+        if ((pc.flags & HAS_FF) != 0u) extrap /= ff[i];
+        float theta = extrap * pc.freq_scale;
+        if (pc.ext_factor != 0.0) {
+            float ramp = 1.0 - clamp((float(i) - pc.corr_low) /
+                                         max(0.001, pc.corr_high - pc.corr_low), 0.0, 1.0);
+            float mix_ = ramp * pc.ext_factor;
+            theta = theta * (1.0 - mix_) + extrap * mix_;
+        }
         // Reduce to [0, 2pi): GPU sin/cos are only accurate near zero.
         const float two_pi = 6.283185307179586;
         theta -= two_pi * floor(theta / two_pi);
-        float c = cos(theta), s = sin(theta);
+        float c = cos(theta) * pc.mscale, s = sin(theta) * pc.mscale;
         uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
         float a = x_s[ia], b = x_s[ib];
         x_s[ia] = a * c - b * s;

@@ -1,7 +1,7 @@
 // The decoder families' ops (vulkan/ops_family.h) against the CPU ops, with guard regions:
 // bias, per-head q/k norm and rope in both layouts (partial, scaled, with frequency factors,
-// over a fused QKV row); attention with soft-capping, sliding windows and 256-wide heads; the
-// gated FFN products; soft-capping and scaling.
+// YaRN and LongRoPE's attn_factor, over a fused QKV row); attention with soft-capping, sliding
+// windows and 256-wide heads; the gated FFN products; soft-capping and scaling.
 #include <algorithm>
 #include <string>
 
@@ -34,13 +34,17 @@ struct RopeCase {
     int n_tokens = 1, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos0 = 0;
     bool neox = false, bias = false, qk_norm = false, ff = false, fused = false;
     float base = 10000.0f, scale = 1.0f;
-    int ring = 0;  // > 0: the caches are rings of this many rows
+    int ring = 0;                                 // > 0: the caches are rings of this many rows
+    float attn_factor = 1.0f, ext_factor = 0.0f;  // LongRoPE's magnitude; YaRN's ramp weight
+    int ctx_orig = 0;                             // YaRN's original context
     std::string describe() const {
         return "tokens " + std::to_string(n_tokens) + " heads " + std::to_string(n_head) + "/" +
                std::to_string(n_head_kv) + " hd " + std::to_string(head_dim) + " rot " +
                std::to_string(n_rot) + " pos " + std::to_string(pos0) + (neox ? " neox" : "") +
                (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
-               (fused ? " fused" : "") + (ring ? " ring " + std::to_string(ring) : "");
+               (fused ? " fused" : "") + (ring ? " ring " + std::to_string(ring) : "") +
+               (ext_factor != 0.0f ? " yarn" : "") +
+               (attn_factor != 1.0f ? " attn_factor " + std::to_string(attn_factor) : "");
     }
 };
 
@@ -70,6 +74,9 @@ void check_qkv_rope(const RopeCase& c) {
     spec.freq_scale = c.scale;
     spec.freq_factors = c.ff ? ff.data() : nullptr;
     spec.neox = c.neox;
+    spec.attn_factor = c.attn_factor;
+    spec.ext_factor = c.ext_factor;
+    spec.n_ctx_orig = c.ctx_orig;
     for (int t = 0; t < c.n_tokens; ++t) {
         float *tq = &wq[size_t(t) * QD], *tk = &wk[size_t(t) * KVD], *tv = &wv[size_t(t) * KVD];
         if (c.bias) {
@@ -138,6 +145,7 @@ void check_qkv_rope(const RopeCase& c) {
     r.head_dim = hd, r.n_rot = c.n_rot;
     r.freq_base = c.base, r.freq_scale = c.scale, r.neox = c.neox;
     r.kv_ring = uint32_t(c.ring);
+    r.attn_factor = c.attn_factor, r.ext_factor = c.ext_factor, r.n_ctx_orig = c.ctx_orig;
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok())
         << c.describe();
 
@@ -219,6 +227,34 @@ TEST_F(OpsFamily, RopeNeox) {
                     .ff = true});  // many tokens, factors
 }
 
+// Qwen's YaRN (factor 4 over a 4096-token original context, NEOX, far past it and near 0),
+// and Phi-3's LongRoPE (factors and attn_factor, partial rotary over a fused QKV row).
+TEST_F(OpsFamily, RopeYarnAndLongRope) {
+    for (int pos0 : {3, 1500})
+        check_qkv_rope({.n_tokens = 5,
+                        .n_head = 4,
+                        .n_head_kv = 2,
+                        .head_dim = 128,
+                        .n_rot = 128,
+                        .pos0 = pos0,
+                        .neox = true,
+                        .bias = true,
+                        .base = 1e6f,
+                        .scale = 0.25f,
+                        .ext_factor = 1.0f,
+                        .ctx_orig = 4096});
+    check_qkv_rope({.n_tokens = 3,
+                    .n_head = 4,
+                    .n_head_kv = 4,
+                    .head_dim = 96,
+                    .n_rot = 96,
+                    .pos0 = 1000,
+                    .neox = true,
+                    .ff = true,
+                    .fused = true,
+                    .attn_factor = 1.19f});
+}
+
 TEST_F(OpsFamily, QkvBiasAndQkNorm) {
     check_qkv_rope({.n_tokens = 3,
                     .n_head = 6,
@@ -271,6 +307,8 @@ TEST_F(OpsFamily, RopeRefusesBadShapes) {
     r.n_rot = 8, r.head_dim = 1024;
     EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
     r.head_dim = 8, r.n_tokens = 3, r.kv_ring = 2;  // a batch larger than the ring
+    EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
+    r.n_tokens = 1, r.kv_ring = 0, r.ext_factor = 1.0f;  // YaRN without an original context
     EXPECT_FALSE(run_ops(ctx, [&](Recorder& rec) { return op_qkv_rope(rec, r); }).ok());
 }
 

@@ -78,13 +78,14 @@ Result<mkmodel::Shape> read_shape(const Args& a) {
         uint32_t* dst;
         long long lo, hi;
     };
-    const Field fields[] = {{"--embd", &s.embd, 1, 65536},  {"--layers", &s.layers, 1, 1024},
-                            {"--heads", &s.heads, 1, 1024}, {"--kv-heads", &s.kv_heads, 1, 1024},
-                            {"--ffn", &s.ffn, 1, 1 << 20},  {"--head-dim", &s.head_dim, 2, 4096},
-                            {"--ctx", &s.ctx, 1, 1 << 24}};
+    const Field fields[] = {
+        {"--embd", &s.embd, 1, 65536},  {"--layers", &s.layers, 1, 1024},
+        {"--heads", &s.heads, 1, 1024}, {"--kv-heads", &s.kv_heads, 1, 1024},
+        {"--ffn", &s.ffn, 1, 1 << 20},  {"--head-dim", &s.head_dim, 2, 4096},
+        {"--ctx", &s.ctx, 1, 1 << 24},  {"--orig-ctx", &s.orig_ctx, 1, 1 << 24}};
     for (const Field& f : fields) {
-        const bool required =
-            !preset && std::string(f.name) != "--head-dim" && std::string(f.name) != "--ctx";
+        const bool required = !preset && std::string(f.name) != "--head-dim" &&
+                              std::string(f.name) != "--ctx" && std::string(f.name) != "--orig-ctx";
         if (!a.has(f.name)) {
             if (required)
                 return make_error("cli.missing_option",
@@ -140,7 +141,7 @@ int cmd_mkmodel(int argc, char** argv) {
     Args a({"--pure"},
            {"--output", "--preset", "--embd", "--layers", "--heads", "--kv-heads", "--head-dim",
             "--ffn", "--vocab-from", "--vocab", "--ctx", "--type", "--seed", "--threads",
-            "--rope-base", "--chat-template", "--yarn"},
+            "--rope-base", "--chat-template", "--yarn", "--orig-ctx"},
            {{"-o", "--output"}, {"-t", "--threads"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     auto out = a.require("--output");

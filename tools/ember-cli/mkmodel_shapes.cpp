@@ -110,6 +110,8 @@ Status check_shape(const Shape& s) {
     if (!s.head_dim && s.embd % s.heads)
         return bad("--embd (" + std::to_string(s.embd) + ") must be a multiple of --heads (" +
                    std::to_string(s.heads) + "), or give --head-dim");
+    if (s.orig_ctx && s.arch != "phi3")
+        return bad("--orig-ctx (LongRoPE's original context) is Phi-3's, not " + s.arch + "'s");
     if (s.yarn > 0 && s.rope_linear > 0)
         return bad("--yarn cannot be combined with the preset's linear rope scaling");
     if (s.head_size() % 2)

@@ -24,7 +24,8 @@ struct Shape {
     uint32_t swa = 0;            // attention.sliding_window (0: no key)
     float rope_base_swa = 0.0f;  // Gemma 3's local layers' base (0: no key)
     float rope_linear = 0.0f;    // linear rope scaling factor (0: none)
-    uint32_t orig_ctx = 0;       // Phi-3 LongRoPE: original context (0: no rope factors)
+    uint32_t orig_ctx = 0;       // Phi-3 LongRoPE: original context (0: no rope factors;
+                                 // --orig-ctx sets it)
     float yarn = 0.0f;           // YaRN factor over ctx, the original context (0: none)
 
     uint32_t head_size() const { return head_dim ? head_dim : embd / heads; }

@@ -77,9 +77,10 @@ Status check_model_supported(const LlamaModel& model) {
     auto refuse = [](const std::string& why) {
         return make_error("vulkan.unsupported_model", "the Vulkan backend does not run " + why);
     };
-    if (hp.yarn.ext_factor != 0.0f) return refuse("YaRN rope scaling yet");
-    if (model.rope_long.present() || hp.rope_attn_factor != 1.0f)
-        return refuse("LongRoPE factors or rope.scaling.attn_factor yet");
+    // YaRN, LongRoPE and rope.scaling.attn_factor run in the family stages (uses_family_stages
+    // picks them for YaRN and attn_factor; a Phi-3 file, LongRoPE's, is a family one anyway).
+    if (model.rope_long.present() && !uses_family_stages(hp))
+        return refuse("LongRoPE factors in a plain Llama file yet");
     if (hp.v_head() != hp.head_dim)
         return refuse("a value head size (" + std::to_string(hp.v_head()) +
                       ") other than the key head size (" + std::to_string(hp.head_dim) + ") yet");

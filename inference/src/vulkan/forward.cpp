@@ -46,6 +46,7 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scra
 std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
     std::vector<const Tensor*> t = {&m.tok_embd, &m.output_norm, &m.output};
     if (m.rope_freqs.present()) t.push_back(&m.rope_freqs);
+    if (m.rope_long.present()) t.push_back(&m.rope_long), t.push_back(&m.rope_short);
     for (const auto& L : m.layers)
         for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate,
                                 &L.ffn_up, &L.ffn_down})
@@ -76,6 +77,7 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     dm.output_norm = need(m.output_norm);
     dm.output = need(m.output);
     if (m.rope_freqs.present()) dm.rope_freqs = need(m.rope_freqs);
+    if (m.rope_long.present()) dm.rope_long = need(m.rope_long), dm.rope_short = need(m.rope_short);
     // A tensor the family does not have stays null (model/llama.h says which).
     const bool family = uses_family_stages(m.hp);
     auto opt = [&](const Tensor& t) { return t.present() ? need(t) : nullptr; };

@@ -1,5 +1,7 @@
 #include "vulkan/ops_family.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace ember::vulkan {
@@ -12,6 +14,27 @@ constexpr int kMaxHeadDim = 512;   // the shaders' shared head arrays
 
 Status bad_shape(const std::string& what) {
     return make_error("vulkan.unsupported_shape", what);
+}
+
+// YaRN's ramp ends and the magnitude of cos and sin, in double as cpu::rope computes them.
+struct YarnRamp {
+    float low = 0.0f, high = 0.0f, mscale = 1.0f;
+};
+YarnRamp yarn_ramp(const QkvRope& r) {
+    YarnRamp y;
+    double mscale = r.attn_factor;
+    if (r.ext_factor != 0.0f) {
+        // The pair index that turns `beta` times over n_ctx_orig tokens.
+        auto corr_dim = [&](double beta) {
+            return r.n_rot * std::log(r.n_ctx_orig / (beta * 2.0 * M_PI)) /
+                   (2.0 * std::log(double(r.freq_base)));
+        };
+        y.low = float(std::max(0.0, std::floor(corr_dim(r.beta_fast))));
+        y.high = float(std::min(double(r.n_rot - 1), std::ceil(corr_dim(r.beta_slow))));
+        if (r.freq_scale < 1.0f) mscale *= 1.0 + 0.1 * std::log(1.0 / r.freq_scale);
+    }
+    y.mscale = float(mscale);
+    return y;
 }
 
 }  // namespace
@@ -33,11 +56,18 @@ Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
     if (bias != (r.bk.buffer && r.bv.buffer) || norm != (r.k_norm.buffer != VK_NULL_HANDLE))
         return make_error("vulkan.bad_argument",
                           "qkv_rope takes all of bq, bk, bv or none, and both q/k norms or none");
+    if (r.ext_factor != 0.0f && (r.n_ctx_orig <= 0 || !(r.beta_fast > 0.0f) ||
+                                 !(r.beta_slow > 0.0f) || !(r.freq_base > 1.0f)))
+        return make_error("vulkan.bad_argument",
+                          "qkv_rope: YaRN needs an original context, positive betas and a base "
+                          "above 1");
+    const YarnRamp y = yarn_ramp(r);
     struct {
         uint32_t n_head, n_head_kv, head_dim, n_rot;
         float freq_base, freq_scale, eps;
         uint32_t flags;
         uint32_t q_off, q_stride, k_off, k_stride, v_off, v_stride, kv_ring;
+        float mscale, ext_factor, corr_low, corr_high;
     } pc{uint32_t(r.n_head),
          uint32_t(r.n_head_kv),
          uint32_t(r.head_dim),
@@ -52,7 +82,11 @@ Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
          r.k.stride,
          r.v.off,
          r.v.stride,
-         r.kv_ring};
+         r.kv_ring,
+         y.mscale,
+         r.ext_factor,
+         y.low,
+         y.high};
     // Unused bindings still need a buffer: q stands in.
     auto or_q = [&](BufferRange b) { return b.buffer ? b : r.q.buf; };
     return rec.dispatch("qkv_rope_f32_f16",

@@ -21,7 +21,8 @@ struct RowView {
 // positions: q, k, v (+= bias, when bq/bk/bv are given), then q and k RMS-normalized over each
 // head with q_norm / k_norm [head_dim] (when given), then the first n_rot dims of each q and k
 // head rotated (pair i turns by pos * freq_scale * freq_base^(-2i/n_rot) / ff[i]; pairs are
-// (2i, 2i+1), or (i, i + n_rot/2) with neox); q, k (and v with a bias) written back in place,
+// (2i, 2i+1), or (i, i + n_rot/2) with neox; YaRN and attn_factor as cpu::RopeSpec has them:
+// the same fields, the same angles); q, k (and v with a bias) written back in place,
 // and k and v stored as F16 at the step's positions of k_cache and v_cache (rows of
 // n_head_kv * head_dim). q, k and v may be views of one buffer (a fused attn_qkv's output).
 struct QkvRope {
@@ -34,6 +35,12 @@ struct QkvRope {
     int n_tokens = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_rot = 0;
     float freq_base = 10000.0f, freq_scale = 1.0f;
     bool neox = false;
+    float attn_factor = 1.0f;  // cos and sin times this (rope.scaling.attn_factor, LongRoPE)
+    // YaRN (ext_factor > 0): the ramp from the pair turning beta_fast times over n_ctx_orig
+    // tokens (unscaled) to the one turning beta_slow times (scaled), and the magnitude times
+    // 1 + 0.1 ln(1 / freq_scale).
+    float ext_factor = 0.0f, beta_fast = 32.0f, beta_slow = 1.0f;
+    int n_ctx_orig = 0;
     // > 0: the caches are rings of this many rows (position p in row p % kv_ring), at least
     // n_tokens; a sliding-window layer's then holds window + batch - 1 rows instead of n_ctx.
     uint32_t kv_ring = 0;

@@ -158,6 +158,7 @@ Status VulkanRunner::allocate_buffers() {
     }
     b.kv_ring = rings;
     if (wide) b.wide = m_arena.get(swide);
+    b.rope_ff = family_rope_factors(m_loaded->model, m_n_ctx);
     b.readback = m_readback.range();
     return {};
 }

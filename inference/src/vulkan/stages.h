@@ -41,6 +41,9 @@ struct DeviceModel {
     const DeviceTensor* output_norm = nullptr;  // [E] F32
     const DeviceTensor* output = nullptr;       // [V][E] (may be tok_embd)
     const DeviceTensor* rope_freqs = nullptr;   // [n_rot / 2] F32, optional
+    // Phi-3 LongRoPE's factors [n_rot / 2] F32 (both or neither): a runner picks one set by
+    // its context (family_rope_factors) into Buffers::rope_ff.
+    const DeviceTensor *rope_long = nullptr, *rope_short = nullptr;
     std::vector<DeviceLayer> layers;
     // What the plan says for this adapter; every recording follows it.
     Plan plan;
@@ -78,6 +81,7 @@ struct Buffers {
     // window's layer keeps window + B - 1 positions; family_kv_ring).
     std::vector<uint32_t> kv_ring;
     BufferRange wide;      // [B][max(Dq + 2 Dkv, 2F)]: a fused attn_qkv's or ffn_up's rows (Phi-3)
+    BufferRange rope_ff;   // [n_rot / 2] the runner's LongRoPE factors (none: rope_freqs, if any)
     BufferRange readback;  // host-visible [V] floats or [1] token id
 };
 

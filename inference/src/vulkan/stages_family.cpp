@@ -12,7 +12,9 @@ bool uses_family_stages(const LlamaHParams &hp) {
   if (hp.traits().arch != Arch::Llama || hp.n_head * hp.head_dim != hp.n_embd ||
       hp.n_rot != hp.head_dim || hp.rope_freq_scale != 1.0f ||
       hp.attn_softcap > 0.0f || hp.final_softcap > 0.0f ||
-      hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)))
+      hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)) ||
+      hp.yarn.ext_factor != 0.0f || hp.rope_attn_factor != 1.0f ||
+      hp.v_head() != hp.head_dim)
     return true;
   for (uint32_t l = 0; l < hp.n_layer; ++l) {
     const LayerHParams lh = hp.layer_hp(l);
@@ -56,6 +58,14 @@ uint32_t family_kv_ring(const LlamaHParams &hp, uint32_t l, int n_ctx,
     return 0;
   const int64_t rows = int64_t(hp.n_swa) + batch - 1;
   return rows < n_ctx ? uint32_t(rows) : 0;
+}
+
+BufferRange family_rope_factors(const DeviceModel &m, int n_ctx) {
+  if (!m.rope_long || !m.rope_short)
+    return {};
+  const DeviceTensor *t =
+      uint64_t(n_ctx) > uint64_t(m.hp.n_ctx_orig) ? m.rope_long : m.rope_short;
+  return t->pieces[0].range;
 }
 
 uint64_t family_wide_floats(const LlamaHParams &hp) {
@@ -142,7 +152,12 @@ Status qkv_rope(Recorder &rec, const DeviceModel &m, const Buffers &b, int n,
   r.bq = range_of(L.bq), r.bk = range_of(L.bk), r.bv = range_of(L.bv);
   r.q_norm = range_of(L.q_norm), r.k_norm = range_of(L.k_norm);
   r.eps = hp.rms_eps;
-  r.ff = range_of(m.rope_freqs);
+  // The runner's factors (LongRoPE's long or short set by its context), else rope_freqs
+  r.ff = b.rope_ff.buffer ? b.rope_ff : range_of(m.rope_freqs);
+  r.attn_factor = hp.rope_attn_factor;
+  r.ext_factor = hp.yarn.ext_factor;
+  r.beta_fast = hp.yarn.beta_fast, r.beta_slow = hp.yarn.beta_slow;
+  r.n_ctx_orig = int(hp.n_ctx_orig);
   r.k_cache = b.k_cache[l], r.v_cache = b.v_cache[l], r.step = b.step;
   r.n_tokens = n, r.n_head = int(hp.n_head), r.n_head_kv = int(hp.n_head_kv);
   r.head_dim = int(hp.head_dim), r.n_rot = int(hp.n_rot);

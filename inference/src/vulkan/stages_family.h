@@ -36,6 +36,10 @@ bool is_family_stage(StageOp op);
 // position (n_ctx rows).
 uint32_t family_kv_ring(const LlamaHParams &hp, uint32_t l, int n_ctx,
                         int batch);
+// Buffers::rope_ff of a runner of n_ctx positions: LongRoPE's long factors
+// where n_ctx exceeds the original context, else its short ones (as
+// LlamaModel::rope_factors picks them for the CPU); none without LongRoPE.
+BufferRange family_rope_factors(const DeviceModel &m, int n_ctx);
 // Floats per token of Buffers::wide (a fused matmul's rows), 0 where the family
 // has none.
 uint64_t family_wide_floats(const LlamaHParams &hp);
