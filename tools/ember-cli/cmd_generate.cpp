@@ -130,6 +130,8 @@ int cmd_generate(int argc, char** argv) {
                          mem.budget / 1048576.0, mem.source.c_str());
         }
         std::fprintf(stderr, "\n");
+        if (!m.backend().split.empty())
+            std::fprintf(stderr, "ember-cli: %s\n", m.backend().split.c_str());
         if (!m.backend().fallback_reason.empty())
             std::fprintf(stderr, "ember-cli: fell back to the CPU: %s\n", m.backend().fallback_reason.c_str());
     }

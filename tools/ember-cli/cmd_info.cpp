@@ -35,8 +35,17 @@ nlohmann::json value_json(const gguf::Value& v, bool summarize) {
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
-    Args a({"--json", "--full"}, {"--model"}, {{"-m", "--model"}});
+    Args a({"--json", "--full"},
+           {"--model", "--ctx", "--device", "--gpu-mem-limit", "--gpu-mem-free", "--gpu-layers"},
+           {{"-m", "--model"}, {"-c", "--ctx"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
+    FitLimits limits;
+    if (auto st = gpu_budget_params(a, limits.gpu_mem_limit, limits.gpu_mem_reserve,
+                                    limits.n_gpu_layers);
+        !st)
+        return fail(st.error());
+    auto n_ctx = a.get_int("--ctx", 2048, 1, 1 << 20);
+    if (!n_ctx) return fail(n_ctx.error());
     auto path = a.require("--model");
     if (!path) return fail(path.error());
     auto file = gguf::File::open(*path);
@@ -76,6 +85,15 @@ int cmd_info(int argc, char** argv) {
                         {"final_softcap", hp.final_softcap}, {"sliding_window", hp.n_swa},
                         {"swa_layers", swa_layers}, {"tied_output", llama->tied_output}};
     }
+    // Where it would run: the loader's own estimate, with the split a partial offload would use.
+    auto fit = estimate_fit(*path, int(*n_ctx), a.get_or("--device", ""), limits);
+    if (fit)
+        j["fit"] = {{"message", fit->message},     {"gpu_layers", fit->gpu_layers},
+                    {"n_layers", fit->n_layers},   {"gpu_bytes", fit->gpu_layers < fit->n_layers ? fit->split_gpu_bytes : fit->total},
+                    {"available", fit->available}, {"available_source", fit->available_source},
+                    {"device", fit->device}};
+    else
+        j["fit"] = {{"message", fit.error().message}};
 
     if (a.has("--json")) {
         std::printf("%s\n", safe_dump(j, 1).c_str());
@@ -88,6 +106,7 @@ int cmd_info(int argc, char** argv) {
     for (const auto& [type, bytes] : by_type)
         std::printf("  %-8s     %.2f MiB\n", type.c_str(), bytes / 1048576.0);
     std::printf("supported:     %s\n", llama ? "yes" : llama.error().message.c_str());
+    std::printf("fit:           %s\n", j["fit"]["message"].get<std::string>().c_str());
     if (llama) {
         const auto& hp = llama->hp;
         std::printf("shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "

@@ -47,6 +47,10 @@ options:
   --backend cpu|vulkan|auto  as for generate (default auto)
   --device N|NAME          the GPU to use (as for generate)
   -t, --threads N          CPU threads (default: all cores)
+  --gpu-mem-limit SIZE     use at most SIZE of GPU memory (6G, 512M); a model that does not fit
+                           runs its first layers on the CPU and the rest on the GPU
+  --gpu-mem-free SIZE      leave SIZE of the GPU's free memory to other programs
+  --gpu-layers N           at most N layers on the GPU (0: the CPU alone; default: all that fit)
   -h, --help               this text
 )";
 
@@ -151,6 +155,7 @@ int cmd_serve(int argc, char** argv) {
     const BackendInfo& b = (*model)->backend();
     log_line("serving '" + id + "' on " + backend_name(b.kind) + " (" + b.device + "), " +
              std::to_string(*parallel) + " at a time, context " + std::to_string(load->n_ctx));
+    if (!b.split.empty()) log_line(b.split);
 
     int sig = 0;
     sigwait(&signals, &sig);

@@ -17,7 +17,21 @@ Result<LoadParams> load_params(const Args& args) {
     EMBER_ASSIGN_OR_RETURN(long long ctx, args.get_int("--ctx", 2048, 1, 1 << 20));
     p.n_threads = int(threads);
     p.n_ctx = int(ctx);
+    EMBER_TRY(gpu_budget_params(args, p.gpu_mem_limit, p.gpu_mem_reserve, p.n_gpu_layers));
     return p;
+}
+
+Status gpu_budget_params(const Args& args, uint64_t& limit, uint64_t& reserve, int& n_gpu_layers) {
+    for (auto [name, out] : {std::pair{"--gpu-mem-limit", &limit}, {"--gpu-mem-free", &reserve}}) {
+        const auto v = args.get(name);
+        if (!v) continue;
+        auto bytes = parse_byte_size(*v);
+        if (!bytes) return make_error("cli.bad_value", std::string(name) + ": " + bytes.error().message);
+        *out = *bytes;
+    }
+    EMBER_ASSIGN_OR_RETURN(long long layers, args.get_int("--gpu-layers", -1, -1, 1 << 20));
+    n_gpu_layers = int(layers);
+    return {};
 }
 
 Result<std::unique_ptr<Model>> load_model(const Args& args) {
@@ -35,6 +49,12 @@ void add_backend_json(nlohmann::json& j, const Model& model) {
         j["fallback_reason"] = b.fallback_reason;
     }
     if (b.kind == BackendKind::Cpu) j["threads"] = b.n_threads;
+    if (b.n_gpu_layers) {  // partial offload
+        j["gpu_layers"] = b.n_gpu_layers;
+        j["n_layers"] = b.n_layers;
+        j["split"] = b.split;
+        j["threads"] = b.n_threads;
+    }
     if (b.kind == BackendKind::Vulkan) {
         const MemoryStats m = model.memory();
         j["gpu_mem_used"] = m.used;

@@ -13,10 +13,13 @@
 namespace ember::cli {
 
 // Options every model-loading command accepts.
-inline const std::set<std::string> kLoadOptions = {"--model", "--backend", "--device", "--threads",
-                                                   "--ctx"};
+inline const std::set<std::string> kLoadOptions = {
+    "--model", "--backend", "--device", "--threads", "--ctx", "--gpu-mem-limit", "--gpu-mem-free",
+    "--gpu-layers"};
 
 Result<LoadParams> load_params(const Args& args);
+// The GPU budget options alone (info takes them without loading).
+Status gpu_budget_params(const Args& args, uint64_t& limit, uint64_t& reserve, int& n_gpu_layers);
 Result<std::unique_ptr<Model>> load_model(const Args& args);
 // {"backend", "device", "fallback_code", "fallback_reason", ...} of the loaded model.
 void add_backend_json(nlohmann::json& j, const Model& model);

@@ -16,10 +16,13 @@ commands:
   generate  -m MODEL -p TEXT [-n N] [--temp T --top-k K --top-p P --min-p P
             --repeat-penalty R --repeat-last-n N --seed S] [--backend cpu|vulkan|auto]
             [--device N|NAME] [--threads N] [--ctx N] [--chat] [--json]
+            [--gpu-mem-limit SIZE] [--gpu-mem-free SIZE] [--gpu-layers N]   (6G, 512M: a
+            model that does not fit runs its first layers on the CPU; bench, serve, info too)
             [-v]   (-v: the load's phases, timed, on stderr; bench takes it too)
   logits    -m MODEL (-p TEXT | --ids 1,2,3) [--backend ...] [--device ...] --json
   tokenize  -m MODEL (-p TEXT | -f FILE) [--no-bos] [--parse-special] --json
-  info      -m MODEL [--json]
+  info      -m MODEL [--json] [--ctx N] [--device D] [--gpu-mem-limit SIZE] [--gpu-mem-free SIZE]
+            [--gpu-layers N]   (the fit: whether the model fits the GPU, or the layer split)
   template  (-m MODEL | --template-file FILE) --messages FILE.json
             [--add-generation-prompt] [--bos-token S] [--eos-token S] [--tools FILE.json]
             [--var NAME=VALUE ...]   (messages as in an OpenAI request: tool_calls, content

@@ -66,7 +66,20 @@ struct LoadParams {
     // Set (from any thread) to cancel. A cancelled load returns "model.cancelled" with nothing
     // of it left allocated or running.
     const std::atomic<bool>* cancel = nullptr;
+    // Partial offload: a model that does not fit the GPU keeps as many of its last layers (with
+    // their KV cache) and its output layer on the GPU as fit, and runs the first ones on the CPU.
+    // -1: as many as fit; 0: none (the CPU alone); n: at most n layers on the GPU (as llama.cpp's
+    // -ngl), fewer where n do not fit.
+    int n_gpu_layers = -1;
+    // The most GPU memory Ember may use for the model (weights, KV cache, scratch), in bytes;
+    // 0: the device's whole budget. gpu_mem_reserve: bytes left free for other programs ("leave
+    // 2 GiB"), taken off the device's free memory. Both apply; the smaller budget wins.
+    uint64_t gpu_mem_limit = 0;
+    uint64_t gpu_mem_reserve = 0;
 };
+
+// "6G", "512M", "1.5GiB", "800000000": bytes. An error names what was not understood.
+Result<uint64_t> parse_byte_size(const std::string& text);
 
 struct ModelInfo {
     std::string path;
@@ -103,6 +116,11 @@ struct BackendInfo {
     bool coopmat = false;
     bool fused_kernels = false;
     int n_threads = 0;
+    // Partial offload: the last n_gpu_layers of n_layers (and the output layer) run on the GPU,
+    // the others on the CPU; split says so in words ("28 of 32 layers on the GPU, 4 on the CPU:
+    // the GPU budget is 6.0 GiB"). Empty, and n_gpu_layers 0, when one backend runs it all.
+    uint32_t n_gpu_layers = 0, n_layers = 0;
+    std::string split;
 };
 
 struct MemoryStats {
@@ -203,6 +221,9 @@ struct ModelShape {
 struct FitLimits {
     uint64_t gpu_available = 0;   // bytes free on the chosen GPU
     uint64_t host_available = 0;  // bytes of RAM and swap free
+    // As LoadParams: the most Ember may use on the GPU, and what it leaves free (0: none).
+    uint64_t gpu_mem_limit = 0, gpu_mem_reserve = 0;
+    int n_gpu_layers = -1;  // as LoadParams::n_gpu_layers
 };
 struct FitEstimate {
     // DoesNotFit: not on the GPU (the loader then runs it on the CPU); NoMemory: not in RAM
@@ -215,6 +236,12 @@ struct FitEstimate {
     std::string available_source; // "VK_EXT_memory_budget", "heap size", "MemAvailable", ...
     bool no_gpu = false;          // no usable GPU at all (rather than this model not on one)
     std::string cpu_reason;       // why the CPU, when it is
+    // DoesNotFit with gpu_layers > 0: the loader's split, the last gpu_layers of n_layers (and
+    // the output) on the GPU and the rest on the CPU, using split_gpu_bytes of the GPU (weights,
+    // kv_cache, scratch and total stay the whole model's). FitsGpu: gpu_layers == n_layers.
+    // 0: the CPU runs it all.
+    uint32_t gpu_layers = 0, n_layers = 0;
+    uint64_t split_gpu_bytes = 0;
     std::string message;          // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only: ..."
 };
 // From a GGUF file's header (nothing is loaded). device: as LoadParams::device, or "cpu".

@@ -34,7 +34,8 @@ struct FreeDeleter {
 // Weights and the pool, shared by every session of the model.
 class CpuModel final : public BackendModel {
 public:
-    CpuModel(const LlamaModel& m, int n_threads) : m_model(m), m_pool(n_threads) {
+    CpuModel(const LlamaModel& m, int n_threads, uint32_t n_layers)
+        : m_model(m), m_pool(n_threads), m_n_layers(n_layers) {
         m_info.kind = BackendKind::Cpu;
         m_info.device = cpu_name();
         m_info.n_threads = n_threads;
@@ -49,6 +50,9 @@ public:
 
     const LlamaModel& m_model;
     ThreadPool m_pool;
+    // Layers [0, m_n_layers) run here; the output layer too where that is all of them.
+    uint32_t m_n_layers;
+    bool has_output() const { return m_n_layers == m_model.hp.n_layer; }
     BackendInfo m_info;
     std::vector<LayerViews> m_layers;
     WeightView m_output;
@@ -86,7 +90,8 @@ Result<WeightView> CpuModel::prepare(const Tensor& t) {
 
 Status CpuModel::prepare_weights() {
     m_layers.clear();
-    for (const LlamaLayer& L : m_model.layers) {
+    for (uint32_t l = 0; l < m_n_layers; l++) {
+        const LlamaLayer& L = m_model.layers[l];
         LayerViews v;
         EMBER_ASSIGN_OR_RETURN(v.wq, prepare(L.wq));
         EMBER_ASSIGN_OR_RETURN(v.wk, prepare(L.wk));
@@ -100,7 +105,9 @@ Status CpuModel::prepare_weights() {
         m_layers.push_back(v);
     }
     // A tied output shares tok_embd's bytes, which embedding lookups still read.
-    if (m_model.tied_output) {
+    if (!has_output()) {
+        m_output = WeightView{};
+    } else if (m_model.tied_output) {
         m_output = view(m_model.output);
     } else {
         EMBER_ASSIGN_OR_RETURN(m_output, prepare(m_model.output));
@@ -113,9 +120,11 @@ class CpuRunner final : public Runner {
 public:
     CpuRunner(CpuModel& owner, int n_ctx);
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
+    Status forward_hidden(std::span<const int32_t> tokens, int pos, float* hidden) override;
     int n_ctx() const override { return m_n_ctx; }
 
 private:
+    Status check_input(std::span<const int32_t> tokens, int pos) const;
     void ensure_batch(int n);
     void forward_batch(const int32_t* tokens, int n, int pos, float* logits);
     void embed(const int32_t* tokens, int n);
@@ -134,7 +143,8 @@ private:
     int m_batch_cap = 0;
     static constexpr int kMaxBatch = 256;  // prefill runs in chunks of this many tokens
 
-    // KV cache, F32 (see ops.h): k [n_layer][n_ctx][n_kv_dim], v [n_layer][n_ctx][n_v_dim]
+    // KV cache, F32 (see ops.h), of this backend's layers L: k [L][n_ctx][n_kv_dim],
+    // v [L][n_ctx][n_v_dim]
     std::vector<float> m_k_cache, m_v_cache;
     // Rope's frequency divisors for this context (Llama 3's, or LongRoPE's long or short
     // factors chosen by n_ctx): [n_rot/2], or nullptr
@@ -155,8 +165,8 @@ private:
 
 CpuRunner::CpuRunner(CpuModel& owner, int n_ctx)
     : m_owner(owner), m(owner.m_model), hp(m.hp), arch(m.hp.traits()), m_n_ctx(n_ctx) {
-    m_k_cache.assign(size_t(hp.n_layer) * n_ctx * hp.n_kv_dim(), 0.0f);
-    m_v_cache.assign(size_t(hp.n_layer) * n_ctx * hp.n_v_dim(), 0.0f);
+    m_k_cache.assign(size_t(owner.m_n_layers) * n_ctx * hp.n_kv_dim(), 0.0f);
+    m_v_cache.assign(size_t(owner.m_n_layers) * n_ctx * hp.n_v_dim(), 0.0f);
     const Tensor* factors = m.rope_factors(n_ctx);
     m_rope_factors = factors ? reinterpret_cast<const float*>(factors->data) : nullptr;
     m_scores.assign(size_t(owner.m_pool.size()) * n_ctx, 0.0f);
@@ -178,7 +188,7 @@ void CpuRunner::ensure_batch(int n) {
     m_batch_cap = n;
 }
 
-Status CpuRunner::forward(std::span<const int32_t> tokens, int pos, float* logits) {
+Status CpuRunner::check_input(std::span<const int32_t> tokens, int pos) const {
     if (tokens.empty()) return make_error("session.empty_batch", "forward: no tokens to evaluate");
     if (pos < 0 || size_t(pos) + tokens.size() > size_t(m_n_ctx))
         return make_error("session.context_full", "context full: " + std::to_string(pos) + " + " +
@@ -190,10 +200,29 @@ Status CpuRunner::forward(std::span<const int32_t> tokens, int pos, float* logit
             return make_error("session.bad_token", "token id " + std::to_string(t) +
                                                        " is outside the vocabulary [0, " +
                                                        std::to_string(hp.n_vocab) + ")");
+    return {};
+}
+
+Status CpuRunner::forward(std::span<const int32_t> tokens, int pos, float* logits) {
+    if (!m_owner.has_output())
+        return make_error("internal", "forward: this CPU runner has no output layer");
+    EMBER_TRY(check_input(tokens, pos));
     for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
         const int n = int(std::min<size_t>(kMaxBatch, tokens.size() - i));
         const bool last = i + size_t(n) == tokens.size();
         forward_batch(tokens.data() + i, n, pos + int(i), last ? logits : nullptr);
+    }
+    return {};
+}
+
+// The first layers of a split model: the residual stream after them, hidden [n][E].
+Status CpuRunner::forward_hidden(std::span<const int32_t> tokens, int pos, float* hidden) {
+    EMBER_TRY(check_input(tokens, pos));
+    const size_t E = hp.n_embd;
+    for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
+        const int n = int(std::min<size_t>(kMaxBatch, tokens.size() - i));
+        forward_batch(tokens.data() + i, n, pos + int(i), nullptr);
+        std::copy_n(m_x.data(), size_t(n) * E, hidden + i * E);
     }
     return {};
 }
@@ -212,7 +241,7 @@ void CpuRunner::norm_rows(float* x, int n, int stride, const Tensor& w, int len)
 void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logits) {
     ensure_batch(n);
     embed(tokens, n);
-    for (uint32_t l = 0; l < hp.n_layer; l++) {
+    for (uint32_t l = 0; l < m_owner.m_n_layers; l++) {
         attention_block(l, n, pos);
         ffn_block(l, n);
     }
@@ -401,9 +430,12 @@ std::string cpu_name() {
     return "CPU";
 }
 
-Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads) {
+Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads,
+                                                           int n_layers) {
     if (n_threads <= 0) n_threads = physical_cores();
-    auto m = std::make_unique<CpuModel>(model, n_threads);
+    const uint32_t L = n_layers < 0 ? model.hp.n_layer
+                                    : std::min<uint32_t>(uint32_t(n_layers), model.hp.n_layer);
+    auto m = std::make_unique<CpuModel>(model, n_threads, L);
     EMBER_TRY(m->prepare_weights());
     return std::unique_ptr<BackendModel>(std::move(m));
 }

@@ -30,6 +30,15 @@ public:
     virtual Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) {
         return make_error("internal", "forward_argmax: this backend has no device argmax");
     }
+    // Partial offload (session/offload.h), where a model's first layers run on one backend and
+    // the rest on another. A runner of the first layers evaluates them and writes the residual
+    // stream after its last one, hidden [tokens.size()][n_embd], instead of logits.
+    virtual Status forward_hidden(std::span<const int32_t> tokens, int pos, float* hidden) {
+        return make_error("internal", "forward_hidden: this runner runs the output layer");
+    }
+    // A runner of the last layers takes the next forward call's residual stream from hidden
+    // [tokens.size()][n_embd] (valid during that call) instead of embedding the tokens.
+    virtual void set_hidden_input(const float* hidden) { (void)hidden; }
     virtual int n_ctx() const = 0;
     // A flag that, once set, ends a wait for the device early: the call returns a
     // "*.cancelled" error (nullptr: none). Backends without such waits ignore it.

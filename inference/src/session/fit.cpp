@@ -11,6 +11,7 @@
 #include "model/llama.h"
 #include "quant/mix.h"
 #include "session/memory.h"
+#include "session/offload.h"
 #ifdef EMBER_HAVE_VULKAN
 #include "vulkan/vulkan_backend.h"
 #endif
@@ -63,22 +64,52 @@ FitEstimate on_cpu(const LlamaModel& m, int n_ctx, std::string why, bool no_gpu,
 FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& device,
                         const FitLimits& limits) {
     if (device == "cpu") return on_cpu(m, n_ctx, "the device setting is CPU", false, limits);
+    if (limits.n_gpu_layers == 0) return on_cpu(m, n_ctx, "n_gpu_layers is 0", false, limits);
 #ifdef EMBER_HAVE_VULKAN
-    auto est = vulkan::estimate_fit(m, n_ctx, device, limits.gpu_available);
+    const vulkan::GpuBudget budget{limits.gpu_available, limits.gpu_mem_limit,
+                                   limits.gpu_mem_reserve};
+    const uint32_t L = m.hp.n_layer;
+    const bool all = limits.n_gpu_layers < 0 || uint32_t(limits.n_gpu_layers) >= L;
+    auto est = vulkan::estimate_fit(m, n_ctx, device, budget);
     if (!est) return on_cpu(m, n_ctx, est.error().message, no_gpu_code(est.error().code), limits);
     FitEstimate f;
-    f.weights = est->weights;
-    f.kv_cache = est->kv_cache;
-    f.scratch = est->scratch;
-    f.total = est->total;
-    f.available = est->available;
-    f.device = est->device;
-    f.available_source = est->available_source;
-    if (est->fits) {
+    auto take = [&](const vulkan::FitEstimate& e) {
+        f.weights = e.weights;
+        f.kv_cache = e.kv_cache;
+        f.scratch = e.scratch;
+        f.total = e.total;
+        f.available = e.available;
+        f.device = e.device;
+        f.available_source = e.available_source;
+    };
+    take(*est);
+    f.n_layers = L;
+    if (est->fits && all) {
         f.verdict = FitEstimate::Verdict::FitsGpu;
+        f.gpu_layers = L;
         f.message = "fits on GPU (" + f.device + "): needs " + format_bytes(f.total) + ", " +
                     format_bytes(f.available) + " free";
         return f;
+    }
+    // Partial offload: the loader's split (offload.cpp), at least one layer on each side.
+    if (L >= 2) {
+        const int most = int(L) - 1;
+        auto split = vulkan::estimate_split(m, n_ctx, device, budget,
+                                            all ? most : std::min(limits.n_gpu_layers, most));
+        if (split && split->fits) {
+            FitEstimate cpu = on_cpu(m, n_ctx, "", false, limits);
+            f.verdict = FitEstimate::Verdict::DoesNotFit;
+            f.gpu_layers = L - split->first_layer;
+            f.split_gpu_bytes = split->total;
+            f.cpu_reason =
+                "the first " + std::to_string(split->first_layer) + " layers run on the CPU";
+            f.message = std::string(all ? "partly fits: " : "split as asked: ") +
+                        describe_split(f.gpu_layers, L, f.available, f.available_source) +
+                        "; all of it needs " + format_bytes(f.total);
+            // The CPU's share, at most the whole model's, must fit the RAM too.
+            if (cpu.verdict == FitEstimate::Verdict::NoMemory) f.message += "; " + cpu.message;
+            return f;
+        }
     }
     // The loader runs it on the CPU then: "does not fit in memory" when the RAM cannot hold it.
     const std::string gpu = "needs " + format_bytes(f.total) + ", " + format_bytes(f.available) +

@@ -12,6 +12,7 @@
 #include "model/validate.h"
 #include "session/memory.h"
 #include "session/model_impl.h"
+#include "session/offload.h"
 #include "templates/chat_template.h"
 #include "tokenizer/tokenizer.h"
 #ifdef EMBER_HAVE_VULKAN
@@ -144,11 +145,12 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             }
             return check_finite_rows(t, row0, nrows, path);
         };
-        auto vk = vulkan::create_backend_model(impl->llama, opt);
+        auto vk = load_on_gpu(impl->llama, params, opt);  // partial offload where needed
         if (vk.ok()) {
             impl->backend = std::move(vk).value();
             EMBER_TRY(check_rest());
-            impl->file->release_tensor_data();  // no host copy of the weights after upload
+            // No host copy of the weights after upload, unless the CPU runs some layers.
+            if (!impl->backend->info().n_gpu_layers) impl->file->release_tensor_data();
         } else if (vk.error().code == "vulkan.cancelled" || cancelled()) {
             return make_error("model.cancelled", "loading cancelled");
         } else if (vk.error().code == "model.nonfinite_weights") {

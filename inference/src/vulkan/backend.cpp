@@ -45,17 +45,27 @@ private:
 };
 
 FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter,
-                         uint64_t weights, uint64_t fake_available) {
+                         uint64_t weights, const GpuBudget& budget, uint32_t first_layer = 0) {
     FitEstimate f;
-    RunnerSizes rs =
-        runner_sizes(model.hp, n_ctx, n_ctx > 1 ? weight_scratch_bytes(adapter, model) : 0);
+    RunnerSizes rs = runner_sizes(
+        model.hp, n_ctx, n_ctx > 1 ? weight_scratch_bytes(adapter, model) : 0, first_layer);
+    f.first_layer = first_layer;
     f.weights = weights;
     f.kv_cache = rs.kv_cache;
     f.scratch = rs.scratch;
     f.total = f.weights + f.kv_cache + f.scratch;
     Budget b = query_budget(adapter);
+    const uint64_t fake_available = budget.fake_available;
     f.available = fake_available ? fake_available : b.available;
     f.available_source = fake_available ? "override" : b.source;
+    if (budget.mem_reserve) {
+        f.available = f.available > budget.mem_reserve ? f.available - budget.mem_reserve : 0;
+        f.available_source += " less " + format_bytes(budget.mem_reserve) + " left free";
+    }
+    if (budget.mem_limit && budget.mem_limit < f.available) {
+        f.available = budget.mem_limit;
+        f.available_source = "the GPU memory limit";
+    }
     f.device = adapter.info.name;
     f.fits = f.total <= f.available;
     return f;
@@ -98,12 +108,39 @@ Status check_model_supported(const LlamaModel& model) {
 
 Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
                                  uint64_t fake_available) {
+    GpuBudget budget;
+    budget.fake_available = fake_available;
+    return estimate_fit(model, n_ctx, device, budget);
+}
+
+Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
+                                 const GpuBudget& budget, uint32_t first_layer) {
     EMBER_TRY(check_model_supported(model));
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(device));
-    EMBER_ASSIGN_OR_RETURN(
-        uint64_t weights,
-        WeightStore::estimate_bytes(model_tensors(model), placement_limits(adapter, 0)));
-    return estimate_for(model, n_ctx, adapter, weights, fake_available);
+    EMBER_ASSIGN_OR_RETURN(uint64_t weights,
+                           WeightStore::estimate_bytes(model_tensors(model, first_layer),
+                                                       placement_limits(adapter, 0)));
+    return estimate_for(model, n_ctx, adapter, weights, budget, first_layer);
+}
+
+Result<FitEstimate> estimate_split(const LlamaModel& model, int n_ctx, const std::string& device,
+                                   const GpuBudget& budget, int max_gpu_layers) {
+    EMBER_TRY(check_model_supported(model));
+    EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(device));
+    const uint32_t L = model.hp.n_layer;
+    const uint32_t most = max_gpu_layers < 0 ? L : std::min<uint32_t>(uint32_t(max_gpu_layers), L);
+    // Fewer layers on the device need less: the first split that fits has the most of them.
+    FitEstimate last;
+    for (uint32_t first = L - most; first < L; ++first) {
+        EMBER_ASSIGN_OR_RETURN(uint64_t weights,
+                               WeightStore::estimate_bytes(model_tensors(model, first),
+                                                           placement_limits(adapter, 0)));
+        last = estimate_for(model, n_ctx, adapter, weights, budget, first);
+        if (last.fits) return last;
+    }
+    last.first_layer = L;
+    last.fits = false;
+    return last;
 }
 
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model,
@@ -113,9 +150,10 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     EMBER_ASSIGN_OR_RETURN(Adapter adapter, Context::pick_adapter(opt.device));
     EMBER_ASSIGN_OR_RETURN(
         uint64_t weights,
-        WeightStore::estimate_bytes(model_tensors(model),
+        WeightStore::estimate_bytes(model_tensors(model, opt.first_layer),
                                     placement_limits(adapter, opt.max_range_override)));
-    FitEstimate fit = estimate_for(model, opt.n_ctx, adapter, weights, opt.fake_available);
+    const GpuBudget budget{opt.fake_available, opt.mem_limit, opt.mem_reserve};
+    FitEstimate fit = estimate_for(model, opt.n_ctx, adapter, weights, budget, opt.first_layer);
     if (!fit.fits) return does_not_fit(fit, opt.n_ctx);
 
     ContextOptions co;
@@ -125,7 +163,7 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     auto loaded = std::make_shared<LoadedModel>();
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
     const double t_device = lap.ms();
-    EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model),
+    EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model, opt.first_layer),
                                                               opt.progress, opt.cancel,
                                                               opt.check_rows));
     const double t_upload = lap.ms();
@@ -134,7 +172,7 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     const WeightStore& store = *loaded->store;
     EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(
                                               model, [&](const Tensor& t) { return store.find(t); },
-                                              loaded->ctx->adapter(), plan));
+                                              loaded->ctx->adapter(), plan, opt.first_layer));
     const double t_bound = lap.ms();
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
     if (!warm.ok()) {
@@ -151,7 +189,8 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     info.fused_kernels = loaded->model.fused_layers;
     info.coopmat = a.coopmat_nv;
     EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
-                   format_bytes(loaded->store->bytes()).c_str(), model_tensors(model).size());
+                   format_bytes(loaded->store->bytes()).c_str(),
+                   model_tensors(model, opt.first_layer).size());
     // Where the load's time went (ember-cli generate -v).
     const double t_upload_s = (t_upload - t_device) / 1000.0;
     EMBER_LOG_INFO("vulkan: loaded in %.0f ms: adapter and device %.0f ms, weights %.0f ms "

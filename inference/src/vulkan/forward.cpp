@@ -27,11 +27,12 @@ uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model) {
     return most;
 }
 
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch) {
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch,
+                         uint32_t first_layer) {
     const Dims d = dims_of(hp);
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
-    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+    for (uint32_t l = first_layer; l < hp.n_layer; ++l) {
         const uint32_t ring = uses_family_stages(hp) ? family_kv_ring(hp, l, n_ctx, int(B)) : 0;
         s.kv_cache += 2ull * (ring ? ring : uint64_t(n_ctx)) * d.Dkv * 2;
     }
@@ -39,22 +40,25 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scra
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
                      hp.n_head + (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
-                step_bytes(int(B)) + weight_scratch;
+                step_bytes(int(B)) + weight_scratch + (first_layer ? 4 * B * d.E : 0);
     return s;
 }
 
-std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
-    std::vector<const Tensor*> t = {&m.tok_embd, &m.output_norm, &m.output};
+std::vector<const Tensor*> model_tensors(const LlamaModel& m, uint32_t first_layer) {
+    std::vector<const Tensor*> t = {&m.output_norm, &m.output};
+    if (first_layer == 0) t.insert(t.begin(), &m.tok_embd);
     if (m.rope_freqs.present()) t.push_back(&m.rope_freqs);
     if (m.rope_long.present()) t.push_back(&m.rope_long), t.push_back(&m.rope_short);
-    for (const auto& L : m.layers)
+    const std::span<const LlamaLayer> layers =
+        std::span(m.layers).subspan(std::min<size_t>(first_layer, m.layers.size()));
+    for (const auto& L : layers)
         for (const Tensor* p : {&L.attn_norm, &L.wq, &L.wk, &L.wv, &L.wo, &L.ffn_norm, &L.ffn_gate,
                                 &L.ffn_up, &L.ffn_down})
             t.push_back(p);
     if (!uses_family_stages(m.hp)) return t;
     // The other families: what they have beyond Llama's, and none of what they lack.
     std::erase_if(t, [](const Tensor* p) { return !p->present(); });
-    for (const auto& L : m.layers)
+    for (const auto& L : layers)
         for (const Tensor* p : {&L.wqkv, &L.bq, &L.bk, &L.bv, &L.q_norm, &L.k_norm,
                                 &L.post_attn_norm, &L.ffn_gate_up, &L.post_ffn_norm})
             if (p->present()) t.push_back(p);
@@ -63,7 +67,7 @@ std::vector<const Tensor*> model_tensors(const LlamaModel& m) {
 
 Result<DeviceModel> bind_device_model(const LlamaModel& m,
                                       const std::function<const DeviceTensor*(const Tensor&)>& find,
-                                      const Adapter& a, const Plan& plan) {
+                                      const Adapter& a, const Plan& plan, uint32_t first_layer) {
     Status st;
     auto need = [&](const Tensor& t) {
         const DeviceTensor* d = find(t);
@@ -73,7 +77,9 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     };
     DeviceModel dm;
     dm.hp = m.hp;
-    dm.tok_embd = need(m.tok_embd);
+    // The CPU embeds the tokens where it runs the first layers.
+    dm.tok_embd = first_layer ? find(m.tok_embd) : need(m.tok_embd);
+    dm.first_layer = first_layer;
     dm.output_norm = need(m.output_norm);
     dm.output = need(m.output);
     if (m.rope_freqs.present()) dm.rope_freqs = need(m.rope_freqs);
@@ -82,7 +88,8 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     const bool family = uses_family_stages(m.hp);
     auto opt = [&](const Tensor& t) { return t.present() ? need(t) : nullptr; };
     auto base = [&](const Tensor& t) { return family ? opt(t) : need(t); };
-    for (const auto& L : m.layers) {
+    for (uint32_t l = first_layer; l < m.layers.size(); ++l) {
+        const LlamaLayer& L = m.layers[l];
         dm.layers.push_back({base(L.attn_norm), base(L.wq), base(L.wk), base(L.wv), base(L.wo),
                              base(L.ffn_norm), base(L.ffn_gate), base(L.ffn_up), base(L.ffn_down)});
         DeviceLayer& D = dm.layers.back();
@@ -92,6 +99,9 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
         D.post_ffn_norm = opt(L.post_ffn_norm);
     }
     if (!st.ok()) return st.take_error();
+    // The CPU's layers: placeholders, so that building a stage list may look at any layer.
+    if (first_layer && !dm.layers.empty())
+        dm.layers.insert(dm.layers.begin(), first_layer, dm.layers.front());
     dm.plan = plan;
     dm.weight_scratch = weight_scratch_bytes(a, m);
     // The other families run their own stages (stages_family.cpp), and their decode steps the

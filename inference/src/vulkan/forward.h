@@ -46,17 +46,24 @@ struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
     uint64_t scratch = 0;   // activations, logits, step and readback buffers, weight scratch
 };
-// weight_scratch: weight_scratch_bytes() where the runner gets one.
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch = 0);
+// weight_scratch: weight_scratch_bytes() where the runner gets one. first_layer: the first layer
+// on the device (partial offload; the ones before have no KV cache here, and the residual stream
+// comes in through an input buffer).
+RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch = 0,
+                         uint32_t first_layer = 0);
 // The F16 scratch for prompt matmuls whose weights the tensor cores cannot read (op_matmul).
 uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model);
 
 // Binds a model's tensors to their device copies (find: the copy of a tensor, or null; fails
-// if any is missing) and decides what the plan leaves to the weights (fused kernels).
+// if any is missing) and decides what the plan leaves to the weights (fused kernels). Partial
+// offload: only the layers from first_layer on (and the head) are on the device.
 Result<DeviceModel> bind_device_model(const LlamaModel& model,
                                       const std::function<const DeviceTensor*(const Tensor&)>& find,
-                                      const Adapter& adapter, const Plan& plan);
-std::vector<const Tensor*> model_tensors(const LlamaModel& model);
+                                      const Adapter& adapter, const Plan& plan,
+                                      uint32_t first_layer = 0);
+// The tensors the device holds: all, or from first_layer on (no embedding table then, unless
+// the output shares it).
+std::vector<const Tensor*> model_tensors(const LlamaModel& model, uint32_t first_layer = 0);
 
 // What a loaded model owns; runners keep it alive.
 struct LoadedModel {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "vulkan/forward.h"
 #include "vulkan/stages_family.h"
@@ -34,6 +35,8 @@ public:
     int n_ctx() const override { return m_n_ctx; }
     // Greedy decoding reads back the token id, not the logits (argmax.comp).
     bool has_device_argmax() const override { return true; }
+    // Partial offload: the next forward pass starts from the CPU layers' residual stream.
+    void set_hidden_input(const float* hidden) override { m_hidden = hidden; }
     void set_cancel(const std::atomic<bool>* cancel) override { m_cancel = cancel; }
     ~VulkanRunner() override;
 
@@ -54,6 +57,8 @@ private:
     int m_batch = 1;
     Arena m_arena;
     Buffer m_step, m_readback;
+    Buffer m_input;                   // host-visible [batch][E] (partial offload), else none
+    const float* m_hidden = nullptr;  // set_hidden_input's [n][E] for the next forward pass
     bool m_logits_view = false;
     Buffers m_buf;
     CommandPool m_pool;
@@ -121,9 +126,11 @@ Status VulkanRunner::allocate_buffers() {
     const bool family = uses_family_stages(hp);
     std::vector<size_t> skc, svc;
     std::vector<uint32_t> rings;
+    const uint32_t first = m_loaded->model.first_layer;  // the CPU's layers keep no cache here
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
         rings.push_back(family ? family_kv_ring(hp, l, m_n_ctx, B) : 0);
-        const uint64_t bytes = rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
+        const uint64_t bytes =
+            l < first ? 0 : rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
         skc.push_back(m_arena.reserve(bytes));
         svc.push_back(m_arena.reserve(bytes));
     }
@@ -133,6 +140,11 @@ Status VulkanRunner::allocate_buffers() {
     EMBER_ASSIGN_OR_RETURN(m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
     EMBER_ASSIGN_OR_RETURN(m_readback,
                            Buffer::create(ctx.device(), uint64_t(d.V) * 4, BufferKind::Readback));
+    if (first) {
+        EMBER_ASSIGN_OR_RETURN(
+            m_input, Buffer::create(ctx.device(), uint64_t(B) * d.E * 4, BufferKind::Upload));
+        m_buf.input = m_input.range();
+    }
     Buffers& b = m_buf;
     b.x = m_arena.get(sx);
     b.xb = m_arena.get(sxb);
@@ -210,6 +222,8 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     step[0] = uint32_t(pos);
     step[1] = uint32_t(tokens.size());
     for (size_t i = 0; i < tokens.size(); ++i) step[2 + i] = uint32_t(tokens[i]);
+    if (model.first_layer)
+        std::memcpy(m_input.mapped(), m_hidden, tokens.size() * model.hp.n_embd * sizeof(float));
     if (tokens.size() == 1 && m_buf.attn_split) {
         const auto grid = decode_attention_grid(attention_shape(model.hp, 1), m_buf.attn_split,
                                                 uint32_t(pos) + 1);
@@ -267,6 +281,12 @@ Status VulkanRunner::check_input(std::span<const int32_t> tokens, int pos) const
 
 Result<Forwarded> VulkanRunner::forward(std::span<const int32_t> tokens, int pos, Output out) {
     EMBER_TRY(check_input(tokens, pos));
+    const float* hidden = std::exchange(m_hidden, nullptr);
+    const uint32_t E = m_loaded->model.hp.n_embd;
+    if (m_loaded->model.first_layer && !hidden)
+        return make_error("internal", "forward: this runner starts at layer " +
+                                          std::to_string(m_loaded->model.first_layer) +
+                                          " and was given no residual stream");
     // Prompt batches: whole ones (up to the runner's capacity), or, where the plan sizes them
     // by time, what fits the target at the time a token took in the last one, so that a
     // submission stays short on a slow adapter (kBatchTargetS).
@@ -281,6 +301,7 @@ Result<Forwarded> VulkanRunner::forward(std::span<const int32_t> tokens, int pos
         if (m_cancel && m_cancel->load())
             return make_error("vulkan.cancelled", "cancelled before a forward submission");
         const auto t0 = std::chrono::steady_clock::now();
+        m_hidden = hidden ? hidden + i * E : nullptr;
         EMBER_TRY(submit_chunk(tokens.subspan(i, n), pos + int(i), last ? out : Output::None));
         if (tokens.size() > 1)
             m_loaded->batch_token_s.store(

@@ -68,7 +68,7 @@ void layer_stages(const DeviceModel& m, std::vector<Stage>& s) {
 std::vector<Stage> llama_stages(const Recorder& rec, const DeviceModel& m, const Step& step) {
     std::vector<Stage> s;
     const bool fused = step.n == 1 && m.fused_layers;
-    const bool fold_embed = fused && folds_embedding(rec, m);
+    const bool fold_embed = fused && m.first_layer == 0 && folds_embedding(rec, m);
     if (!fold_embed) s.push_back({StageOp::Embed, 0, "embed"});
     if (fused)
         fused_layer_stages(rec, m, step, fold_embed, s);
@@ -312,6 +312,14 @@ Status record_stage(const At& a) {
         case StageOp::Argmax:
             // (Its readback follows: no compute reads the result.)
             return op_argmax(rec, b.logits, 0, a.m.hp.n_vocab, b.result);
+        case StageOp::Input:
+            // The CPU's residual stream (written by the host before the submission).
+            if (rec.cmd()) {
+                VkBufferCopy c{b.input.offset, b.x.offset, uint64_t(a.n) * a.m.hp.n_embd * 4};
+                vkCmdCopyBuffer(rec.cmd(), b.input.buffer, b.x.buffer, 1, &c);
+            }
+            rec.transfer_to_compute();
+            return {};
         case StageOp::Readback: {
             // The step's result to host-visible memory: the token id after an argmax, else
             // the logits.
@@ -333,13 +341,34 @@ Status record_stage(const At& a) {
     return {};
 }
 
+// Partial offload: the stages of the layers from m.first_layer on, starting from the residual
+// stream that the CPU's layers left (Input) instead of the embedding. The unfused Llama layers
+// norm the next layer's input in the previous one's last stage, so that one becomes the first
+// GPU layer's own norm.
+std::vector<Stage> from_hidden(const std::vector<Stage>& all, uint32_t first) {
+    std::vector<Stage> s = {{StageOp::Input, first, "input from the CPU"}};
+    for (const Stage& st : all) {
+        const bool head = st.op == StageOp::OutputHead || st.op == StageOp::OutputDirect ||
+                          st.op == StageOp::Argmax || st.op == StageOp::Readback ||
+                          st.op == StageOp::FamilySoftcap;
+        if (st.op == StageOp::Embed || st.op == StageOp::FamilyEmbedScale) continue;
+        if (head || st.layer >= first)
+            s.push_back(st);
+        else if (st.op == StageOp::AddAttnNorm && st.layer + 1 == first)
+            s.push_back({StageOp::AttnNorm, first, "rms_norm"});
+    }
+    return s;
+}
+
 }  // namespace
 
 std::vector<Stage> forward_stages(const Recorder& rec, const DeviceModel& m, const Step& step) {
     // (The families' decode steps on the fused kernels: stages_family_decode.cpp.)
-    if (!uses_family_stages(m.hp)) return llama_stages(rec, m, step);
-    if (step.n == 1 && m.fused_layers) return family_decode_stages(rec, m, step);
-    return family_stages(m, step);
+    const bool family = uses_family_stages(m.hp);
+    std::vector<Stage> s = !family ? llama_stages(rec, m, step)
+                           : step.n == 1 && m.fused_layers ? family_decode_stages(rec, m, step)
+                                                           : family_stages(m, step);
+    return m.first_layer ? from_hidden(s, m.first_layer) : s;
 }
 
 Status record_stages(Recorder& rec, const DeviceModel& m, const Buffers& b, const Step& step,

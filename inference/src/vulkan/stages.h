@@ -44,7 +44,10 @@ struct DeviceModel {
     // Phi-3 LongRoPE's factors [n_rot / 2] F32 (both or neither): a runner picks one set by
     // its context (family_rope_factors) into Buffers::rope_ff.
     const DeviceTensor *rope_long = nullptr, *rope_short = nullptr;
+    // Per layer; partial offload: layers before first_layer run on the CPU, and theirs are
+    // placeholders (copies of first_layer's, never recorded: from_hidden drops their stages).
     std::vector<DeviceLayer> layers;
+    uint32_t first_layer = 0;
     // What the plan says for this adapter; every recording follows it.
     Plan plan;
     // Decode runs the fused kernels (matvec_fused*.comp) where the plan and the weights allow.
@@ -83,6 +86,7 @@ struct Buffers {
     BufferRange wide;      // [B][max(Dq + 2 Dkv, 2F)]: a fused attn_qkv's or ffn_up's rows (Phi-3)
     BufferRange rope_ff;   // [n_rot / 2] the runner's LongRoPE factors (none: rope_freqs, if any)
     BufferRange readback;  // host-visible [V] floats or [1] token id
+    BufferRange input;     // host-visible [B][E]: the residual stream from the CPU's layers
 };
 
 // What a step returns.
@@ -122,6 +126,7 @@ enum class StageOp : uint8_t {
     OutputDirect,  // readback[V] = Wout rmsnorm(x[n - 1]), no copy after it
     Argmax,        // result = argmax(logits)
     Readback,      // readback = logits or result
+    Input,         // x[n][E] = input (partial offload: the CPU ran the layers before)
     // The other families (stages_family.cpp; Family* ops only there):
     FamilyEmbedScale,    // x *= sqrtf(E) (Gemma)
     FamilyAttnNorm,      // xb = rmsnorm(x) * attn_norm

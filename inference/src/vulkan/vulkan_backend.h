@@ -25,6 +25,12 @@ struct Options {
     // or that maxStorageBufferRange is this small (0 = real), and skip the on-disk pipeline cache.
     uint64_t fake_available = 0;
     uint64_t max_range_override = 0;
+    // The GPU budget (ember.h LoadParams): at most mem_limit bytes (0: no limit), and mem_reserve
+    // bytes of the free memory left to other programs.
+    uint64_t mem_limit = 0, mem_reserve = 0;
+    // Partial offload: the device holds layers [first_layer, n_layer) and the output layer; its
+    // runners take the residual stream of the layers before (Runner::set_hidden_input).
+    uint32_t first_layer = 0;
     bool disk_pipeline_cache = true;
     // Tests: changes to the plan made for the adapter (vulkan/plan.h), before anything runs.
     std::function<void(struct Plan&)> adjust_plan;
@@ -39,9 +45,21 @@ struct FitEstimate {
     uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0, available = 0;
     std::string device, available_source;
     bool fits = false;
+    uint32_t first_layer = 0;  // the layers from this one on (and the output) are counted
+};
+// The budget the estimate holds the model against (Options' fields of the same names).
+struct GpuBudget {
+    uint64_t fake_available = 0, mem_limit = 0, mem_reserve = 0;
 };
 Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
                                  uint64_t fake_available = 0);
+Result<FitEstimate> estimate_fit(const LlamaModel& model, int n_ctx, const std::string& device,
+                                 const GpuBudget& budget, uint32_t first_layer = 0);
+// Partial offload: the split with the most layers on the device (at most max_gpu_layers; < 0:
+// any number) whose weights, KV cache and scratch fit the budget. fits false (first_layer
+// n_layer) where not even one layer with the output layer fits.
+Result<FitEstimate> estimate_split(const LlamaModel& model, int n_ctx, const std::string& device,
+                                   const GpuBudget& budget, int max_gpu_layers = -1);
 
 // Refuses what check_model_supported refuses. Picks the adapter, estimates weights + KV cache
 // at n_ctx + scratch, refuses with the numbers ("needs 4.3 GiB, 3.1 GiB available", code

@@ -1,0 +1,173 @@
+// Partial offload (offload.h): a runner that evaluates a step on the CPU's layers, then on the
+// GPU's, and the GPU memory limit's parser.
+#include "session/offload.h"
+
+#include <cctype>
+#include <cmath>
+#include <vector>
+
+#include "common/log.h"
+#include "cpu/backend_cpu.h"
+
+namespace ember {
+namespace {
+
+class SplitRunner final : public Runner {
+public:
+    SplitRunner(std::unique_ptr<Runner> cpu, std::unique_ptr<Runner> gpu, uint32_t n_embd)
+        : m_cpu(std::move(cpu)), m_gpu(std::move(gpu)), m_embd(n_embd) {}
+
+    Status forward(std::span<const int32_t> tokens, int pos, float* logits) override {
+        EMBER_TRY(first_layers(tokens, pos));
+        return m_gpu->forward(tokens, pos, logits);
+    }
+    bool has_logits_view() const override { return m_gpu->has_logits_view(); }
+    Result<std::span<const float>> forward_view(std::span<const int32_t> tokens, int pos) override {
+        EMBER_TRY(first_layers(tokens, pos));
+        return m_gpu->forward_view(tokens, pos);
+    }
+    bool has_device_argmax() const override { return m_gpu->has_device_argmax(); }
+    Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override {
+        EMBER_TRY(first_layers(tokens, pos));
+        return m_gpu->forward_argmax(tokens, pos);
+    }
+    int n_ctx() const override { return m_gpu->n_ctx(); }
+    void set_cancel(const std::atomic<bool>* cancel) override {
+        m_cpu->set_cancel(cancel);
+        m_gpu->set_cancel(cancel);
+    }
+
+private:
+    // The CPU's layers: the residual stream after them, hidden [n][E], becomes the GPU's input.
+    Status first_layers(std::span<const int32_t> tokens, int pos) {
+        m_hidden.resize(tokens.size() * m_embd);
+        EMBER_TRY(m_cpu->forward_hidden(tokens, pos, m_hidden.data()));
+        m_gpu->set_hidden_input(m_hidden.data());
+        return {};
+    }
+
+    std::unique_ptr<Runner> m_cpu, m_gpu;
+    uint32_t m_embd;
+    std::vector<float> m_hidden;  // [n][E]
+};
+
+class SplitModel final : public BackendModel {
+public:
+    SplitModel(std::unique_ptr<BackendModel> cpu, std::unique_ptr<BackendModel> gpu,
+               BackendInfo info, uint32_t n_embd)
+        : m_cpu(std::move(cpu)), m_gpu(std::move(gpu)), m_info(std::move(info)), m_embd(n_embd) {}
+    Result<std::unique_ptr<Runner>> create_runner(int n_ctx) override {
+        EMBER_ASSIGN_OR_RETURN(auto gpu, m_gpu->create_runner(n_ctx));
+        EMBER_ASSIGN_OR_RETURN(auto cpu, m_cpu->create_runner(n_ctx));
+        return std::unique_ptr<Runner>(new SplitRunner(std::move(cpu), std::move(gpu), m_embd));
+    }
+    const BackendInfo& info() const override { return m_info; }
+    MemoryStats memory() const override { return m_gpu->memory(); }
+
+private:
+    std::unique_ptr<BackendModel> m_cpu, m_gpu;
+    BackendInfo m_info;
+    uint32_t m_embd;
+};
+
+}  // namespace
+
+std::unique_ptr<BackendModel> make_split_model(std::unique_ptr<BackendModel> cpu,
+                                               std::unique_ptr<BackendModel> gpu, BackendInfo info,
+                                               uint32_t n_embd) {
+    return std::make_unique<SplitModel>(std::move(cpu), std::move(gpu), std::move(info), n_embd);
+}
+
+std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budget,
+                           const std::string& budget_source) {
+    return std::to_string(gpu_layers) + " of " + std::to_string(n_layers) + " layers on the GPU, " +
+           std::to_string(n_layers - gpu_layers) + " on the CPU: the GPU budget is " +
+           format_bytes(budget) + " (" + budget_source + ")";
+}
+
+#ifdef EMBER_HAVE_VULKAN
+Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const LoadParams& params,
+                                                  vulkan::Options opt) {
+    const uint32_t L = model.hp.n_layer;
+    opt.mem_limit = params.gpu_mem_limit;
+    opt.mem_reserve = params.gpu_mem_reserve;
+    if (params.n_gpu_layers == 0)
+        return make_error("offload.no_gpu_layers", "n_gpu_layers is 0: no layers on the GPU");
+    const bool all = params.n_gpu_layers < 0 || uint32_t(params.n_gpu_layers) >= L;
+    if (all) {
+        auto whole = vulkan::create_backend_model(model, opt);
+        if (whole.ok() || whole.error().code != "vulkan.does_not_fit" || L < 2) return whole;
+    }
+    // Not all of it: the most last layers that fit (at least one, and one CPU layer).
+    const vulkan::GpuBudget budget{opt.fake_available, opt.mem_limit, opt.mem_reserve};
+    const int most = int(L) - 1;
+    EMBER_ASSIGN_OR_RETURN(
+        vulkan::FitEstimate split,
+        vulkan::estimate_split(model, opt.n_ctx, opt.device, budget,
+                               all ? most : std::min(params.n_gpu_layers, most)));
+    if (!split.fits) {
+        // Not one layer with the output: the whole model's numbers say why.
+        opt.first_layer = 0;
+        return vulkan::create_backend_model(model, opt);
+    }
+    opt.first_layer = split.first_layer;
+    EMBER_ASSIGN_OR_RETURN(auto gpu, vulkan::create_backend_model(model, opt));
+    EMBER_ASSIGN_OR_RETURN(
+        auto cpu, cpu::create_backend_model(model, params.n_threads, int(split.first_layer)));
+    BackendInfo info = gpu->info();
+    info.n_gpu_layers = L - split.first_layer;
+    info.n_layers = L;
+    info.n_threads = cpu->info().n_threads;
+    info.split = describe_split(info.n_gpu_layers, L, split.available, split.available_source);
+    EMBER_LOG_INFO("partial offload: %s", info.split.c_str());
+    return make_split_model(std::move(cpu), std::move(gpu), std::move(info), model.hp.n_embd);
+}
+#endif
+
+Result<uint64_t> parse_byte_size(const std::string& text) {
+    auto bad = [&] {
+        return make_error("params.bad_size", "'" + text +
+                                                 "' is not a size: a number of bytes, or one "
+                                                 "with a unit such as 6G, 512M or 1.5GiB");
+    };
+    size_t i = 0;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+        ++i;
+    if (i == 0) return bad();
+    double value = 0;
+    try {
+        size_t used = 0;
+        value = std::stod(text.substr(0, i), &used);
+        if (used != i) return bad();
+    } catch (...) {
+        return bad();
+    }
+    std::string unit;
+    for (char c : text.substr(i))
+        if (!std::isspace(static_cast<unsigned char>(c)))
+            unit += char(std::toupper(static_cast<unsigned char>(c)));
+    // Binary units either way ("6G" = 6 GiB), as llama.cpp and free(1) count them.
+    static const std::pair<const char*, double> units[] = {{"", 1},
+                                                           {"B", 1},
+                                                           {"K", 1024.0},
+                                                           {"KB", 1024.0},
+                                                           {"KIB", 1024.0},
+                                                           {"M", 1048576.0},
+                                                           {"MB", 1048576.0},
+                                                           {"MIB", 1048576.0},
+                                                           {"G", 1073741824.0},
+                                                           {"GB", 1073741824.0},
+                                                           {"GIB", 1073741824.0},
+                                                           {"T", 1099511627776.0},
+                                                           {"TB", 1099511627776.0},
+                                                           {"TIB", 1099511627776.0}};
+    for (const auto& [name, scale] : units) {
+        if (unit != name) continue;
+        const double bytes = std::floor(value * scale);
+        if (!(bytes < 1.8e19)) return bad();
+        return uint64_t(bytes);
+    }
+    return bad();
+}
+
+}  // namespace ember

@@ -1,0 +1,173 @@
+// Partial offload (issue 48): a model split at every layer boundary, its first layers on the CPU
+// and the rest with the output on the device, gives the logits of the all-device and the all-CPU
+// runs within the backend-consistency tolerance and the same greedy continuation; the split the
+// GPU memory limit leads to is the one the fit estimate announces.
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ember/ember.h"
+#include "test_util.h"
+#include "vk_test_util.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+// Between Vulkan and the CPU on the same weights: their sums run in another order, and the
+// device keeps the KV cache in F16 (test_forward's tolerances for F32 weights are 1e-5).
+constexpr double kTol = 1e-4;
+constexpr int kSteps = 12;
+
+struct Run {
+    std::vector<float> logits;    // after the prompt
+    std::vector<int32_t> greedy;  // kSteps tokens, each through eval_argmax
+    std::vector<float> last;      // logits after the greedy tokens (decode path)
+    BackendInfo backend;
+};
+
+LoadParams params(BackendKind kind, int n_gpu_layers) {
+    LoadParams p;
+    p.backend = kind;
+    p.device = test_device();
+    p.n_threads = 2;
+    p.n_ctx = 64;
+    p.n_gpu_layers = n_gpu_layers;
+    return p;
+}
+
+// The prompt as one batch, then greedy decoding one token at a time, then the logits of one
+// more decoded token.
+void run(const std::string& path, const LoadParams& p, Run& out) {
+    auto model = Model::load(path, p);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    out.backend = (*model)->backend();
+    auto session = Session::create(**model);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    std::vector<int32_t> prompt = (*model)->tokenize("Once upon a time, there was a", true, false);
+    ASSERT_GT(prompt.size(), 2u);
+    auto logits = (*session)->eval(prompt);
+    ASSERT_TRUE(logits.ok()) << logits.error().message;
+    out.logits.assign(logits->begin(), logits->end());
+    int32_t next =
+        int32_t(std::max_element(out.logits.begin(), out.logits.end()) - out.logits.begin());
+    for (int i = 0; i < kSteps; ++i) {
+        out.greedy.push_back(next);
+        std::vector<int32_t> one = {next};
+        auto am = (*session)->eval_argmax(one);
+        ASSERT_TRUE(am.ok()) << am.error().message;
+        next = *am;
+    }
+    std::vector<int32_t> one = {next};
+    auto l = (*session)->eval(one);
+    ASSERT_TRUE(l.ok()) << l.error().message;
+    out.last.assign(l->begin(), l->end());
+}
+
+void check_every_split(const std::string& path) {
+    Run gpu, cpu;
+    ASSERT_NO_FATAL_FAILURE(run(path, params(BackendKind::Vulkan, -1), gpu));
+    ASSERT_EQ(gpu.backend.kind, BackendKind::Vulkan) << gpu.backend.fallback_reason;
+    EXPECT_EQ(gpu.backend.n_gpu_layers, 0u) << "a model that fits is not split";
+    ASSERT_NO_FATAL_FAILURE(run(path, params(BackendKind::Cpu, -1), cpu));
+    ASSERT_EQ(cpu.backend.kind, BackendKind::Cpu);
+    EXPECT_LT(nmse(gpu.logits.data(), cpu.logits.data(), cpu.logits.size()), kTol);
+    ASSERT_EQ(gpu.greedy, cpu.greedy) << "the backends disagree without a split";
+
+    auto m = Model::load(path, params(BackendKind::Cpu, -1));
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    const uint32_t n_layer = (*m)->info().n_layer;
+    ASSERT_GE(n_layer, 2u);
+    for (uint32_t k = 1; k < n_layer; ++k) {
+        SCOPED_TRACE("layers on the GPU: " + std::to_string(k) + " of " + std::to_string(n_layer));
+        Run split;
+        ASSERT_NO_FATAL_FAILURE(run(path, params(BackendKind::Vulkan, int(k)), split));
+        ASSERT_EQ(split.backend.kind, BackendKind::Vulkan) << split.backend.fallback_reason;
+        EXPECT_EQ(split.backend.n_gpu_layers, k);
+        EXPECT_EQ(split.backend.n_layers, n_layer);
+        const std::string says = std::to_string(k) + " of " + std::to_string(n_layer) +
+                                 " layers on the GPU, " + std::to_string(n_layer - k) +
+                                 " on the CPU";
+        EXPECT_NE(split.backend.split.find(says), std::string::npos) << split.backend.split;
+        const size_t V = cpu.logits.size();
+        ASSERT_EQ(split.logits.size(), V);
+        EXPECT_LT(nmse(split.logits.data(), gpu.logits.data(), V), kTol) << "prompt vs all-GPU";
+        EXPECT_LT(nmse(split.logits.data(), cpu.logits.data(), V), kTol) << "prompt vs all-CPU";
+        EXPECT_EQ(split.greedy, gpu.greedy);
+        EXPECT_LT(nmse(split.last.data(), gpu.last.data(), V), kTol) << "decode vs all-GPU";
+        EXPECT_LT(nmse(split.last.data(), cpu.last.data(), V), kTol) << "decode vs all-CPU";
+    }
+}
+
+class PartialOffload : public VulkanTest {};
+
+TEST_F(PartialOffload, StoriesSplitAtEveryLayerMatchesGpuAndCpu) {
+    EMBER_VK_REQUIRE_DEVICE();
+    check_every_split(ember::test::stories_model());
+}
+
+// A family on its own stages (per-head q/k norms, biases, sliding windows): Qwen 3 and Gemma 2.
+TEST_F(PartialOffload, FamilySplitAtEveryLayerMatchesGpuAndCpu) {
+    EMBER_VK_REQUIRE_DEVICE();
+    for (const char* name : {"qwen3.gguf", "gemma2.gguf"}) {
+        const std::string path = ember::test::shared_path(std::string("models/arch/") + name);
+        if (!std::filesystem::exists(path)) GTEST_SKIP() << "no " << path;
+        SCOPED_TRACE(name);
+        check_every_split(path);
+    }
+}
+
+// The GPU memory limit: a budget just under the whole model's need splits it, as the fit estimate
+// says beforehand; a budget too small for one layer runs it all on the CPU, saying why.
+TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
+    EMBER_VK_REQUIRE_DEVICE();
+    const std::string path = ember::test::stories_model();
+    auto whole = ember::estimate_fit(path, 64, test_device());
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    ASSERT_EQ(whole->verdict, FitEstimate::Verdict::FitsGpu) << whole->message;
+    EXPECT_EQ(whole->gpu_layers, whole->n_layers);
+
+    FitLimits limits;
+    limits.gpu_mem_limit = whole->total - 1;
+    auto part = ember::estimate_fit(path, 64, test_device(), limits);
+    ASSERT_TRUE(part.ok()) << part.error().message;
+    EXPECT_EQ(part->verdict, FitEstimate::Verdict::DoesNotFit);
+    ASSERT_GE(part->gpu_layers, 1u) << part->message;
+    ASSERT_LT(part->gpu_layers, part->n_layers) << part->message;
+    EXPECT_EQ(part->total, whole->total) << "the whole model's need";
+    EXPECT_LE(part->split_gpu_bytes, limits.gpu_mem_limit);
+    EXPECT_GT(part->split_gpu_bytes, 0u);
+    EXPECT_NE(part->message.find("partly fits: " + std::to_string(part->gpu_layers) + " of "),
+              std::string::npos)
+        << part->message;
+
+    LoadParams p = params(BackendKind::Auto, -1);
+    p.gpu_mem_limit = limits.gpu_mem_limit;
+    auto model = Model::load(path, p);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_EQ((*model)->backend().kind, BackendKind::Vulkan);
+    EXPECT_EQ((*model)->backend().n_gpu_layers, part->gpu_layers);
+    EXPECT_NE((*model)->backend().split.find("the GPU budget is"), std::string::npos)
+        << (*model)->backend().split;
+
+    // Not even one layer and the output: the CPU runs it all.
+    p.gpu_mem_limit = 1024;
+    auto cpu = Model::load(path, p);
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    EXPECT_EQ((*cpu)->backend().kind, BackendKind::Cpu);
+    EXPECT_EQ((*cpu)->backend().fallback_code, "vulkan.does_not_fit");
+    EXPECT_EQ((*cpu)->backend().n_gpu_layers, 0u);
+}
+
+TEST(ByteSize, ParsesUnitsAndRefusesTheRest) {
+    EXPECT_EQ(*parse_byte_size("6G"), 6ull << 30);
+    EXPECT_EQ(*parse_byte_size("512M"), 512ull << 20);
+    EXPECT_EQ(*parse_byte_size("1.5GiB"), 3ull << 29);
+    EXPECT_EQ(*parse_byte_size("800000000"), 800000000ull);
+    EXPECT_EQ(*parse_byte_size("2 gb"), 2ull << 30);
+    for (const char* bad : {"", "G", "6X", "-1G", "1.2.3G", "1e30G"})
+        EXPECT_FALSE(parse_byte_size(bad).ok()) << bad;
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test
