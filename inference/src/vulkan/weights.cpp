@@ -132,20 +132,27 @@ void repack_k4_head(const uint8_t* d_dmin, const uint8_t* scales, uint8_t* dst) 
 
 // A Q4_K or Q5_K superblock's nibbles (qs: sub-blocks 2i and 2i + 1 share 32 bytes, low and
 // high) as 8 sub-blocks of 16 bytes in Q4_0's order: byte b of sub-block j holds its element b
-// in the low nibble and b + 16 in the high one.
-void repack_k4_nibbles(const uint8_t* qs, uint8_t* dst) {
-    for (int j = 0; j < 8; ++j) {
-        const uint8_t* q = qs + 32 * (j / 2);
-        const int sh = 4 * (j % 2);
-        for (int b = 0; b < 16; ++b)
-            dst[16 * j + b] = uint8_t(((q[b] >> sh) & 15) | ((q[b + 16] >> sh) & 15) << 4);
+// in the low nibble and b + 16 in the high one. (dst: a local buffer, so that this vectorizes.)
+void repack_k4_nibbles(const uint8_t* __restrict qs, uint8_t* __restrict dst) {
+    for (int i = 0; i < 4; ++i) {
+        const uint8_t* q = qs + 32 * i;
+        uint8_t* lo = dst + 32 * i;  // sub-block 2i: the low nibbles
+        uint8_t* hi = lo + 16;       // sub-block 2i + 1: the high ones
+        for (int b = 0; b < 16; ++b) {
+            lo[b] = uint8_t((q[b] & 15) | (q[b + 16] & 15) << 4);
+            hi[b] = uint8_t((q[b] >> 4) | (q[b + 16] & 0xf0));
+        }
     }
 }
 
+// Each block is put together in a local buffer and written out whole: dst may be
+// write-combined staging memory, where scattered byte stores are slow.
 void rearrange_q4_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ4_K& b = *reinterpret_cast<const BlockQ4_K*>(src);
-    repack_k4_nibbles(b.qs, dst);
-    repack_k4_head(src, b.scales, dst + QK_K / 2);
+    uint8_t out[sizeof(BlockQ4_K)];
+    repack_k4_nibbles(b.qs, out);
+    repack_k4_head(src, b.scales, out + QK_K / 2);
+    std::memcpy(dst, out, sizeof out);
 }
 
 // A block's 32 high bits (bit e: element e's, GGUF's Q5_0 and Q5_1) at q5_high_bit(e).
@@ -157,39 +164,60 @@ uint32_t q5_high_bits(uint32_t qh) {
 
 void rearrange_q5_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ5_K& b = *reinterpret_cast<const BlockQ5_K*>(src);
-    repack_k4_nibbles(b.qs, dst);
-    repack_k4_head(src, b.scales, dst + QK_K / 2);
+    uint8_t out[sizeof(BlockQ5_K)];
+    repack_k4_nibbles(b.qs, out);
+    repack_k4_head(src, b.scales, out + QK_K / 2);
     // Sub-block j's high bits: bit j of qh[e] for its element e.
-    for (int j = 0; j < 8; ++j) {
-        uint32_t w = 0;
-        for (int e = 0; e < 32; ++e) w |= uint32_t((b.qh[e] >> j) & 1) << kQ5Bits.bit[e];
-        put_u32(dst + sizeof(BlockQ4_K) + 4 * j, w);
+    uint32_t w[8] = {};
+    for (int e = 0; e < 32; ++e) {
+        const uint32_t v = b.qh[e];
+        for (int j = 0; j < 8; ++j) w[j] |= ((v >> j) & 1u) << kQ5Bits.bit[e];
     }
+    for (int j = 0; j < 8; ++j) put_u32(out + sizeof(BlockQ4_K) + 4 * j, w[j]);
+    std::memcpy(dst, out, sizeof out);
 }
 
 // Q6_K: the low nibbles as Q4_K's, then each sub-block's high bit pairs in 8 bytes (above),
 // then the 16 int8 scales (208 bytes; d goes to the group's last part).
 void rearrange_q6_k(const uint8_t* src, uint8_t* dst) {
     const BlockQ6_K& b = *reinterpret_cast<const BlockQ6_K*>(src);
+    // Bytes in words: a shift then a mask per byte lane takes each byte's own bits.
+    auto word = [](const uint8_t* p) {
+        uint64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    };
+    auto word32 = [](const uint8_t* p) {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+    };
+    uint8_t out[208];
     for (int j = 0; j < 8; ++j) {
         // Sub-block j = elements 32j..32j+31: half h of the superblock, part p of that half.
         const int h = j / 4, p = j % 4;
         const uint8_t* ql = b.ql + 64 * h + 32 * (p & 1);
         const uint8_t* qh = b.qh + 32 * h;
         const int lsh = 4 * (p >> 1), hsh = 2 * p;
-        for (int e = 0; e < 16; ++e)
-            dst[16 * j + e] = uint8_t(((ql[e] >> lsh) & 15) | ((ql[e + 16] >> lsh) & 15) << 4);
-        auto hi = [&](int e) { return (qh[e] >> hsh) & 3; };
+        constexpr uint64_t k4 = 0x0f0f0f0f0f0f0f0full;
+        for (int e = 0; e < 16; e += 8) {
+            const uint64_t v = ((word(ql + e) >> lsh) & k4) | ((word(ql + e + 16) >> lsh) & k4)
+                                                                  << 4;
+            std::memcpy(out + 16 * j + e, &v, 8);
+        }
         // Byte 4 * half + i: nibble bytes b = 8 * half + i (word k even: bits 4-7) and b + 4
-        // (k odd: bits 0-3), element b's pair below element b + 16's.
-        for (int half = 0; half < 2; ++half)
-            for (int i = 0; i < 4; ++i) {
-                const int be = 8 * half + i, bo = be + 4;
-                dst[128 + 8 * j + 4 * half + i] =
-                    uint8_t(hi(be) << 4 | hi(be + 16) << 6 | hi(bo) | hi(bo + 16) << 2);
-            }
+        // (k odd: bits 0-3), element b's pair below element b + 16's; i = 0..3 at once.
+        constexpr uint32_t k2 = 0x03030303u;
+        for (int half = 0; half < 2; ++half) {
+            const uint8_t* be = qh + 8 * half;
+            const uint32_t v =
+                ((word32(be) >> hsh) & k2) << 4 | ((word32(be + 16) >> hsh) & k2) << 6 |
+                ((word32(be + 4) >> hsh) & k2) | ((word32(be + 20) >> hsh) & k2) << 2;
+            std::memcpy(out + 128 + 8 * j + 4 * half, &v, 4);
+        }
     }
-    std::memcpy(dst + 192, b.scales, 16);
+    std::memcpy(out + 192, b.scales, 16);
+    std::memcpy(dst, out, sizeof out);
 }
 
 }  // namespace
