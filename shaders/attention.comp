@@ -30,7 +30,7 @@
 // scores soft-capped (cap * tanh(s / cap), Gemma 2), a sliding window (the query at position p
 // reads only keys p - window < j <= p: the runs cover the window alone), caches that are rings
 // of kv_ring rows (position j in row j % kv_ring), and head_dim / 8 up to WG_SIZE without
-// dividing it (Phi-3's 96: the threads of a last partial row of a pass stay idle).
+// dividing it (Phi-3's 96: the threads past R rows of a pass compute what no one reads).
 layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
 
 layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
@@ -265,11 +265,7 @@ void main() {
         acc_b *= c;
         [[unroll]] for (uint k = 0; k < PT; ++k) {
             uint i = row + k * R;
-#if defined(FAMILY)
-            float p = i < n && row < R ? sh[W + i] : 0.0;  // (rows past R: idle threads)
-#else
             float p = i < n ? sh[W + i] : 0.0;
-#endif
             acc_a += p * vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
             acc_b += p * vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
         }
