@@ -29,7 +29,7 @@ commands:
             parts...; a VALUE that is not JSON is a string: --var enable_thinking=false)
   mkmodel   -o FILE (--preset NAME | --embd E --layers L --heads H --kv-heads K --ffn F)
             [--head-dim D] [--ctx N] [--vocab-from GGUF | --vocab N] [--chat-template JINJA]
-            [--yarn FACTOR] --type TYPE [--pure]
+            [--yarn FACTOR] [--orig-ctx N] --type TYPE [--pure]   (--orig-ctx: Phi-3 LongRoPE)
             [--seed S]   (random weights; each tensor gets the type llama-quantize gives it in
             TYPE: f16, q8_0, q4_0, q4_k_m, q5_k_m, q6_k...; --pure: all one type; shape options
             after --preset shrink the preset and keep its architecture: --layers 2 --vocab 512)
