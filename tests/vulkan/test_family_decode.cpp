@@ -9,9 +9,12 @@
 
 #include "cpu/ops.h"
 #include "cpu/threadpool.h"
+#include "gguf/gguf.h"
 #include "model/llama.h"
 #include "quant/quant.h"
+#include "test_util.h"
 #include "vk_test_util.h"
+#include "vulkan/forward.h"
 #include "vulkan/weights.h"
 
 namespace ember::vulkan::test {
@@ -335,6 +338,29 @@ TEST_F(FamilyDecode, RmsNormAdd) {
                 }).ok());
     EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 1e-12);
     EXPECT_TRUE(bx.guard_intact());
+}
+
+// What `ember-cli devices --plan -m FILE` prints for a family file: its decode steps on the fused
+// mat-vecs and the family's split attention, not the generic matmul and attention ops.
+TEST_F(FamilyDecode, PlanListsTheFusedKernels) {
+    for (const char* name : {"qwen2.gguf", "gemma2.gguf", "phi3.gguf"}) {
+        const std::string path = ember::test::shared_path(std::string("models/arch/") + name);
+        auto file = gguf::File::open(path);
+        if (!file.ok()) GTEST_SKIP() << "no " << path;
+        auto model = load_model(**file);
+        ASSERT_TRUE(model.ok()) << model.error().message;
+        const Adapter& a = shared_context().adapter();
+        const std::string text = describe_plan(*model, a, make_plan(a));
+        const size_t d0 = text.find("decode step"), d1 = text.find("prompt batch of");
+        ASSERT_NE(d0, std::string::npos) << text;
+        const std::string decode = text.substr(d0, d1 - d0);
+        SCOPED_TRACE(std::string(name) + ":\n" + decode);
+        EXPECT_NE(decode.find("attention_split_family_f16_f32"), std::string::npos);
+        EXPECT_NE(decode.find("norm + qkv"), std::string::npos);
+        EXPECT_NE(decode.find("matvec_fused"), std::string::npos);
+        EXPECT_EQ(decode.find("attention_family_f16_f32"), std::string::npos);
+        EXPECT_EQ(decode.find("matmul q/k/v"), std::string::npos);
+    }
 }
 
 }  // namespace
