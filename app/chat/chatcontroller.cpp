@@ -377,7 +377,12 @@ QUrl ChatController::suggestedExportFile(const QString& format) const {
 }
 
 void ChatController::loadModel(const QUrl& file) {
-    const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
+    if (!file.isLocalFile())
+        return setError(tr("Not a local model file: %1").arg(file.toDisplayString()));
+    loadModelFile(file.toLocalFile());
+}
+
+void ChatController::loadModelFile(const QString& path) {
     if (!QFileInfo::exists(path)) return setError(tr("Model file not found: %1").arg(path));
     dismissError();
     m_inference->loadModel(m_settings->loadOptions(path));

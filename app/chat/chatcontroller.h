@@ -65,7 +65,10 @@ public:
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
     // Documents/<title>.md or .json, for the export dialog.
     Q_INVOKABLE QUrl suggestedExportFile(const QString& format) const;
+    // A file dialog's URL; QML that has a path passes it to loadModelFile, never "file://" + path
+    // (a '#' or '%' in the name would be read as URL syntax).
     Q_INVOKABLE void loadModel(const QUrl& file);
+    Q_INVOKABLE void loadModelFile(const QString& path);
     Q_INVOKABLE void reloadModel();
     Q_INVOKABLE void dismissError();
     Q_INVOKABLE void dismissInfo();

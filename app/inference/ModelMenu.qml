@@ -52,7 +52,7 @@ Button {
                 checkable: true
                 checked: root.inference.modelPath === modelData.path
                 enabled: !root.inference.loading && !root.inference.generating
-                onTriggered: root.chat.loadModel("file://" + modelData.path)
+                onTriggered: root.chat.loadModelFile(modelData.path)
             }
             onObjectAdded: (index, object) => menu.insertItem(index, object)
             onObjectRemoved: (index, object) => menu.removeItem(object)

@@ -5,6 +5,7 @@
 #include <QObject>
 #include <QPointer>
 #include <QThread>
+#include <QUrl>
 #include <QVariantList>
 #include <functional>
 #include <memory>
@@ -28,6 +29,8 @@ class InferenceController : public QObject {
     Q_PROPERTY(QString lastStats READ lastStats NOTIFY lastStatsChanged)
     Q_PROPERTY(QStringList devices READ devices NOTIFY devicesChanged)
     Q_PROPERTY(QString modelsDirectory READ modelsDirectory NOTIFY installedModelsChanged)
+    // The same folder as a URL, for file dialogs.
+    Q_PROPERTY(QUrl modelsFolderUrl READ modelsFolderUrl NOTIFY installedModelsChanged)
     // Each: name, path, size, and problem (what is wrong with the file, in plain words; empty
     // when it looks loadable, filled in once the worker has checked it).
     Q_PROPERTY(QVariantList installedModels READ installedModels NOTIFY installedModelsChanged)
@@ -51,6 +54,7 @@ public:
     QString lastStats() const { return m_lastStats; }
     QStringList devices() const { return m_devices; }
     QString modelsDirectory() const;
+    QUrl modelsFolderUrl() const { return QUrl::fromLocalFile(modelsDirectory()); }
     QVariantList installedModels() const { return m_installedModels; }
     // For the memory monitor: reads the loaded model's memory from any thread.
     std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }

@@ -22,7 +22,7 @@ Dialog {
     height: parent ? Math.min(parent.height - 48, 720) : 720
 
     function useModel(path) {
-        if (root.chat) root.chat.loadModel("file://" + path)
+        if (root.chat) root.chat.loadModelFile(path)
         root.close()
     }
 

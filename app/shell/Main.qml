@@ -87,7 +87,7 @@ ApplicationWindow {
         id: modelDialog
         title: qsTr("Choose a GGUF model")
         nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        currentFolder: "file://" + inference.modelsDirectory
+        currentFolder: inference.modelsFolderUrl
         onAccepted: chat.loadModel(selectedFile)
     }
 
