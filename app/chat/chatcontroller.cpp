@@ -9,6 +9,12 @@
 
 #include "reasoning.h"
 
+namespace {
+const QStringList kNumberSettings{"temperature", "topK",          "topP",
+                                  "minP",        "repeatPenalty", "maxTokens"};
+const QStringList kPolicies{"dropOldest", "rollingWindow", "stop"};
+}  // namespace
+
 ChatController::ChatController(ConversationStore* store, InferenceController* inference,
                                Settings* settings, QObject* parent)
     : QObject(parent),
@@ -30,6 +36,14 @@ ChatController::ChatController(ConversationStore* store, InferenceController* in
                 setError(tr("Could not load the model: %1").arg(message),
                          detail == message ? QString() : detail);
             });
+    connect(m_inference, &InferenceController::modelChanged, this, &ChatController::countTokens);
+    connect(m_inference, &InferenceController::tokensCounted, this, [this](int tokens) {
+        m_contextTokens = tokens;
+        emit contextTokensChanged();
+    });
+    m_countTimer.setSingleShot(true);
+    m_countTimer.setInterval(250);
+    connect(&m_countTimer, &QTimer::timeout, this, &ChatController::countTokens);
     m_saveTimer.setInterval(kSaveIntervalMs);
     connect(&m_saveTimer, &QTimer::timeout, this, &ChatController::savePartial);
     refreshList();
@@ -61,8 +75,105 @@ void ChatController::newConversation() {
     m_title.clear();
     m_messages.reset({});
     m_thinking = true;
+    m_convSettings.clear();  // a new conversation takes the defaults
     emit currentConversationChanged();
     emit thinkingChanged();
+    emit conversationSettingsChanged();
+    m_countTimer.start();
+}
+
+void ChatController::setConversationSetting(const QString& key, const QVariant& value) {
+    const bool unset = !value.isValid() || value.isNull();
+    bool number = true;
+    if (!unset && kNumberSettings.contains(key)) value.toString().toDouble(&number);
+    if (!number) return setError(tr("%1 must be a number, not \"%2\"").arg(key, value.toString()));
+    if (!unset && key == "contextPolicy" && !kPolicies.contains(value.toString()))
+        return setError(tr("Unknown context policy \"%1\" (expected dropOldest, rollingWindow "
+                           "or stop)")
+                            .arg(value.toString()));
+    if (!kNumberSettings.contains(key) &&
+        !QStringList{"model", "systemPrompt", "contextPolicy"}.contains(key))
+        return setError(tr("Unknown conversation setting \"%1\"").arg(key));
+    QVariantMap s = m_convSettings;
+    if (unset)
+        s.remove(key);
+    else
+        s.insert(key, value);
+    if (s == m_convSettings) return;
+    if (m_conversationId != 0 && !m_store->setConversationSettings(m_conversationId, s))
+        return setError(m_store->lastError());
+    m_convSettings = s;
+    emit conversationSettingsChanged();
+    m_countTimer.start();
+}
+
+EngineSampling ChatController::effectiveSampling() const {
+    EngineSampling s = m_settings->sampling();
+    const QVariantMap& o = m_convSettings;
+    if (o.contains("temperature")) s.temperature = o.value("temperature").toFloat();
+    if (o.contains("topK")) s.topK = o.value("topK").toInt();
+    if (o.contains("topP")) s.topP = o.value("topP").toFloat();
+    if (o.contains("minP")) s.minP = o.value("minP").toFloat();
+    if (o.contains("repeatPenalty")) s.repeatPenalty = o.value("repeatPenalty").toFloat();
+    if (o.contains("maxTokens")) s.maxTokens = o.value("maxTokens").toInt();
+    const QString policy = o.value("contextPolicy").toString();
+    s.contextPolicy = policy == "stop"            ? ContextPolicy::Stop
+                      : policy == "rollingWindow" ? ContextPolicy::RollingWindow
+                                                  : ContextPolicy::DropOldest;
+    s.thinking = m_thinking;
+    return s;
+}
+
+QString ChatController::effectiveSystemPrompt() const {
+    // Set for the conversation, even empty (no system prompt), it replaces the app's.
+    return (m_convSettings.contains("systemPrompt")
+                ? m_convSettings.value("systemPrompt").toString()
+                : m_settings->systemPrompt())
+        .trimmed();
+}
+
+QString ChatController::settingsSummary() const {
+    QStringList parts;
+    if (const QString model = m_convSettings.value("model").toString(); !model.isEmpty())
+        parts << QFileInfo(model).fileName();
+    if (m_convSettings.contains("systemPrompt")) parts << tr("own system prompt");
+    for (const QString& key : kNumberSettings)
+        if (m_convSettings.contains(key)) parts << key + " " + m_convSettings.value(key).toString();
+    const QString policy = m_convSettings.value("contextPolicy").toString();
+    parts << (policy == "stop"            ? tr("stops when the context is full")
+              : policy == "rollingWindow" ? tr("rolling window")
+                                          : tr("drops the oldest turns when full"));
+    return parts.join(QStringLiteral(" · "));
+}
+
+void ChatController::setDraft(const QString& text) {
+    if (text == m_draft) return;
+    m_draft = text;
+    m_countTimer.start();
+}
+
+void ChatController::countTokens() {
+    if (!m_inference->modelLoaded()) {
+        m_contextTokens = -1;
+        emit contextTokensChanged();
+        return;
+    }
+    QList<ChatTurn> turns = promptTurns(false);
+    if (!m_draft.trimmed().isEmpty()) turns.append({"user", m_draft.trimmed()});
+    m_inference->countTokens(turns, effectiveSampling());
+}
+
+void ChatController::useConversationModel() {
+    const QString model = m_convSettings.value("model").toString();
+    if (model.isEmpty() || !m_inference->modelLoaded() || m_inference->loading() ||
+        m_inference->generating() || model == m_inference->modelPath())
+        return;
+    if (!QFileInfo::exists(model)) {
+        return addInfo(
+            tr("This conversation's model %1 is no longer there; %2 answers instead.")
+                .arg(QFileInfo(model).fileName(), QFileInfo(m_inference->modelPath()).fileName()));
+    }
+    m_inference->loadModel(m_settings->loadOptions(model));
 }
 
 void ChatController::setThinking(bool thinking) {
@@ -86,7 +197,9 @@ void ChatController::selectConversation(qint64 id) {
     m_conversationId = c.id;
     m_title = c.title;
     m_thinking = m_store->thinking(c.id);
+    m_convSettings = m_store->conversationSettings(c.id);
     emit thinkingChanged();
+    emit conversationSettingsChanged();
     m_settings->setLastConversationId(c.id);
     QList<StoredMessage> stored = m_store->messages(id);
     // A response still running for another conversation keeps going into the store.
@@ -94,11 +207,15 @@ void ChatController::selectConversation(qint64 id) {
         // Its row as saved so far is shown as the streaming one instead.
         stored.removeIf([this](const StoredMessage& m) { return m.id == m_responseMessageId; });
         m_messages.reset(stored);
-        m_messages.append({0, "assistant", m_partial, false, QDateTime::currentDateTime()}, true);
+        StoredMessage streaming{0, "assistant", m_partial, false, QDateTime::currentDateTime()};
+        streaming.parentId = m_responseParent;
+        m_messages.append(streaming, true);
     } else {
         m_messages.reset(stored);
     }
     emit currentConversationChanged();
+    useConversationModel();
+    m_countTimer.start();
 }
 
 void ChatController::renameConversation(qint64 id, const QString& title) {
@@ -139,24 +256,39 @@ bool ChatController::send(const QString& text) {
         }
         m_title = title;
         if (!m_thinking) m_store->setThinking(m_conversationId, false);
+        // The conversation keeps the model it was started with, and the settings set for it.
+        if (!m_convSettings.contains("model")) {
+            m_convSettings.insert("model", m_inference->modelPath());
+            emit conversationSettingsChanged();
+        }
+        if (!m_store->setConversationSettings(m_conversationId, m_convSettings))
+            setError(m_store->lastError());
         m_settings->setLastConversationId(m_conversationId);
         emit currentConversationChanged();
     }
-    const qint64 id = m_store->appendMessage(m_conversationId, "user", content);
+    const int n = m_messages.count();
+    return sendAfter(n > 0 ? m_messages.at(n - 1).id : 0, 1, content);
+}
+
+bool ChatController::sendAfter(qint64 parent, int version, const QString& content) {
+    const qint64 id = m_store->appendMessage(m_conversationId, "user", content, true, parent);
     if (id == 0) {
         setError(m_store->lastError());
         return false;
     }
-    m_messages.append({id, "user", content, true, QDateTime::currentDateTime()});
+    StoredMessage m{id, "user", content, true, QDateTime::currentDateTime()};
+    m.parentId = parent;
+    m.version = m.versions = version;
+    m_messages.append(m);
     refreshList();
     startResponse();
     m_sentMessageId = m_responding ? id : 0;
     return true;
 }
 
-void ChatController::startResponse(bool continueLast) {
+QList<ChatTurn> ChatController::promptTurns(bool continueLast) const {
     QList<ChatTurn> turns;
-    const QString system = m_settings->systemPrompt().trimmed();
+    const QString system = effectiveSystemPrompt();
     if (!system.isEmpty()) turns.append({"system", system});
     for (int i = 0; i < m_messages.count(); ++i) {
         const StoredMessage& m = m_messages.at(i);
@@ -167,16 +299,27 @@ void ChatController::startResponse(bool continueLast) {
                                   ? reasoning::withoutReasoning(m.content)
                                   : m.content});
     }
-    EngineSampling sampling = m_settings->sampling();
+    return turns;
+}
+
+void ChatController::startResponse(bool continueLast, int version) {
+    const QList<ChatTurn> turns = promptTurns(continueLast);
+    EngineSampling sampling = effectiveSampling();
     sampling.continueLast = continueLast;
-    sampling.thinking = m_thinking;
     // A continued reply keeps its stored row and grows it; a new one gets a row on its first text.
     const StoredMessage last =
         continueLast ? m_messages.at(m_messages.count() - 1) : StoredMessage{};
-    if (continueLast)
+    const qint64 parent = continueLast             ? last.parentId
+                          : m_messages.count() > 0 ? m_messages.at(m_messages.count() - 1).id
+                                                   : 0;
+    if (continueLast) {
         m_messages.resumeLast();
-    else
-        m_messages.append({0, "assistant", {}, false, QDateTime::currentDateTime()}, true);
+    } else {
+        StoredMessage reply{0, "assistant", {}, false, QDateTime::currentDateTime()};
+        reply.parentId = parent;
+        reply.version = reply.versions = version;
+        m_messages.append(reply, true);
+    }
     if (m_inference->generate(turns, sampling) == 0) {
         if (continueLast)
             m_messages.finishLast(last.id, last.content, false);
@@ -187,6 +330,7 @@ void ChatController::startResponse(bool continueLast) {
     m_responding = true;
     m_responseConversation = m_conversationId;
     m_responseMessageId = last.id;
+    m_responseParent = parent;
     m_prefix = last.content;
     m_partial = m_saved = m_prefix;
     m_sentMessageId = 0;
@@ -206,8 +350,8 @@ void ChatController::onTextReady(const QString& text) {
 void ChatController::savePartial() {
     if (!m_responding || m_responseConversation == 0 || m_partial == m_saved) return;
     if (m_responseMessageId == 0) {
-        m_responseMessageId =
-            m_store->appendMessage(m_responseConversation, "assistant", m_partial, false);
+        m_responseMessageId = m_store->appendMessage(m_responseConversation, "assistant", m_partial,
+                                                     false, m_responseParent);
         if (m_responseMessageId == 0) return setError(m_store->lastError());
     } else if (!m_store->updateMessage(m_responseMessageId, m_partial, false)) {
         return setError(m_store->lastError());
@@ -228,7 +372,7 @@ qint64 ChatController::saveResponse(qint64 conv, const QString& text, bool compl
         return 0;
     }
     if (id == 0) {
-        id = m_store->appendMessage(conv, "assistant", text, complete);
+        id = m_store->appendMessage(conv, "assistant", text, complete, m_responseParent);
         if (id == 0) setError(m_store->lastError());
     } else if (!m_store->updateMessage(id, text, complete)) {
         setError(m_store->lastError());
@@ -242,9 +386,20 @@ void ChatController::onFinished(const QString& newText, const QVariantMap& stats
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
     const QString text = m_prefix + newText;
-    const qint64 id = saveResponse(conv, text, true);
+    // A reply stopped by the user, at the token limit or at a full context can be continued.
+    const QString stop = stats.value("stopReason").toString();
+    const bool complete = stop.isEmpty() || stop == "eog";
+    const qint64 id = saveResponse(conv, text, complete);
     if (conv == 0) return;  // its conversation was deleted
-    if (conv == m_conversationId && m_messages.lastIsStreaming()) finishShown(id, text, true);
+    const MessageDetails details{
+        m_inference->modelLoaded() ? QFileInfo(m_inference->modelPath()).fileName() : QString(),
+        stats.value("generatedTokens").toInt(), stats.value("tokensPerSecond").toDouble(),
+        stats.value("timeToFirstTokenMs").toDouble(), stop};
+    if (id != 0 && !m_store->setDetails(id, details)) setError(m_store->lastError());
+    if (conv == m_conversationId && m_messages.lastIsStreaming()) {
+        finishShown(id, text, complete);
+        m_messages.setLastDetails(details);
+    }
     refreshList();
     if (stats.value("templateFallback").toBool() && !m_templateNoticeShown) {
         m_templateNoticeShown = true;
@@ -252,6 +407,11 @@ void ChatController::onFinished(const QString& newText, const QVariantMap& stats
     }
     if (const int dropped = stats.value("droppedMessages").toInt(); dropped > 0)
         addInfo(tr("%n older message(s) were left out to fit the context.", nullptr, dropped));
+    if (stats.value("systemPromptDropped").toBool())
+        addInfo(
+            tr("The system prompt was left out too (this conversation keeps a rolling "
+               "window)."));
+    m_countTimer.start();
     if (stats.value("stopReason").toString() == "context_full")
         addInfo(tr("The context is full; start a new conversation or raise the context length."));
     emit responseFinished(text);
@@ -263,7 +423,10 @@ void ChatController::onFailed(const QString& message, const QString& partial, co
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
     const qint64 sent = std::exchange(m_sentMessageId, 0);
-    if (code == "app.prompt_too_long" && sent != 0 && partial.isEmpty() && m_prefix.isEmpty())
+    // The model never saw the message: it does not fit, or the conversation is full and its
+    // policy is to stop.
+    const bool unseen = code == "app.prompt_too_long" || code == "app.context_full";
+    if (unseen && sent != 0 && partial.isEmpty() && m_prefix.isEmpty())
         return takeBackUnsent(conv, sent, message);
     const bool current = conv == m_conversationId && m_messages.lastIsStreaming();
     const QString text = m_prefix + partial;
@@ -307,14 +470,17 @@ void ChatController::stop() {
 void ChatController::regenerate() {
     if (m_responding || m_messages.count() == 0) return;
     const int last = m_messages.count() - 1;
-    if (m_messages.at(last).role == "assistant") {
-        if (!m_store->deleteMessagesFrom(m_conversationId, m_messages.at(last).id))
-            return setError(m_store->lastError());
+    const bool answered = m_messages.at(last).role == "assistant";
+    if (answered && (last == 0 || m_messages.at(last - 1).role != "user")) return;
+    if (!answered && m_messages.at(last).role != "user") return;
+    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    // The answer shown stays stored as a version; the new one follows it.
+    int version = 1;
+    if (answered) {
+        version = m_messages.at(last).versions + 1;
         m_messages.removeFrom(last);
     }
-    if (m_messages.count() == 0 || m_messages.at(m_messages.count() - 1).role != "user") return;
-    if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
-    startResponse();
+    startResponse(false, version);
 }
 
 void ChatController::continueResponse() {
@@ -331,10 +497,24 @@ void ChatController::editAndResend(int row, const QString& text) {
     if (m_responding || row < 0 || row >= m_messages.count()) return;
     if (m_messages.at(row).role != "user" || text.trimmed().isEmpty()) return;
     if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
-    if (!m_store->deleteMessagesFrom(m_conversationId, m_messages.at(row).id))
-        return setError(m_store->lastError());
+    // The old version and what followed it stay stored; the edit is a new version beside it.
+    const StoredMessage old = m_messages.at(row);
     m_messages.removeFrom(row);
-    send(text);
+    sendAfter(old.parentId, old.versions + 1, text.trimmed());
+}
+
+void ChatController::switchVersion(int row, int step) {
+    if (row < 0 || row >= m_messages.count() || step == 0) return;
+    if (m_responding && m_responseConversation == m_conversationId) return;
+    const QList<qint64> ids = m_store->versions(m_messages.at(row).id);
+    const int to = static_cast<int>(ids.indexOf(m_messages.at(row).id)) + step;
+    if (to < 0 || to >= ids.size()) return;
+    if (!m_store->selectVersion(ids[to])) return setError(m_store->lastError());
+    // The rows from this one on are the chosen version and what follows it.
+    const QList<StoredMessage> shown = m_store->messages(m_conversationId);
+    m_messages.removeFrom(row);
+    for (int i = row; i < shown.size(); ++i) m_messages.append(shown[i]);
+    m_countTimer.start();
 }
 
 void ChatController::copyText(const QString& text) {
@@ -347,8 +527,8 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
         return false;
     }
     const QString path = file.isLocalFile() ? file.toLocalFile() : file.toString();
-    // What the answers came from: the model and the settings of now.
-    const EngineSampling s = m_settings->sampling();
+    // What the answers came from: the model and the conversation's settings of now.
+    const EngineSampling s = effectiveSampling();
     // Floats as the user typed them (0.8, not 0.800000011920929).
     auto decimal = [](float v) { return QString::number(v).toDouble(); };
     const QVariantMap sampling{{"temperature", decimal(s.temperature)},
@@ -360,7 +540,7 @@ bool ChatController::exportConversation(const QUrl& file, const QString& format)
     const QString model =
         m_inference->modelLoaded() ? QFileInfo(m_inference->modelPath()).fileName() : QString();
     const QVariantMap settings{
-        {"model", model}, {"systemPrompt", m_settings->systemPrompt()}, {"sampling", sampling}};
+        {"model", model}, {"systemPrompt", effectiveSystemPrompt()}, {"sampling", sampling}};
     if (!m_store->exportToFile(m_conversationId, path, format, settings)) {
         setError(m_store->lastError());
         return false;
@@ -395,6 +575,9 @@ void ChatController::reloadModel() {
 void ChatController::onModelChanged() {
     if (!m_inference->modelLoaded()) return;
     m_settings->setLastModelPath(m_inference->modelPath());
+    // The open conversation goes on with the model chosen now.
+    if (m_conversationId != 0 && !m_responding)
+        setConversationSetting("model", m_inference->modelPath());
     m_templateNoticeShown = false;
     if (!m_inference->fallbackReason().isEmpty())
         addInfo(tr("Running on %1: %2").arg(m_inference->backend(), m_inference->fallbackReason()));

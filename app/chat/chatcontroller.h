@@ -29,6 +29,17 @@ class ChatController : public QObject {
     // the model's template takes enable_thinking (thinkingSwitch).
     Q_PROPERTY(bool thinking READ thinking WRITE setThinking NOTIFY thinkingChanged)
     Q_PROPERTY(bool thinkingSwitch READ thinkingSwitch NOTIFY thinkingSwitchChanged)
+    // The conversation's own settings (keys: model, systemPrompt, temperature, topK, topP, minP,
+    // repeatPenalty, maxTokens, and contextPolicy: "dropOldest", "rollingWindow" or "stop");
+    // what it does not set comes from the app's settings. A new conversation has none.
+    Q_PROPERTY(QVariantMap conversationSettings READ conversationSettings NOTIFY
+                   conversationSettingsChanged)
+    // Those settings in a line, for the conversation's header.
+    Q_PROPERTY(QString settingsSummary READ settingsSummary NOTIFY conversationSettingsChanged)
+    // The conversation with the message being typed, in tokens (-1: not counted), against the
+    // context's length.
+    Q_PROPERTY(int contextTokens READ contextTokens NOTIFY contextTokensChanged)
+    Q_PROPERTY(int contextLength READ contextLength NOTIFY contextTokensChanged)
 
 public:
     ChatController(ConversationStore* store, InferenceController* inference, Settings* settings,
@@ -48,6 +59,18 @@ public:
     bool thinking() const { return m_thinking; }
     void setThinking(bool thinking);
     bool thinkingSwitch() const { return m_inference->thinkingSwitch(); }
+    QVariantMap conversationSettings() const { return m_convSettings; }
+    QString settingsSummary() const;
+    int contextTokens() const { return m_contextTokens; }
+    int contextLength() const { return m_inference->contextLength(); }
+    // What the engine gets: the app's settings with the conversation's own on top.
+    EngineSampling effectiveSampling() const;
+    QString effectiveSystemPrompt() const;
+
+    // Sets one of the conversation's settings; an undefined value goes back to the default.
+    Q_INVOKABLE void setConversationSetting(const QString& key, const QVariant& value);
+    // The message being typed, for the token counter (counted a moment after typing stops).
+    Q_INVOKABLE void setDraft(const QString& text);
 
     Q_INVOKABLE void newConversation();
     Q_INVOKABLE void selectConversation(qint64 id);
@@ -57,10 +80,17 @@ public:
     // error shown, when it was not (no model, the database could not be written: a full disk).
     Q_INVOKABLE bool send(const QString& text);
     Q_INVOKABLE void stop();
+    // A new version of the last answer; the previous ones are kept (switchVersion).
     Q_INVOKABLE void regenerate();
-    // Generates more after the last message when it is an incomplete answer.
+    // Generates more after the last message when it is an answer that was stopped, cut at the
+    // token limit or interrupted.
     Q_INVOKABLE void continueResponse();
+    // A new version of the user message at `row`, answered; the conversation that followed the
+    // old version is kept as that version's branch.
     Q_INVOKABLE void editAndResend(int row, const QString& text);
+    // Shows the previous (step -1) or next (+1) version of the message at `row`, with the
+    // messages that follow that version.
+    Q_INVOKABLE void switchVersion(int row, int step);
     Q_INVOKABLE void copyText(const QString& text);
     Q_INVOKABLE bool exportConversation(const QUrl& file, const QString& format);
     // Documents/<title>.md or .json, for the export dialog.
@@ -91,6 +121,8 @@ signals:
     void infoMessageChanged();
     void thinkingChanged();
     void thinkingSwitchChanged();
+    void conversationSettingsChanged();
+    void contextTokensChanged();
     // A response was completed and saved (also when stopped).
     void responseFinished(const QString& text);
     void responseFailed(const QString& message);
@@ -99,11 +131,14 @@ signals:
     void messageNotSent(const QString& text);
 
 private:
-    void startResponse(bool continueLast = false);
+    // Answers the last message shown (a new version of `version`), or continues the last answer.
+    void startResponse(bool continueLast = false, int version = 1);
     // Writes the running reply's text so far to the store (incomplete); no-op when unchanged.
     void savePartial();
     // Ends the running reply's stored row: the final text, or deletes it when there is none.
     qint64 saveResponse(qint64 conv, const QString& text, bool complete);
+    // Stores and shows the user message as the newest reply to `parent`, then answers it.
+    bool sendAfter(qint64 parent, int version, const QString& content);
     void onTextReady(const QString& text);
     void onFinished(const QString& text, const QVariantMap& stats);
     void onFailed(const QString& message, const QString& partial, const QString& code);
@@ -113,6 +148,11 @@ private:
     // Marks the streaming last row done and stores how long its reasoning took.
     void finishShown(qint64 id, const QString& text, bool complete);
     void refreshList();
+    // The conversation as the engine gets it (the reply being continued last).
+    QList<ChatTurn> promptTurns(bool continueLast) const;
+    void countTokens();
+    // Loads the conversation's model when another one is loaded.
+    void useConversationModel();
 
     ConversationStore* m_store;
     InferenceController* m_inference;
@@ -128,7 +168,12 @@ private:
     QString m_saved;                 // what the store holds of it
     QString m_prefix;                // the text a continued reply already had
     qint64 m_responseMessageId = 0;  // its row in the store; 0 until its first text
+    qint64 m_responseParent = 0;     // the message it answers
     qint64 m_sentMessageId = 0;      // the user message just sent, until the reply starts
     QTimer m_saveTimer;
+    QTimer m_countTimer;  // the token count waits until typing pauses
+    QVariantMap m_convSettings;
+    QString m_draft;
+    int m_contextTokens = -1;
     QString m_title, m_search, m_error, m_errorDetails, m_info;
 };

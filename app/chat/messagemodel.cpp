@@ -47,14 +47,39 @@ QVariant MessageModel::data(const QModelIndex& index, int role) const {
             return QVariant::fromValue<QObject*>(r.blocks);
         case ReasoningMsRole:
             return r.message.reasoningMs;
+        case VersionRole:
+            return r.message.version;
+        case VersionsRole:
+            return r.message.versions;
+        case ModelRole:
+            return r.message.model;
+        case TokensRole:
+            return r.message.tokens;
+        case TokensPerSecondRole:
+            return r.message.tokensPerSecond;
+        case TtftMsRole:
+            return r.message.ttftMs;
+        case StopReasonRole:
+            return r.message.stopReason;
     }
     return {};
 }
 
 QHash<int, QByteArray> MessageModel::roleNames() const {
-    return {{IdRole, "messageId"},           {RoleRole, "role"},           {ContentRole, "content"},
-            {CompleteRole, "complete"},      {StreamingRole, "streaming"}, {BlocksRole, "blocks"},
-            {ReasoningMsRole, "reasoningMs"}};
+    return {{IdRole, "messageId"},
+            {RoleRole, "role"},
+            {ContentRole, "content"},
+            {CompleteRole, "complete"},
+            {StreamingRole, "streaming"},
+            {BlocksRole, "blocks"},
+            {ReasoningMsRole, "reasoningMs"},
+            {VersionRole, "version"},
+            {VersionsRole, "versions"},
+            {ModelRole, "model"},
+            {TokensRole, "tokens"},
+            {TokensPerSecondRole, "tokensPerSecond"},
+            {TtftMsRole, "ttftMs"},
+            {StopReasonRole, "stopReason"}};
 }
 
 void MessageModel::reset(const QList<StoredMessage>& messages) {
@@ -104,6 +129,19 @@ void MessageModel::finishLast(qint64 id, const QString& content, bool complete) 
     r.blocks->setText(content);
     const QModelIndex i = index(count() - 1);
     emit dataChanged(i, i);
+}
+
+void MessageModel::setLastDetails(const MessageDetails& d) {
+    if (m_rows.isEmpty()) return;
+    StoredMessage& m = m_rows.last().message;
+    m.model = d.model;
+    m.tokens = d.tokens;
+    m.tokensPerSecond = d.tokensPerSecond;
+    m.ttftMs = d.ttftMs;
+    m.stopReason = d.stopReason;
+    const QModelIndex i = index(count() - 1);
+    emit dataChanged(i, i,
+                     {ModelRole, TokensRole, TokensPerSecondRole, TtftMsRole, StopReasonRole});
 }
 
 void MessageModel::resumeLast() {

@@ -19,8 +19,15 @@ public:
         ContentRole,
         CompleteRole,
         StreamingRole,
-        BlocksRole,      // MessageBlocks*: the content parsed for display
-        ReasoningMsRole  // how long the reply's reasoning took (0: not measured)
+        BlocksRole,       // MessageBlocks*: the content parsed for display
+        ReasoningMsRole,  // how long the reply's reasoning took (0: not measured)
+        VersionRole,      // which version of the message this is (1-based)
+        VersionsRole,     // how many versions it has
+        ModelRole,        // details of a reply: the model's file name
+        TokensRole,
+        TokensPerSecondRole,
+        TtftMsRole,     // time to first token
+        StopReasonRole  // "eog", "max_tokens", "cancelled", ... (empty: not recorded)
     };
     using Clock = std::function<qint64()>;  // milliseconds, never decreasing
 
@@ -37,6 +44,8 @@ public:
     void appendText(const QString& text);  // to the last row
     // Replaces the last row's content and marks it done.
     void finishLast(qint64 id, const QString& content, bool complete);
+    // The last row's details, once its reply is done.
+    void setLastDetails(const MessageDetails& details);
     void removeFrom(int row);
     // Marks the last row as streaming again (its reply is being continued).
     void resumeLast();

@@ -48,6 +48,13 @@ struct EngineMessage {
     std::string content;
 };
 
+// What happens when the conversation does not fit the context.
+enum class ContextPolicy {
+    DropOldest,     // the oldest turns are left out; the system prompt stays
+    RollingWindow,  // only the newest turns that fit are kept (the system prompt too may go)
+    Stop,           // nothing is left out: the request fails with "app.context_full"
+};
+
 // The engine's defaults (ember::SamplingParams, GenerateParams) are the one source of these.
 struct EngineSampling {
     float temperature = ember::SamplingParams{}.temperature;
@@ -62,13 +69,15 @@ struct EngineSampling {
     // Reasoning models think before they answer; false asks templates that take
     // enable_thinking not to.
     bool thinking = true;
+    ContextPolicy contextPolicy = ContextPolicy::DropOldest;
 };
 
 struct EngineStats {
     int promptTokens = 0;     // tokens of the whole rendered prompt
     int evaluatedTokens = 0;  // of which were evaluated (the rest reused from the cache)
     int generatedTokens = 0;
-    int droppedMessages = 0;  // oldest turns left out to fit the context
+    int droppedMessages = 0;           // oldest turns left out to fit the context
+    bool systemPromptDropped = false;  // the system prompt was one of them (rolling window)
     double tokensPerSecond = 0;
     double timeToFirstTokenMs = 0;
     std::string stopReason;         // "eog", "max_tokens", "cancelled", "context_full", "callback"
@@ -116,6 +125,13 @@ public:
                                                 const std::atomic<bool>* cancel,
                                                 const EngineTextCallback& onText,
                                                 const EnginePromptCallback& onPrompt) = 0;
+
+    // The conversation's length in tokens as it would be sent (nothing left out), for the
+    // token counter; the last message may be a draft.
+    virtual ember::Result<int> countTokens(const std::vector<EngineMessage>& messages,
+                                           const EngineSampling& sampling) {
+        return ember::make_error("app.unsupported", "this engine cannot count tokens");
+    }
 
     // For the local API server. The loaded model, shared so that it outlives an unload while
     // a request still tokenizes with it; nullptr when none (or a fake engine).

@@ -146,9 +146,20 @@ ember::Result<std::vector<int32_t>> EmberChatEngine::tokenizeChat(
     return tokens;
 }
 
+ember::Result<int> EmberChatEngine::countTokens(const std::vector<EngineMessage>& messages,
+                                                const EngineSampling& sampling) {
+    if (!m_model) return ember::make_error("app.no_model", "no model is loaded; choose one first");
+    std::vector<ember::ChatMessage> chat;
+    for (const auto& m : messages) chat.push_back({m.role, m.content});
+    m_thinking = sampling.thinking;
+    bool fallback = false;
+    EMBER_ASSIGN_OR_RETURN(auto tokens, tokenizeChat(chat, {}, &fallback));
+    return static_cast<int>(tokens.size());
+}
+
 ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
-    const std::vector<EngineMessage>& messages, bool continueLast, int nCtx, int reserve,
-    EngineStats& stats) {
+    const std::vector<EngineMessage>& messages, bool continueLast, ContextPolicy policy, int nCtx,
+    int reserve, EngineStats& stats) {
     std::vector<ember::ChatMessage> chat;
     for (const auto& m : messages) chat.push_back({m.role, m.content});
     // A reply being continued: the prompt is the conversation before it with the generation
@@ -160,18 +171,35 @@ ember::Result<std::vector<int32_t>> EmberChatEngine::renderPrompt(
         chat.pop_back();
     }
     const int budget = nCtx - reserve;
-    const size_t first = (!chat.empty() && chat.front().role == "system") ? 1 : 0;
+    const bool hasSystem = !chat.empty() && chat.front().role == "system";
+    // The first turn that may be left out: after the system prompt, unless the window rolls
+    // over it too.
+    size_t first = hasSystem && policy != ContextPolicy::RollingWindow ? 1 : 0;
     for (;;) {
         bool fallback = false;
         EMBER_ASSIGN_OR_RETURN(auto tokens, tokenizeChat(chat, tail, &fallback));
         stats.templateFallback = fallback;
         const int total = static_cast<int>(tokens.size());
         if (total <= budget) return tokens;
+        if (policy == ContextPolicy::Stop && chat.size() > first + 1) {
+            return ember::make_error(
+                "app.context_full",
+                "the conversation needs " + std::to_string(total) + " tokens, but the context of " +
+                    std::to_string(nCtx) + " tokens leaves " + std::to_string(budget) +
+                    " for the prompt; start a new conversation, or let this one leave out its "
+                    "oldest turns (conversation settings)");
+        }
         if (chat.size() > first + 1) {
-            chat.erase(chat.begin() + static_cast<std::ptrdiff_t>(first));
-            ++stats.droppedMessages;
+            // Leave out the oldest turn, and a reply left without its question (templates
+            // expect a user turn first).
+            do {
+                stats.systemPromptDropped |= chat[first].role == "system";
+                chat.erase(chat.begin() + static_cast<std::ptrdiff_t>(first));
+                ++stats.droppedMessages;
+            } while (chat.size() > first + 1 && chat[first].role == "assistant");
             continue;
         }
+        first = hasSystem && !stats.systemPromptDropped ? 1 : 0;
         // Only the system prompt and the last message are left (they are never dropped): say
         // which of them does not fit, with the numbers.
         const std::string room = "the context of " + std::to_string(nCtx) + " tokens leaves " +
@@ -215,8 +243,8 @@ ember::Result<EngineStats> EmberChatEngine::generate(const std::vector<EngineMes
     // Leave room for the reply: up to half of the context.
     const int reserve = std::clamp(sampling.maxTokens, 1, std::max(1, nCtx / 2));
     m_thinking = sampling.thinking;
-    EMBER_ASSIGN_OR_RETURN(auto prompt,
-                           renderPrompt(messages, sampling.continueLast, nCtx, reserve, stats));
+    EMBER_ASSIGN_OR_RETURN(auto prompt, renderPrompt(messages, sampling.continueLast,
+                                                     sampling.contextPolicy, nCtx, reserve, stats));
 
     // Reuse the longest common prefix with what the session holds; at least one token must be
     // evaluated to get fresh logits.

@@ -37,14 +37,16 @@ public:
     std::shared_ptr<ember::Model> sharedModel() const override { return m_model; }
     bool withSession(const ember::Model* model,
                      const std::function<void(ember::Session&)>& fn) override;
+    ember::Result<int> countTokens(const std::vector<EngineMessage>& messages,
+                                   const EngineSampling& sampling) override;
 
 private:
-    // Renders and tokenizes the conversation; drops the oldest turns after the system prompt
+    // Renders and tokenizes the conversation; leaves out the oldest turns as the policy says
     // until it fits in nCtx - reserve tokens. continueLast: the last message is a reply to
     // continue. Says what does not fit, with the numbers, when even the last turn does not.
     ember::Result<std::vector<int32_t>> renderPrompt(const std::vector<EngineMessage>& messages,
-                                                     bool continueLast, int nCtx, int reserve,
-                                                     EngineStats& stats);
+                                                     bool continueLast, ContextPolicy policy,
+                                                     int nCtx, int reserve, EngineStats& stats);
     ember::Result<std::vector<int32_t>> tokenizeChat(std::span<const ember::ChatMessage> chat,
                                                      const std::string& tail, bool* fallback);
 

@@ -22,6 +22,15 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
     connect(this, &InferenceController::requestUnload, worker, &InferenceWorker::unloadModel);
     connect(this, &InferenceController::requestGenerate, worker, &InferenceWorker::generate);
     connect(this, &InferenceController::requestDevices, worker, &InferenceWorker::listDevices);
+    connect(this, &InferenceController::requestCount, worker, &InferenceWorker::countTokens);
+    connect(worker, &InferenceWorker::tokensCounted, this, [this](int tokens) {
+        m_counting = false;
+        if (m_nextCount) {
+            auto [messages, sampling] = *std::exchange(m_nextCount, std::nullopt);
+            return countTokens(messages, sampling);
+        }
+        emit tokensCounted(tokens);
+    });
     connect(this, &InferenceController::requestCheck, worker, &InferenceWorker::checkFiles);
     connect(worker, &InferenceWorker::filesChecked, this, [this](const QVariantMap& problems) {
         for (QVariant& entry : m_installedModels) {
@@ -113,6 +122,16 @@ quint64 InferenceController::generate(const QList<ChatTurn>& messages,
     setGenerating(true);
     emit requestGenerate(m_currentRequest, messages, sampling);
     return m_currentRequest;
+}
+
+void InferenceController::countTokens(const QList<ChatTurn>& messages,
+                                      const EngineSampling& sampling) {
+    if (m_counting) {
+        m_nextCount.emplace(messages, sampling);
+        return;
+    }
+    m_counting = true;
+    emit requestCount(messages, sampling);
 }
 
 void InferenceController::stop() {

@@ -9,6 +9,8 @@
 #include <QVariantList>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "inferenceworker.h"
 
@@ -64,6 +66,9 @@ public:
     void loadModel(const EngineLoadOptions& options);
     // Returns the request id, or 0 if the request was refused (busy or no model).
     quint64 generate(const QList<ChatTurn>& messages, const EngineSampling& sampling);
+    // Counts the conversation's tokens on the worker (behind a running generation); the count
+    // comes with tokensCounted. While one is counted, only the newest request waits.
+    void countTokens(const QList<ChatTurn>& messages, const EngineSampling& sampling);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void refreshModels();
     Q_INVOKABLE void unloadModel();
@@ -85,6 +90,8 @@ signals:
     // Times (PerfMetrics::nowMs()) of the tokens of the current response since the last batch.
     void tokensGenerated(const QList<double>& timesMs);
     void generationFinished(const QString& text, const QVariantMap& stats);
+    // The newest countTokens request's count (-1: no model).
+    void tokensCounted(int tokens);
     // code: the engine's error code ("app.prompt_too_long": the prompt was never evaluated).
     void generationFailed(const QString& message, const QString& partialText, const QString& code);
 
@@ -94,6 +101,7 @@ signals:
     void requestGenerate(quint64 requestId, const QList<ChatTurn>& messages,
                          const EngineSampling& sampling);
     void requestDevices();
+    void requestCount(const QList<ChatTurn>& messages, const EngineSampling& sampling);
     void requestCheck(const QStringList& paths);
 
 private:
@@ -119,6 +127,8 @@ private:
     quint64 m_nextRequest = 1;
     quint64 m_currentRequest = 0;
     QString m_lastStats;
+    bool m_counting = false;
+    std::optional<std::pair<QList<ChatTurn>, EngineSampling>> m_nextCount;
     QStringList m_devices;
     QVariantList m_installedModels;
 };

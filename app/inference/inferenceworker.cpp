@@ -94,6 +94,14 @@ void InferenceWorker::unloadModel() {
     emit modelUnloaded();
 }
 
+void InferenceWorker::countTokens(const QList<ChatTurn>& messages, const EngineSampling& sampling) {
+    if (!m_engine->isLoaded()) return emit tokensCounted(-1);
+    std::vector<EngineMessage> turns;
+    for (const auto& m : messages) turns.push_back({m.role.toStdString(), m.content.toStdString()});
+    const auto n = m_engine->countTokens(turns, sampling);
+    emit tokensCounted(n.ok() ? n.value() : -1);
+}
+
 void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& messages,
                                const EngineSampling& sampling) {
     m_cancel.store(false);
@@ -149,6 +157,7 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
                              {"evaluatedTokens", s.evaluatedTokens},
                              {"generatedTokens", s.generatedTokens},
                              {"droppedMessages", s.droppedMessages},
+                             {"systemPromptDropped", s.systemPromptDropped},
                              {"tokensPerSecond", s.tokensPerSecond},
                              {"timeToFirstTokenMs", s.timeToFirstTokenMs},
                              {"stopReason", stop},

@@ -48,6 +48,8 @@ public slots:
     void unloadModel();
     void generate(quint64 requestId, const QList<ChatTurn>& messages,
                   const EngineSampling& sampling);
+    // The conversation's length in tokens (ChatEngine::countTokens), with tokensCounted.
+    void countTokens(const QList<ChatTurn>& messages, const EngineSampling& sampling);
 
 signals:
     void devicesListed(const QStringList& names);
@@ -67,7 +69,10 @@ signals:
     // When the tokens since the last batch were generated (PerfMetrics::nowMs() clock); sent
     // with each textReady and for tokens that produced no text yet.
     void tokensTimed(quint64 requestId, const QList<double>& timesMs);
-    // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages, tokensPerSecond,
+    // tokens: -1 when they cannot be counted (no model).
+    void tokensCounted(int tokens);
+    // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages,
+    // systemPromptDropped, tokensPerSecond,
     // timeToFirstTokenMs, stopReason, templateFallback, promptMs, contextUsed
     void generationFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
     // code: the engine's error code ("app.prompt_too_long": nothing was evaluated).

@@ -20,6 +20,9 @@ struct FakeScript {
     int droppedMessages = 0;  // reported in the stats
     int promptTokens = 0;     // the prompt reported before the first piece and in the stats
     int evaluatedTokens = 0;
+    std::string stopReason = "eog";  // when all pieces were given out
+    double tokensPerSecond = 0;      // reported in the stats
+    double ttftMs = 0;
     std::string checkFailPath;  // check() finds this file incomplete
     std::string loadFailPath;   // load() of this file fails after dropping the loaded model
 };
@@ -35,6 +38,10 @@ public:
                                          const std::atomic<bool>*) override {
         m_loaded = false;  // as the real engine: the loaded model goes first
         ++m_loads;
+        {
+            std::lock_guard lock(m_mutex);
+            m_lastLoadPath = options.path;
+        }
         if (options.path == m_script.loadFailPath)
             return ember::make_error("fake.load", "cannot map " + options.path);
         for (int i = 1; i <= 4; ++i)
@@ -80,7 +87,9 @@ public:
         }
         if (!m_loaded) return ember::make_error("fake.no_model", "no model is loaded");
         EngineStats stats;
-        stats.stopReason = "eog";
+        stats.stopReason = m_script.stopReason;
+        stats.tokensPerSecond = m_script.tokensPerSecond;
+        stats.timeToFirstTokenMs = m_script.ttftMs;
         stats.droppedMessages = m_script.droppedMessages;
         stats.promptTokens = m_script.promptTokens;
         stats.evaluatedTokens = m_script.evaluatedTokens;
@@ -104,6 +113,26 @@ public:
         return stats;
     }
 
+    // Each message counts 3 tokens and one per word.
+    ember::Result<int> countTokens(const std::vector<EngineMessage>& messages,
+                                   const EngineSampling&) override {
+        int n = 0;
+        for (const auto& m : messages) {
+            n += 3;
+            bool inWord = false;
+            for (char c : m.content) {
+                if (c != ' ' && !inWord) ++n;
+                inWord = c != ' ';
+            }
+        }
+        return n;
+    }
+
+    std::string lastLoadPath() {
+        std::lock_guard lock(m_mutex);
+        return m_lastLoadPath;
+    }
+
     int emitted() const { return m_emitted.load(); }  // pieces handed out by the last generate
 
     std::vector<EngineMessage> lastMessages() {
@@ -125,4 +154,5 @@ private:
     std::mutex m_mutex;
     std::vector<EngineMessage> m_lastMessages;
     EngineSampling m_lastSampling;
+    std::string m_lastLoadPath;
 };

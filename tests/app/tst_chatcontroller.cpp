@@ -90,21 +90,44 @@ private slots:
         QCOMPARE(m_store->messages(conv).size(), 4);
     }
 
-    void regenerateReplacesLastAnswer() {
+    // Regenerate keeps the earlier answer as version 1 of 2; the arrows switch back to it,
+    // and the choice survives a restart.
+    void regenerateKeepsTheEarlierAnswer() {
         setUp(words(2));
         sendAndWait("Hi");
         const qint64 conv = m_chat->currentConversationId();
         const qint64 oldId = m_store->messages(conv)[1].id;
         QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
         m_chat->regenerate();
+        QCOMPARE(m_chat->messages()->at(1).version, 2);  // while it streams
         QVERIFY(done.wait(5000));
         const auto saved = m_store->messages(conv);
         QCOMPARE(saved.size(), 2);
         QVERIFY(saved[1].id != oldId);
+        QCOMPARE(saved[1].version, 2);
+        QCOMPARE(saved[1].versions, 2);
+        QCOMPARE(m_store->allMessages(conv).size(), 3);
         QCOMPARE(m_chat->messages()->count(), 2);
+        QCOMPARE(m_chat->messages()->at(1).versions, 2);
+        // The engine saw the question once, not the earlier answer.
+        QCOMPARE(m_engine->lastMessages().size(), size_t(2));
+
+        m_chat->switchVersion(1, -1);
+        QCOMPARE(m_chat->messages()->count(), 2);
+        QCOMPARE(m_chat->messages()->at(1).id, oldId);
+        QCOMPARE(m_chat->messages()->at(1).version, 1);
+        m_chat->switchVersion(1, -1);  // there is none before the first
+        QCOMPARE(m_chat->messages()->at(1).id, oldId);
+        m_chat.reset();  // the app closes and starts again
+        m_chat =
+            std::make_unique<ChatController>(m_store.get(), m_inference.get(), m_settings.get());
+        QCOMPARE(m_chat->currentConversationId(), conv);
+        QCOMPARE(m_chat->messages()->at(1).id, oldId);
+        QCOMPARE(m_chat->messages()->at(1).versions, 2);
     }
 
-    void editAndResendDropsLaterTurns() {
+    // Editing a message starts a branch: the old question and what followed it stay stored.
+    void editStartsABranch() {
         setUp(words(2));
         sendAndWait("First question");
         sendAndWait("Second question");
@@ -115,8 +138,59 @@ private slots:
         const auto saved = m_store->messages(conv);
         QCOMPARE(saved.size(), 2);
         QCOMPARE(saved[0].content, QString("Edited question"));
+        QCOMPARE(saved[0].version, 2);
+        QCOMPARE(saved[0].versions, 2);
+        QCOMPARE(m_store->allMessages(conv).size(), 6);
         QCOMPARE(m_engine->lastMessages().size(), size_t(2));
         QCOMPARE(m_engine->lastMessages()[1].content, std::string("Edited question"));
+        // Back to the first version: the whole first branch shows again.
+        m_chat->switchVersion(0, -1);
+        QCOMPARE(m_chat->messages()->count(), 4);
+        QCOMPARE(m_chat->messages()->at(0).content, QString("First question"));
+        QCOMPARE(m_chat->messages()->at(2).content, QString("Second question"));
+        QCOMPARE(m_store->messages(conv).size(), 4);
+        // A message sent now follows the branch shown.
+        sendAndWait("Third question");
+        QCOMPARE(m_engine->lastMessages().size(), size_t(6));
+        QCOMPARE(m_store->messages(conv).size(), 6);
+    }
+
+    // Under each reply: the model, tokens, speed and time to first token, stored with it.
+    void replyDetailsAreStored() {
+        FakeScript script = words(3);
+        script.tokensPerSecond = 42.5;
+        script.ttftMs = 120;
+        setUp(script);
+        sendAndWait("Hi");
+        const auto saved = m_store->messages(m_chat->currentConversationId());
+        QCOMPARE(saved[1].model, QString("fake.gguf"));
+        QCOMPARE(saved[1].tokens, 3);
+        QCOMPARE(saved[1].tokensPerSecond, 42.5);
+        QCOMPARE(saved[1].ttftMs, 120.0);
+        QCOMPARE(saved[1].stopReason, QString("eog"));
+        const QModelIndex row = m_chat->messages()->index(1);
+        QCOMPARE(row.data(MessageModel::ModelRole).toString(), QString("fake.gguf"));
+        QCOMPARE(row.data(MessageModel::TokensPerSecondRole).toDouble(), 42.5);
+        QCOMPARE(row.data(MessageModel::TtftMsRole).toDouble(), 120.0);
+    }
+
+    // A reply cut at the token limit can be continued: it is stored as not complete.
+    void replyAtTheTokenLimitCanBeContinued() {
+        FakeScript script = words(2);
+        script.stopReason = "max_tokens";
+        setUp(script);
+        QCOMPARE(sendAndWait("Tell a story"), QString("w w"));
+        const qint64 conv = m_chat->currentConversationId();
+        QVERIFY(!m_store->messages(conv)[1].complete);
+        QCOMPARE(m_store->messages(conv)[1].stopReason, QString("max_tokens"));
+        QVERIFY(!m_chat->messages()->at(1).complete);
+        QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
+        m_chat->continueResponse();
+        QVERIFY(done.wait(5000));
+        QVERIFY(m_engine->lastSampling().continueLast);
+        QCOMPARE(m_engine->lastMessages().back().content, std::string("w w"));
+        QCOMPARE(m_store->messages(conv).size(), 2);
+        QCOMPARE(m_store->messages(conv)[1].content, QString("w ww w"));
     }
 
     void quitWhileGeneratingKeepsPartialAnswer() {
@@ -158,12 +232,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(savedReply().content.size() > before, 5000);
         QVERIFY(m_inference->generating());
         QVERIFY(!savedReply().complete);
-        // Stopped, it is one complete reply, not a second row.
+        // Stopped, it is one reply, not a second row, and it can be continued.
         QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
         m_chat->stop();
         QVERIFY(done.wait(5000));
         QCOMPARE(reader.messages(conv).size(), 2);
-        QVERIFY(savedReply().complete);
+        QVERIFY(!savedReply().complete);
+        QCOMPARE(savedReply().stopReason, QString("cancelled"));
         QCOMPARE(savedReply().content, done.at(0).at(0).toString());
     }
 
@@ -201,6 +276,107 @@ private slots:
         QVERIFY(done.wait(5000));
         QCOMPARE(m_store->messages(conv).size(), 2);
         QVERIFY(!m_engine->lastSampling().continueLast);
+    }
+
+    // A conversation's own system prompt, sampling and context policy reach the engine; a new
+    // conversation takes the defaults again; the settings are stored with the conversation.
+    void conversationSettingsReachTheEngine() {
+        setUp(words(2));
+        QSignalSpy changed(m_chat.get(), &ChatController::conversationSettingsChanged);
+        m_chat->setConversationSetting("systemPrompt", "Talk like a pirate.");
+        m_chat->setConversationSetting("temperature", 0.25);
+        m_chat->setConversationSetting("maxTokens", 77);
+        m_chat->setConversationSetting("contextPolicy", "rollingWindow");
+        QCOMPARE(changed.size(), 4);
+        m_chat->setConversationSetting("contextPolicy", "sometimes");  // refused, said so
+        QVERIFY(m_chat->errorMessage().contains("sometimes"));
+        m_chat->setConversationSetting("topK", "many");
+        QVERIFY(m_chat->errorMessage().contains("number"));
+        m_chat->dismissError();
+        QVERIFY2(m_chat->settingsSummary().contains("temperature 0.25") &&
+                     m_chat->settingsSummary().contains("rolling window"),
+                 qPrintable(m_chat->settingsSummary()));
+        sendAndWait("Ahoy");
+        const qint64 pirate = m_chat->currentConversationId();
+        QCOMPARE(m_engine->lastMessages()[0].content, std::string("Talk like a pirate."));
+        QCOMPARE(m_engine->lastSampling().temperature, 0.25f);
+        QCOMPARE(m_engine->lastSampling().maxTokens, 77);
+        QVERIFY(m_engine->lastSampling().contextPolicy == ContextPolicy::RollingWindow);
+        QCOMPARE(m_store->conversationSettings(pirate).value("temperature").toDouble(), 0.25);
+        QCOMPARE(m_store->conversationSettings(pirate).value("model").toString(),
+                 QString("fake.gguf"));
+
+        m_chat->newConversation();
+        QVERIFY(m_chat->conversationSettings().value("systemPrompt").isNull());
+        sendAndWait("Hello");
+        QCOMPARE(m_engine->lastMessages()[0].content, std::string("You are terse."));
+        QCOMPARE(m_engine->lastSampling().temperature, m_settings->sampling().temperature);
+        QVERIFY(m_engine->lastSampling().contextPolicy == ContextPolicy::DropOldest);
+
+        m_chat->selectConversation(pirate);
+        m_chat->setConversationSetting("temperature", QVariant());  // back to the default
+        sendAndWait("Again");
+        QCOMPARE(m_engine->lastMessages()[0].content, std::string("Talk like a pirate."));
+        QCOMPARE(m_engine->lastSampling().temperature, m_settings->sampling().temperature);
+        QCOMPARE(m_engine->lastSampling().maxTokens, 77);
+    }
+
+    // Each conversation keeps its model: opening it loads that model again.
+    void conversationKeepsItsModel() {
+        setUp(words(1));
+        const QString a = m_dir.filePath("a.gguf"), b = m_dir.filePath("b.gguf");
+        for (const QString& path : {a, b}) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+        }
+        auto loadAndWait = [&](const QString& path) {
+            QSignalSpy loaded(m_inference.get(), &InferenceController::modelChanged);
+            m_chat->loadModel(QUrl::fromLocalFile(path));
+            return loaded.wait(5000) && m_inference->modelPath() == path;
+        };
+        QVERIFY(loadAndWait(a));
+        sendAndWait("With A");
+        const qint64 first = m_chat->currentConversationId();
+        m_chat->newConversation();
+        QVERIFY(loadAndWait(b));
+        sendAndWait("With B");
+        QCOMPARE(m_chat->conversationSettings().value("model").toString(), b);
+        QSignalSpy loaded(m_inference.get(), &InferenceController::modelChanged);
+        m_chat->selectConversation(first);
+        QVERIFY(loaded.wait(5000));
+        QCOMPARE(m_inference->modelPath(), a);
+        QCOMPARE(QString::fromStdString(m_engine->lastLoadPath()), a);
+        QVERIFY(m_chat->settingsSummary().startsWith("a.gguf"));
+    }
+
+    // The token counter: the conversation and the message being typed, against the context.
+    void tokenCounterCountsTheDraft() {
+        setUp(words(2));
+        QSignalSpy counted(m_chat.get(), &ChatController::contextTokensChanged);
+        m_chat->setDraft("one two three");
+        // "You are terse." (3 + 3) and the draft (3 + 3).
+        QTRY_COMPARE_WITH_TIMEOUT(m_chat->contextTokens(), 12, 5000);
+        QVERIFY(!counted.isEmpty());
+        QCOMPARE(m_chat->contextLength(), 2048);
+        sendAndWait("one two three");
+        m_chat->setDraft("four");
+        // The reply (3 + 2) is counted too.
+        QTRY_COMPARE_WITH_TIMEOUT(m_chat->contextTokens(), 21, 5000);
+    }
+
+    // A full conversation whose policy is to stop: the message is not sent and comes back.
+    void fullContextWithStopPolicyTakesTheMessageBack() {
+        FakeScript script = words(3);
+        script.generateError = "the conversation needs 300 tokens, but the context of 256";
+        script.generateErrorCode = "app.context_full";
+        setUp(script);
+        QSignalSpy unsent(m_chat.get(), &ChatController::messageNotSent);
+        m_chat->setConversationSetting("contextPolicy", "stop");
+        QVERIFY(m_chat->send("Hi there"));
+        QTRY_COMPARE_WITH_TIMEOUT(unsent.size(), 1, 5000);
+        QVERIFY(m_engine->lastSampling().contextPolicy == ContextPolicy::Stop);
+        QVERIFY(m_chat->errorMessage().contains("conversation needs 300 tokens"));
+        QCOMPARE(m_chat->messages()->count(), 0);
     }
 
     void generationErrorShowsBanner() {

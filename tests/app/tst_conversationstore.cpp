@@ -203,6 +203,143 @@ private slots:
             qputenv("XDG_CONFIG_HOME", oldConfig);
     }
 
+    // A database made before versions: opened, every message is where it was (a chain, each
+    // the only version), and the new columns have their defaults.
+    void oldDatabaseIsMigratedWithNothingLost() {
+        const QString path = dbPath("old-schema");
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase("QSQLITE", "old-schema");
+            db.setDatabaseName(path);
+            QVERIFY(db.open());
+            QSqlQuery q(db);
+            QVERIFY(
+                q.exec("CREATE TABLE conversations (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " title TEXT NOT NULL, created_at INTEGER NOT NULL,"
+                       " updated_at INTEGER NOT NULL)"));
+            QVERIFY(
+                q.exec("CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                       " conversation_id INTEGER NOT NULL REFERENCES conversations(id)"
+                       " ON DELETE CASCADE, role TEXT NOT NULL, content TEXT NOT NULL,"
+                       " complete INTEGER NOT NULL DEFAULT 1, created_at INTEGER NOT NULL)"));
+            QVERIFY(
+                q.exec("INSERT INTO conversations VALUES (1, 'Old', 1, 2), (2, 'Other', 1, 3)"));
+            // Two conversations' messages interleaved, as they were written.
+            QVERIFY(
+                q.exec("INSERT INTO messages(conversation_id, role, content, complete,"
+                       " created_at) VALUES (1, 'user', 'a', 1, 1), (2, 'user', 'x', 1, 1),"
+                       " (1, 'assistant', 'b', 1, 1), (1, 'user', 'c', 1, 1),"
+                       " (2, 'assistant', 'y', 0, 1), (1, 'assistant', 'd', 0, 1)"));
+        }
+        QSqlDatabase::removeDatabase("old-schema");
+        for (int reopen = 0; reopen < 2; ++reopen) {
+            ConversationStore store;
+            QVERIFY2(store.open(path), qPrintable(store.lastError()));
+            QStringList texts;
+            for (const StoredMessage& m : store.messages(1)) {
+                texts << m.content;
+                QCOMPARE(m.versions, 1);
+            }
+            QCOMPARE(texts, QStringList({"a", "b", "c", "d"}));
+            QCOMPARE(store.messages(2).size(), 2);
+            QVERIFY(!store.messages(2)[1].complete);
+            QVERIFY(store.thinking(1));
+            QVERIFY(store.conversationSettings(1).isEmpty());
+        }
+    }
+
+    // Regenerated answers and edited messages are versions: siblings in a tree, one of them
+    // shown; the choice and every version survive a restart and an export.
+    void versionsAreSiblingsAndSurvive() {
+        const QString path = dbPath("versions");
+        qint64 c = 0, u1 = 0, a1 = 0, a2 = 0, u2 = 0, a3 = 0;
+        {
+            ConversationStore store;
+            QVERIFY(store.open(path));
+            c = store.createConversation("Versions");
+            u1 = store.appendMessage(c, "user", "Question");
+            a1 = store.appendMessage(c, "assistant", "First answer");
+            a2 = store.appendMessage(c, "assistant", "Second answer", true, u1);  // regenerated
+            QCOMPARE(store.messages(c).size(), 2);
+            QCOMPARE(store.messages(c)[1].id, a2);
+            QCOMPARE(store.messages(c)[1].version, 2);
+            QCOMPARE(store.messages(c)[1].versions, 2);
+            QCOMPARE(store.versions(a1), QList<qint64>({a1, a2}));
+            // An edited first message starts a branch of its own.
+            u2 = store.appendMessage(c, "user", "Edited question", true, 0);
+            a3 = store.appendMessage(c, "assistant", "Third answer");
+            QCOMPARE(store.messages(c).size(), 2);
+            QCOMPARE(store.messages(c)[0].id, u2);
+            QCOMPARE(store.messages(c)[0].version, 2);
+            QCOMPARE(store.messages(c)[1].versions, 1);
+            // Back to the first question: its branch shows the answer last chosen there.
+            QVERIFY(store.selectVersion(u1));
+            QCOMPARE(store.messages(c)[1].id, a2);
+            QVERIFY(store.selectVersion(a1));
+            QVERIFY(!store.selectVersion(987654));
+            MessageDetails d;
+            d.model = "tiny.gguf";
+            d.tokens = 12;
+            d.tokensPerSecond = 34.5;
+            d.ttftMs = 67;
+            d.stopReason = "max_tokens";
+            QVERIFY(store.setDetails(a1, d));
+        }
+        ConversationStore store;
+        QVERIFY(store.open(path));
+        const auto shown = store.messages(c);
+        QCOMPARE(shown.size(), 2);
+        QCOMPARE(shown[0].id, u1);
+        QCOMPARE(shown[0].version, 1);
+        QCOMPARE(shown[0].versions, 2);
+        QCOMPARE(shown[1].id, a1);
+        QCOMPARE(shown[1].version, 1);
+        QCOMPARE(shown[1].versions, 2);
+        QCOMPARE(shown[1].model, QString("tiny.gguf"));
+        QCOMPARE(shown[1].tokens, 12);
+        QCOMPARE(shown[1].tokensPerSecond, 34.5);
+        QCOMPARE(shown[1].ttftMs, 67.0);
+        QCOMPARE(shown[1].stopReason, QString("max_tokens"));
+
+        const QString md = store.exportMarkdown(c);
+        QVERIFY2(md.contains("## User (version 1 of 2)\n\nQuestion\n"), qPrintable(md));
+        QVERIFY2(md.contains("## Assistant (version 1 of 2)\n\nFirst answer\n"), qPrintable(md));
+        const QJsonObject root = QJsonDocument::fromJson(store.exportJson(c)).object();
+        const QJsonArray msgs = root.value("messages").toArray();
+        QCOMPARE(msgs.size(), 2);
+        QCOMPARE(msgs[1].toObject().value("content").toString(), QString("First answer"));
+        QCOMPARE(msgs[1].toObject().value("versions").toInt(), 2);
+        QCOMPARE(msgs[1].toObject().value("tokensPerSecond").toDouble(), 34.5);
+        // Every version, with what it follows.
+        const QJsonArray all = root.value("allMessages").toArray();
+        QCOMPARE(all.size(), 5);
+        QCOMPARE(all[2].toObject().value("content").toString(), QString("Second answer"));
+        QCOMPARE(all[2].toObject().value("parent").toInteger(), u1);
+        QCOMPARE(all[4].toObject().value("parent").toInteger(), u2);
+
+        // Deleting a version takes what follows it, not the other versions.
+        QVERIFY(store.deleteMessagesFrom(c, u2));
+        QCOMPARE(store.allMessages(c).size(), 3);
+        QVERIFY(store.deleteMessagesFrom(c, a1));
+        QCOMPARE(store.messages(c).size(), 2);
+        QCOMPARE(store.messages(c)[1].id, a2);
+        QCOMPARE(store.messages(c)[1].versions, 1);
+        Q_UNUSED(a3);
+    }
+
+    void conversationSettingsAreStored() {
+        ConversationStore store;
+        QVERIFY(store.open(dbPath("conv-settings")));
+        const qint64 c = store.createConversation("S");
+        QVERIFY(store.conversationSettings(c).isEmpty());
+        const QVariantMap s{{"systemPrompt", "Be brief."}, {"temperature", 0.2}};
+        QVERIFY(store.setConversationSettings(c, s));
+        QCOMPARE(store.conversationSettings(c).value("systemPrompt").toString(),
+                 QString("Be brief."));
+        QCOMPARE(store.conversationSettings(c).value("temperature").toDouble(), 0.2);
+        QVERIFY(store.setConversationSettings(c, {}));
+        QVERIFY(store.conversationSettings(c).isEmpty());
+    }
+
     void killedInsideTransactionKeepsCompletedMessages() {
         const QString path = dbPath("crash");
         QProcess child;

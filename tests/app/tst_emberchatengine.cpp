@@ -128,6 +128,65 @@ private slots:
         QVERIFY(stats.value("promptTokens").toInt() <= 256);
     }
 
+    // A full context, on 256 tokens, by the conversation's policy: the oldest turns are left out
+    // (the system prompt stays), or the window rolls over the system prompt too, or nothing is
+    // left out and the request fails saying what it needs.
+    void contextPolicyModesOn256Tokens() {
+        QVERIFY(load(256));
+        QList<ChatTurn> history{{"system", "Tell stories."}};
+        const QString filler =
+            QString("The little dog ran in the park and played with a ball. ").repeated(4);
+        for (int i = 0; i < 8; ++i)
+            history << ChatTurn{"user", filler} << ChatTurn{"assistant", filler};
+        history << ChatTurn{"user", "Once upon a time"};
+        auto run = [&](const QList<ChatTurn>& messages, ContextPolicy policy) -> QVariantList {
+            QSignalSpy finished(m_c.get(), &InferenceController::generationFinished);
+            QSignalSpy failed(m_c.get(), &InferenceController::generationFailed);
+            EngineSampling s;
+            s.temperature = 0;
+            s.maxTokens = 32;
+            s.contextPolicy = policy;
+            if (m_c->generate(messages, s) == 0) return {};
+            QDeadlineTimer deadline(60000);
+            while (finished.isEmpty() && failed.isEmpty() && !deadline.hasExpired())
+                QTest::qWait(10);
+            if (!finished.isEmpty()) return {"finished", finished.at(0).at(1)};
+            if (!failed.isEmpty()) return {"failed", failed.at(0).at(0), failed.at(0).at(2)};
+            return {};
+        };
+        const QVariantList drop = run(history, ContextPolicy::DropOldest);
+        QCOMPARE(drop.value(0).toString(), QString("finished"));
+        const QVariantMap dropStats = drop.at(1).toMap();
+        QVERIFY(dropStats.value("droppedMessages").toInt() > 0);
+        QVERIFY(!dropStats.value("systemPromptDropped").toBool());
+        QVERIFY(dropStats.value("promptTokens").toInt() <= 256 - 32);
+
+        const QVariantList rolling = run(history, ContextPolicy::RollingWindow);
+        QCOMPARE(rolling.value(0).toString(), QString("finished"));
+        const QVariantMap rollingStats = rolling.at(1).toMap();
+        QVERIFY(rollingStats.value("systemPromptDropped").toBool());
+        QVERIFY(rollingStats.value("droppedMessages").toInt() > 0);
+        QVERIFY(rollingStats.value("promptTokens").toInt() <= 256 - 32);
+
+        const QVariantList stop = run(history, ContextPolicy::Stop);
+        QCOMPARE(stop.value(0).toString(), QString("failed"));
+        QCOMPARE(stop.at(2).toString(), QString("app.context_full"));
+        QVERIFY2(stop.at(1).toString().startsWith("the conversation needs") &&
+                     stop.at(1).toString().contains("the context of 256 tokens"),
+                 qPrintable(stop.at(1).toString()));
+        // What fits is sent whole whatever the policy.
+        const QList<ChatTurn> shortChat{{"system", "Tell stories."}, {"user", "Once upon a time"}};
+        const QVariantList fits = run(shortChat, ContextPolicy::Stop);
+        QCOMPARE(fits.value(0).toString(), QString("finished"));
+        QCOMPARE(fits.at(1).toMap().value("droppedMessages").toInt(), 0);
+
+        // The token counter counts what generate() renders.
+        QSignalSpy counted(m_c.get(), &InferenceController::tokensCounted);
+        m_c->countTokens(shortChat, EngineSampling{});
+        QVERIFY(counted.wait(30000));
+        QCOMPARE(counted.at(0).at(0).toInt(), fits.at(1).toMap().value("promptTokens").toInt());
+    }
+
     // What does not fit is named, with the numbers: the system prompt or the message.
     void overflowSaysWhatDoesNotFit() {
         QVERIFY(load(256));
