@@ -37,6 +37,8 @@ FitInfo toFitInfo(const ember::FitEstimate& e) {
     f.detail = qs(e.message);
     f.noGpu = e.no_gpu;
     f.cpuReason = qs(e.cpu_reason);
+    f.gpuLayers = int(e.gpu_layers);
+    f.nLayers = int(e.n_layers);
     return f;
 }
 

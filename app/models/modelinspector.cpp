@@ -25,6 +25,10 @@ QString FitInfo::label() const {
         case Verdict::FitsGpu:
             return QObject::tr("fits on GPU");
         case Verdict::DoesNotFit:
+            if (gpuLayers > 0 && gpuLayers < nLayers)
+                return QObject::tr("partly fits: %1 of %2 layers on the GPU")
+                    .arg(gpuLayers)
+                    .arg(nLayers);
             return QObject::tr("does not fit: needs %1, %2 free")
                 .arg(Downloader::formatBytes(needed), Downloader::formatBytes(available));
         case Verdict::CpuOnly:

@@ -36,10 +36,14 @@ struct FitInfo {
     QString detail;        // the engine's full message
     bool noGpu = false;    // there is no usable GPU at all
     QString cpuReason;     // why it would run on the CPU, when it would
+    // DoesNotFit with 0 < gpuLayers < nLayers: partial offload, the last gpuLayers layers (and
+    // the output layer) on the GPU, the others on the CPU.
+    int gpuLayers = 0, nLayers = 0;
 
     // "gpu", "nofit", "cpu", "nomem", or "" while unknown: what QML compares.
     QString verdictName() const;
     // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only",
+    // "partly fits: 16 of 32 layers on the GPU" (partial offload),
     // "does not fit in memory: needs 10.2 GiB, 8.0 GiB free".
     QString label() const;
 };

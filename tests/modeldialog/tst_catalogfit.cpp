@@ -160,6 +160,18 @@ private slots:
                 QVERIFY2(gpu->verdict != ember::FitEstimate::Verdict::FitsGpu, qPrintable(e.id));
             if (gpu->verdict == ember::FitEstimate::Verdict::FitsGpu)
                 QVERIFY2(gpu->total > uint64_t(e.displaySize()), qPrintable(e.id));
+            // Partial offload: a 7B model keeps some of its layers on a 2 GiB GPU, and the
+            // dialog's badge says how many.
+            if (gpu->verdict == ember::FitEstimate::Verdict::DoesNotFit &&
+                e.displaySize() > qint64(3 * kGiB) && e.displaySize() < qint64(6 * kGiB)) {
+                QVERIFY2(gpu->gpu_layers > 0 && gpu->gpu_layers < gpu->n_layers,
+                         qPrintable(e.id + ": " + QString::fromStdString(gpu->message)));
+                QVERIFY2(gpu->split_gpu_bytes <= 2 * kGiB, qPrintable(e.id));
+                const FitInfo f = EmberModelInspector(kLimits).estimateEntry(e, 4096, "0");
+                QCOMPARE(f.label(), QString("partly fits: %1 of %2 layers on the GPU")
+                                        .arg(gpu->gpu_layers)
+                                        .arg(gpu->n_layers));
+            }
         }
         int tooLarge = 0;
         for (const CatalogEntry& e : entries) {
