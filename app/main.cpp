@@ -135,7 +135,9 @@ int main(int argc, char* argv[]) {
     TestDriver driver(&chat, &inference, window, parser.value(sendOption),
                       parser.value(shotOption));
     if (parser.isSet(overlayOption)) driver.setPerf(&perf);
-    if (parser.isSet(sendOption) || parser.isSet(shotOption)) driver.start(120000);
+    // Only a safety net for a hung app: the test's limit is ctest's (900 s); on a busy 2-core
+    // machine the two runs of the end-to-end test took over 2 minutes each.
+    if (parser.isSet(sendOption) || parser.isSet(shotOption)) driver.start(400000);
     if (!model.isEmpty()) chat.loadModel(QUrl::fromLocalFile(QFileInfo(model).absoluteFilePath()));
     return app.exec();
 }
