@@ -136,7 +136,7 @@ int main(int argc, char* argv[]) {
                       parser.value(shotOption));
     if (parser.isSet(overlayOption)) driver.setPerf(&perf);
     // Only a safety net for a hung app: the test's limit is ctest's (900 s); on a busy 2-core
-    // machine the two runs of the end-to-end test took over 2 minutes each.
+    // machine the overlay run of the end-to-end test took over 2 minutes.
     if (parser.isSet(sendOption) || parser.isSet(shotOption)) driver.start(400000);
     if (!model.isEmpty()) chat.loadModel(QUrl::fromLocalFile(QFileInfo(model).absoluteFilePath()));
     return app.exec();
