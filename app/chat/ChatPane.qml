@@ -65,6 +65,28 @@ Page {
     ColumnLayout {
         anchors.fill: parent
         spacing: 0
+        // The conversation's own settings in a line (model, overrides, full-context policy).
+        RowLayout {
+            objectName: "conversationBar"
+            Layout.fillWidth: true
+            Layout.leftMargin: 16
+            Layout.rightMargin: 8
+            visible: root.chat.settingsSummary !== undefined
+            Label {
+                objectName: "conversationSettingsLabel"
+                text: root.chat.settingsSummary || ""
+                color: Material.hintTextColor
+                font.pixelSize: 12
+                elide: Text.ElideRight
+                Layout.fillWidth: true
+            }
+            ToolButton {
+                objectName: "conversationSettingsButton"
+                text: qsTr("Conversation settings…")
+                font.pixelSize: 12
+                onClicked: conversationDialog.open()
+            }
+        }
         LoadProgress {
             Layout.fillWidth: true
             Layout.leftMargin: 12
@@ -105,6 +127,14 @@ Page {
             controller: root.chat
             ready: root.inference.modelLoaded && !root.inference.loading
         }
+    }
+
+    ConversationSettingsDialog {
+        id: conversationDialog
+        x: (root.width - width) / 2
+        y: 40
+        chat: root.chat
+        settings: root.settings
     }
 
     // Docked at the right of the messages, below the banners; the toolbar button (Ctrl+Shift+P)

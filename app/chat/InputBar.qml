@@ -4,8 +4,8 @@ import QtQuick.Layouts
 
 // The message box: Enter sends, Shift+Enter starts a new line; Stop replaces Send while a
 // response is generating; a Think switch where the model can reason or not. `controller` needs:
-// generating, send(text) (true once the message is stored), stop(); optionally thinking and
-// thinkingSwitch.
+// generating, send(text) (true once the message is stored), stop(); optionally thinking,
+// thinkingSwitch, and for the token counter setDraft(text), contextTokens and contextLength.
 Pane {
     id: root
     property var controller
@@ -47,6 +47,7 @@ Pane {
                                             : qsTr("Load a model to start chatting")
                 wrapMode: TextArea.Wrap
                 focus: true
+                onTextChanged: if (root.controller && root.controller.setDraft) root.controller.setDraft(text)
                 Keys.onPressed: (event) => {
                     if (event.key !== Qt.Key_Return && event.key !== Qt.Key_Enter)
                         return
@@ -57,6 +58,21 @@ Pane {
                         root.submit()
                 }
             }
+        }
+        Label {
+            // The conversation with this message, in the model's tokens, against the context.
+            objectName: "tokenCounter"
+            readonly property int used: root.controller && root.controller.contextTokens !== undefined
+                                        ? root.controller.contextTokens : -1
+            readonly property int total: root.controller && root.controller.contextLength !== undefined
+                                         ? root.controller.contextLength : 0
+            visible: used >= 0 && total > 0
+            text: qsTr("%1 / %2").arg(used).arg(total)
+            font.bold: used > total
+            opacity: used > total ? 1 : 0.6
+            ToolTip.visible: hoverArea.hovered
+            ToolTip.text: qsTr("Tokens of the conversation and this message, of the context's %1").arg(total)
+            HoverHandler { id: hoverArea }
         }
         Switch {
             // Reasoning models: think before answering, for this conversation (templates that

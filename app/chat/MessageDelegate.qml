@@ -6,7 +6,8 @@ import QtQuick.Layouts
 // One message: its reasoning (collapsible), Markdown prose and code blocks, with Copy, Edit (own
 // messages) and Regenerate (the last answer). `blocks` is the message parsed in C++
 // (MessageBlocks): one row per Markdown block, so that a streamed batch changes only the last.
-// `controller` needs: generating, copyText, regenerate, editAndResend.
+// `controller` needs: generating, copyText, regenerate, continueResponse, editAndResend,
+// switchVersion.
 Item {
     id: root
     required property int index
@@ -16,6 +17,13 @@ Item {
     required property bool complete
     required property var blocks
     required property int reasoningMs
+    required property int version
+    required property int versions
+    required property string model
+    required property int tokens
+    required property real tokensPerSecond
+    required property real ttftMs
+    required property string stopReason
     property var controller
     property bool isLast: false
     property int fontSize: 14
@@ -142,8 +150,12 @@ Item {
                     color: Material.hintTextColor
                 }
                 Label {
+                    objectName: "stoppedLabel"
                     visible: !root.complete && !root.streaming && !root.isUser
-                    text: qsTr("(incomplete)")
+                    text: root.stopReason === "max_tokens" ? qsTr("(stopped at the token limit)")
+                        : root.stopReason === "cancelled" || root.stopReason === "callback" ? qsTr("(stopped)")
+                        : root.stopReason === "context_full" ? qsTr("(stopped: the context is full)")
+                        : qsTr("(incomplete)")
                     color: Material.hintTextColor
                     font.italic: true
                 }
@@ -156,6 +168,21 @@ Item {
             initialText: root.content
             onAccepted: (text) => { root.editing = false; root.controller.editAndResend(root.index, text) }
             onCanceled: root.editing = false
+        }
+
+        MessageFooter {
+            objectName: "messageFooter"
+            Layout.alignment: root.isUser ? Qt.AlignRight : Qt.AlignLeft
+            visible: !root.editing && !root.streaming && (versions > 1 || details.length > 0)
+            version: root.version
+            versions: root.versions
+            busy: root.busy
+            model: root.isUser ? "" : root.model
+            tokens: root.isUser ? 0 : root.tokens
+            tokensPerSecond: root.isUser ? 0 : root.tokensPerSecond
+            ttftMs: root.isUser ? 0 : root.ttftMs
+            fontSize: root.fontSize
+            onSwitchVersion: (step) => root.controller.switchVersion(root.index, step)
         }
 
         RowLayout {
@@ -179,7 +206,7 @@ Item {
             }
             ToolButton {
                 objectName: "continueButton"
-                // An answer cut short (a crash, a failure): generate more of it.
+                // An answer cut short (stopped, the token limit, a crash): generate more of it.
                 visible: !root.isUser && root.isLast && !root.complete
                 enabled: !root.busy
                 text: qsTr("Continue")

@@ -26,6 +26,19 @@ public:
         m.reasoningMs = reasoningMs;
         as(model)->append(m, streaming);
     }
+    // A message that is version `version` of `versions`.
+    Q_INVOKABLE void appendVersion(QObject* model, qint64 id, const QString& role,
+                                   const QString& content, int version, int versions) {
+        StoredMessage m{id, role, content, true, QDateTime::currentDateTime()};
+        m.version = version;
+        m.versions = versions;
+        as(model)->append(m, false);
+    }
+    Q_INVOKABLE void setLastDetails(QObject* model, const QString& name, int tokens,
+                                    double tokensPerSecond, double ttftMs,
+                                    const QString& stopReason) {
+        as(model)->setLastDetails({name, tokens, tokensPerSecond, ttftMs, stopReason});
+    }
     Q_INVOKABLE void appendText(QObject* model, const QString& text) {
         as(model)->appendText(text);
     }

@@ -20,6 +20,8 @@ Item {
         property int continued: 0
         function continueResponse() { continued += 1 }
         function editAndResend(row, text) { edits = edits.concat([[row, text]]) }
+        property var switches: []
+        function switchVersion(row, step) { switches = switches.concat([[row, step]]) }
     }
     readonly property string answer: "Here is **bold** prose.\n\n```c\nint main() { return 0; }\n```\n\nAnd more prose."
 
@@ -91,6 +93,29 @@ Item {
             fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
             wait(50)
             verify(!findAll(delegateAt(0), "regenerateButton", [])[0].visible)
+        }
+
+        // `< 2/3 >` under a message with versions; the reply's details in small print; why a
+        // stopped reply stopped.
+        function test_versionsAndDetails() {
+            verify(!findAll(delegateAt(1), "messageFooter", [])[0].visible, "one version, no details")
+            fixture.removeFrom(mock.messages, 1)
+            fixture.appendVersion(mock.messages, 5, "assistant", "Another answer", 2, 3)
+            fixture.setLastDetails(mock.messages, "tiny.gguf", 120, 42.25, 350, "max_tokens")
+            fixture.finishLast(mock.messages, 5, "Another answer", false)
+            wait(50)
+            const answer = delegateAt(1)
+            verify(findAll(answer, "messageFooter", [])[0].visible)
+            compare(findAll(answer, "versionLabel", [])[0].text, "2/3")
+            compare(findAll(answer, "detailsLabel", [])[0].text,
+                    "tiny.gguf · 120 tokens · 42.3 tok/s · 0.35 s to first token")
+            compare(findAll(answer, "stoppedLabel", [])[0].text, "(stopped at the token limit)")
+            verify(findAll(answer, "continueButton", [])[0].visible)
+            mouseClick(findAll(answer, "previousVersionButton", [])[0])
+            mouseClick(findAll(answer, "nextVersionButton", [])[0])
+            compare(mock.switches, [[1, -1], [1, 1]])
+            // The user's message has one version: no arrows.
+            verify(!findAll(delegateAt(0), "previousVersionButton", [])[0].visible)
         }
 
         function test_editAndResend() {

@@ -22,6 +22,13 @@ Item {
         complete: true
         blocks: fixture.blocks(content)
         reasoningMs: 0
+        version: 1
+        versions: 1
+        model: ""
+        tokens: 0
+        tokensPerSecond: 0
+        ttftMs: 0
+        stopReason: ""
         fontSize: 30
     }
 

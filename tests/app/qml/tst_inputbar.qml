@@ -18,6 +18,10 @@ Item {
         function send(text) { sent = sent.concat([text]); return accepts }
         function stop() { stops += 1 }
         signal messageNotSent(string text)
+        property string draft: ""
+        property int contextTokens: -1
+        property int contextLength: 256
+        function setDraft(text) { draft = text }
     }
 
     InputBar {
@@ -120,6 +124,22 @@ Item {
             verify(!stop.visible)
             mouseClick(send)
             compare(mock.sent, ["q"])
+        }
+
+        // The token counter: what is typed goes to the controller to be counted, and the count
+        // shows against the context; nothing shows until there is a count.
+        function test_tokenCounter() {
+            const counter = findChildNamed(bar, "tokenCounter")
+            mock.contextTokens = -1
+            verify(!counter.visible)
+            keyClick("a"); keyClick("b")
+            compare(mock.draft, "ab")
+            mock.contextTokens = 120
+            verify(counter.visible)
+            compare(counter.text, "120 / 256")
+            verify(!counter.font.bold)
+            mock.contextTokens = 300
+            verify(counter.font.bold, "over the context")
         }
 
         function test_notReadyDoesNotSend() {
