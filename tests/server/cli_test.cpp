@@ -51,7 +51,8 @@ TEST(ServeCli, HelpListsEveryOptionAndEachIsAccepted) {
         {"--parallel", "2"},     {"--timeout", "5"},
         {"--max-body", "4096"},  {"--max-connections", "3"},
         {"--backend", "cpu"},    {"--device", "0"},
-        {"--threads", "1"}};
+        {"--threads", "1"},      {"--gpu-mem-limit", "6G"},
+        {"--gpu-mem-free", "1G"}, {"--gpu-layers", "2"}};
     std::set<std::string> expected = {"--model", "--help"};
     for (const auto& [name, value] : values) expected.insert(name);
     EXPECT_EQ(listed, expected) << help.output;
