@@ -145,7 +145,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             }
             return check_finite_rows(t, row0, nrows, path);
         };
-        auto vk = load_on_gpu(impl->llama, params, opt);  // partial offload where needed
+        auto vk = load_on_gpu(impl->llama, params, opt, path);  // partial offload where needed
         if (vk.ok()) {
             impl->backend = std::move(vk).value();
             EMBER_TRY(check_rest());

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "cpu/backend_cpu.h"
+#include "session/memory.h"
 
 namespace ember {
 namespace {
@@ -87,7 +88,7 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 
 #ifdef EMBER_HAVE_VULKAN
 Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const LoadParams& params,
-                                                  vulkan::Options opt) {
+                                                  vulkan::Options opt, const std::string& path) {
     const uint32_t L = model.hp.n_layer;
     opt.mem_limit = params.gpu_mem_limit;
     opt.mem_reserve = params.gpu_mem_reserve;
@@ -110,6 +111,10 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
         opt.first_layer = 0;
         return vulkan::create_backend_model(model, opt);
     }
+    // The CPU's layers' KV cache and buffers must fit the RAM, as a CPU load's are checked.
+    CpuMemoryNeed need = cpu_runtime_need(model.hp, opt.n_ctx, params.n_threads);
+    need.kv_cache = need.kv_cache / L * split.first_layer;
+    EMBER_TRY(check_host_memory(need, opt.n_ctx, path, "running the first layers"));
     opt.first_layer = split.first_layer;
     EMBER_ASSIGN_OR_RETURN(auto gpu, vulkan::create_backend_model(model, opt));
     EMBER_ASSIGN_OR_RETURN(

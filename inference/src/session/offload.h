@@ -34,8 +34,9 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 // ones; the split is logged and in info(). opt: the Vulkan options but for the budget and the
 // split, which come from params. Errors: as vulkan::create_backend_model's ("vulkan.does_not_fit"
 // where not one layer fits), "offload.no_gpu_layers" where params.n_gpu_layers is 0.
+// path: the file, for messages.
 Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const LoadParams& params,
-                                                  vulkan::Options opt);
+                                                  vulkan::Options opt, const std::string& path);
 #endif
 
 }  // namespace ember
