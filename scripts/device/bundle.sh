@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds ember-cli and the Vulkan tests for the GPU device machine (no Qt there) and gathers
 # them in .devbuild/, which the device tool carries. The device has no ../shared, so the tiny
-# reference model is copied into .devbuild (git-ignored, never committed).
+# reference model is copied into .devbuild (git-ignored, never committed). EMBER_DEVBUILD names
+# another output folder under the root (.devbuild-<name>) and EMBER_DEVICE_BUILD another build
+# folder, so that several people can prepare bundles at once.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-build="$root/build-device"
-out="$root/.devbuild"
+build="${EMBER_DEVICE_BUILD:-$root/build-device}"
+out="$root/${EMBER_DEVBUILD:-.devbuild}"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_BUILD_APP=OFF \
     -DEMBER_VULKAN=ON -DEMBER_BUILD_TESTS=ON -DEMBER_STATIC_CLI=ON >/dev/null
 cmake --build "$build" --parallel "${EMBER_JOBS:-2}" --target ember-cli ${EMBER_DEVICE_TESTS:-test_vulkan}
