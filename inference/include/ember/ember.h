@@ -59,9 +59,9 @@ struct LoadParams {
     std::string device;         // "" = best suitable; an index ("0") or a name substring
     int n_threads = 0;          // CPU threads; 0 = physical cores
     int n_ctx = 2048;           // default context of sessions; clamped to the model's training context
-    // Progress in [0,1], never going back: 0.05 once the file is read and checked, then (on a
-    // GPU) the share of the weight bytes uploaded, 1 when done. Called from the loading thread;
-    // return false to cancel.
+    // Progress in [0,1], never going back: 0.05 once the file's header is read, then the share
+    // of the weight bytes uploaded (GPU) or checked and repacked (CPU), 1 when done. Called
+    // from the loading thread; return false to cancel.
     std::function<bool(float)> progress;
     // Set (from any thread) to cancel. A cancelled load returns "model.cancelled" with nothing
     // of it left allocated or running.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -45,8 +46,8 @@ public:
     MemoryStats memory() const override;
 
     // Views of the matmul weights; Q4_0/Q8_0 are repacked (see WeightLayout) when the
-    // kernels in use have a packed path.
-    Status prepare_weights();
+    // kernels in use have a packed path. Checks, reports and stops as opt says.
+    Status prepare_weights(const LoadOptions& opt);
 
     const LlamaModel& m_model;
     ThreadPool m_pool;
@@ -59,6 +60,13 @@ public:
 
 private:
     Result<WeightView> prepare(const Tensor& t);
+    // The tensors this backend reads, each data once, in model.tensors()'s order (so a NaN
+    // check reports the same first bad value as check_finite_weights), and the subset of
+    // matrices prepare() is called on.
+    std::vector<const Tensor*> used_tensors(std::set<const Tensor*>& matrices) const;
+    // The check of t's rows in slices of a few MiB on the pool, reporting after each group of
+    // slices; done/total count the load's bytes of work.
+    Status check_tensor(const Tensor& t, const LoadOptions& opt, uint64_t& done, uint64_t total);
     std::vector<std::unique_ptr<uint8_t, FreeDeleter>> m_packed;
     // Packed views by source: identical GGUF aliases (same bytes, type and shape) share one copy.
     std::map<std::tuple<const uint8_t*, GgmlType, int64_t, int64_t>, WeightView> m_shared;
@@ -88,7 +96,73 @@ Result<WeightView> CpuModel::prepare(const Tensor& t) {
     return packed;
 }
 
-Status CpuModel::prepare_weights() {
+std::vector<const Tensor*> CpuModel::used_tensors(std::set<const Tensor*>& matrices) const {
+    std::set<const Tensor*> unused;  // the layers and output another backend runs
+    for (uint32_t l = m_n_layers; l < m_model.hp.n_layer; l++)
+        for (const Tensor* t : m_model.tensors())
+            if (t->name.rfind("blk." + std::to_string(l) + ".", 0) == 0) unused.insert(t);
+    if (!has_output()) unused.insert({&m_model.output_norm, &m_model.output});
+    for (uint32_t l = 0; l < m_n_layers; l++) {
+        const LlamaLayer& L = m_model.layers[l];
+        matrices.insert({&L.wq, &L.wk, &L.wv, &L.wqkv, &L.wo, &L.ffn_gate, &L.ffn_up,
+                         &L.ffn_gate_up, &L.ffn_down});
+    }
+    if (has_output() && !m_model.tied_output) matrices.insert(&m_model.output);
+    std::vector<const Tensor*> out;
+    std::set<const uint8_t*> seen;
+    for (const Tensor* t : m_model.tensors())
+        if (!unused.count(t) && t->data && seen.insert(t->data).second) out.push_back(t);
+    return out;
+}
+
+Status CpuModel::check_tensor(const Tensor& t, const LoadOptions& opt, uint64_t& done,
+                              uint64_t total) {
+    constexpr uint64_t kSliceBytes = 4u << 20;
+    const int64_t rows = std::max<int64_t>(1, t.rows());
+    const uint64_t row_bytes = std::max<uint64_t>(1, t.n_bytes / uint64_t(rows));
+    const int64_t per_slice = int64_t(std::max<uint64_t>(1, kSliceBytes / row_bytes));
+    const int64_t n_slices = (rows + per_slice - 1) / per_slice;
+    // Groups of slices between reports: a few per thread, so every thread stays busy.
+    const int64_t per_group = int64_t(m_pool.size()) * 4;
+    std::vector<Status> found(size_t(std::min(n_slices, per_group)));
+    for (int64_t g = 0; g < n_slices; g += per_group) {
+        const int n = int(std::min(per_group, n_slices - g));
+        m_pool.parallel_for(n, [&](int i, int) {
+            const int64_t r0 = (g + i) * per_slice;
+            found[size_t(i)] = opt.check_rows(t, r0, std::min(per_slice, rows - r0));
+        });
+        for (int i = 0; i < n; i++)  // the first bad value of the tensor, as a serial check
+            if (!found[size_t(i)].ok()) return found[size_t(i)];
+        done += uint64_t(std::min(per_slice * (g + n), rows) - per_slice * g) * row_bytes;
+        if ((opt.cancel && opt.cancel->load()) ||
+            (opt.progress && !opt.progress(float(double(std::min(done, total)) / double(total)))))
+            return make_error("cpu.cancelled", "loading was cancelled");
+    }
+    return {};
+}
+
+Status CpuModel::prepare_weights(const LoadOptions& opt) {
+    // Tensor by tensor in file order: check it, then repack it while its pages are fresh, and
+    // report. The work is counted in bytes read: checked, then repacked.
+    std::set<const Tensor*> matrices;
+    const std::vector<const Tensor*> used = used_tensors(matrices);
+    auto packs = [&](const Tensor* t) { return matrices.count(t) && should_pack(view(*t)); };
+    uint64_t total = 0, done = 0;
+    for (const Tensor* t : used)
+        total += (opt.check_rows ? t->n_bytes : 0) + (packs(t) ? t->n_bytes : 0);
+    auto stop = [&] {
+        const float p = total ? float(double(std::min(done, total)) / double(total)) : 1.0f;
+        return (opt.cancel && opt.cancel->load()) || (opt.progress && !opt.progress(p));
+    };
+    if (stop()) return make_error("cpu.cancelled", "loading was cancelled");
+    for (const Tensor* t : used) {
+        if (opt.check_rows) EMBER_TRY(check_tensor(*t, opt, done, std::max<uint64_t>(1, total)));
+        if (!matrices.count(t)) continue;
+        EMBER_TRY(prepare(*t));
+        if (packs(t)) done += t->n_bytes;
+        if (stop()) return make_error("cpu.cancelled", "loading was cancelled");
+    }
+    // The views, from prepare()'s copies above (a second call finds them).
     m_layers.clear();
     for (uint32_t l = 0; l < m_n_layers; l++) {
         const LlamaLayer& L = m_model.layers[l];
@@ -431,12 +505,12 @@ std::string cpu_name() {
 }
 
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads,
-                                                           int n_layers) {
+                                                           int n_layers, const LoadOptions& opt) {
     if (n_threads <= 0) n_threads = physical_cores();
     const uint32_t L = n_layers < 0 ? model.hp.n_layer
                                     : std::min<uint32_t>(uint32_t(n_layers), model.hp.n_layer);
     auto m = std::make_unique<CpuModel>(model, n_threads, L);
-    EMBER_TRY(m->prepare_weights());
+    EMBER_TRY(m->prepare_weights(opt));
     return std::unique_ptr<BackendModel>(std::move(m));
 }
 

@@ -97,7 +97,12 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
     auto impl = std::make_unique<Impl>();
     impl->params = params;
     auto cancelled = [&] { return params.cancel && params.cancel->load(); };
-    auto report = [&](float p) { return !params.progress || params.progress(p); };
+    // Progress never goes back: a CPU load after a failed upload counts from where that ended.
+    float reported = 0;
+    auto report = [&](float p) {
+        reported = std::max(reported, p);
+        return !params.progress || params.progress(reported);
+    };
 
     EMBER_ASSIGN_OR_RETURN(impl->file, gguf::File::open(path));
     auto tok = Tokenizer::from_gguf(*impl->file);
@@ -109,10 +114,17 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
     EMBER_ASSIGN_OR_RETURN(impl->llama, load_llama(*impl->file));
     const double t_parsed = lap.ms();
     // The NaN/Inf check of the weights: the Vulkan upload runs it on each chunk as it reads it
-    // (the file is read once and each page given back after its upload); what no upload checked
-    // (a CPU load, a fallback) is checked in one pass before the CPU backend reads it.
+    // (the file is read once and each page given back after its upload), the CPU backend on each
+    // tensor before it repacks it; check_rest checks what neither read.
     std::mutex checked_mutex;
-    std::set<const uint8_t*> checked;  // tensors' data the upload checked
+    std::set<const uint8_t*> checked;  // tensors' data a backend checked
+    auto check_rows = [&](const Tensor& t, int64_t row0, int64_t nrows) {
+        {
+            std::lock_guard lock(checked_mutex);
+            checked.insert(t.data);
+        }
+        return check_finite_rows(t, row0, nrows, path);
+    };
     auto check_rest = [&] {
         return check_finite_weights(impl->llama, path, params.n_threads,
                                     [&](const Tensor& t) { return checked.count(t.data) > 0; });
@@ -138,13 +150,7 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
         opt.n_ctx = n_ctx;
         opt.cancel = params.cancel;
         opt.progress = [&](float p) { return report(0.05f + 0.95f * p); };
-        opt.check_rows = [&](const Tensor& t, int64_t row0, int64_t nrows) {
-            {
-                std::lock_guard lock(checked_mutex);
-                checked.insert(t.data);
-            }
-            return check_finite_rows(t, row0, nrows, path);
-        };
+        opt.check_rows = check_rows;
         auto vk = load_on_gpu(impl->llama, params, opt, path);  // partial offload where needed
         if (vk.ok()) {
             impl->backend = std::move(vk).value();
@@ -168,12 +174,22 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             EMBER_LOG_WARN("using the CPU: %s", fallback.fallback_reason.c_str());
     }
     if (!impl->backend) {
-        EMBER_TRY(check_rest());
         // Before the repacked weights and a session's KV cache are allocated.
         const CpuMemoryNeed need =
             cpu_memory_need(*impl->file, impl->llama, n_ctx, params.n_threads, true);
         EMBER_TRY(check_host_memory(need, n_ctx, path, "running this model"));
-        EMBER_ASSIGN_OR_RETURN(impl->backend, cpu::create_backend_model(impl->llama, params.n_threads));
+        // The backend checks each tensor it reads just before repacking it (the file is read
+        // once), reporting per tensor from where the load stands to 1.
+        cpu::LoadOptions copt;
+        copt.cancel = params.cancel;
+        const float base = reported;
+        copt.progress = [&](float p) { return report(base + (1.0f - base) * p); };
+        copt.check_rows = check_rows;
+        auto cpu = cpu::create_backend_model(impl->llama, params.n_threads, -1, copt);
+        if (!cpu.ok() && (cpu.error().code == "cpu.cancelled" || cancelled()))
+            return make_error("model.cancelled", "loading cancelled");
+        EMBER_ASSIGN_OR_RETURN(impl->backend, std::move(cpu));
+        EMBER_TRY(check_rest());  // nothing left, unless the backend reads fewer tensors
         impl->backend_info = impl->backend->info();
         impl->backend_info.fallback_code = fallback.fallback_code;
         impl->backend_info.fallback_reason = fallback.fallback_reason;
