@@ -4,7 +4,7 @@
 set -euo pipefail
 
 engine=(build-essential cmake ninja-build pkg-config git libpcre2-dev libicu-dev nlohmann-json3-dev
-        libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools libcpp-httplib-dev)
+        libvulkan-dev libvulkan-volk-dev glslang-tools spirv-tools libcpp-httplib-dev libssl-dev)
 app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-controls
      qml6-module-qtquick-layouts qml6-module-qtquick-window qml6-module-qtquick-dialogs
      qml6-module-qtqml-workerscript qml6-module-qtquick-templates qml6-module-qt-labs-settings

@@ -4,6 +4,8 @@
 #include <QFile>
 #include <QMetaObject>
 
+#include "fetch_rules.h"
+
 QString ExpectedChecksum::algorithmName() const {
     switch (algorithm) {
         case Algorithm::Sha256:
@@ -16,35 +18,18 @@ QString ExpectedChecksum::algorithmName() const {
     return QString();
 }
 
+// The rules (algorithms, digits, the message) are fetch_rules', which ember-cli pull uses too.
 ExpectedChecksum ExpectedChecksum::parse(const QString& algorithm, const QString& hex,
                                          QString* error) {
+    const auto parsed = ember::fetch::parse_checksum(algorithm.toStdString(), hex.toStdString());
+    if (!parsed) {
+        if (error) *error = QString::fromStdString(parsed.error().message);
+        return {};
+    }
     ExpectedChecksum c;
-    const QString name = algorithm.toLower();
-    int length = 0;
-    if (name == QLatin1String("sha256")) {
-        c.algorithm = Algorithm::Sha256;
-        length = 64;
-    } else if (name == QLatin1String("md5")) {
-        c.algorithm = Algorithm::Md5;
-        length = 32;
-    } else {
-        if (error)
-            *error = QStringLiteral("unknown checksum algorithm '%1' (expected sha256 or md5)")
-                         .arg(algorithm);
-        return {};
-    }
-    c.hex = hex.trimmed().toLower();
-    bool hexDigits = c.hex.size() == length;
-    for (QChar ch : c.hex)
-        hexDigits = hexDigits && ((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f'));
-    if (!hexDigits) {
-        if (error)
-            *error = QStringLiteral("%1 checksum must be %2 hex digits, got '%3'")
-                         .arg(name)
-                         .arg(length)
-                         .arg(hex);
-        return {};
-    }
+    c.algorithm = parsed->algorithm == ember::fetch::Checksum::Algorithm::Sha256 ? Algorithm::Sha256
+                                                                                 : Algorithm::Md5;
+    c.hex = QString::fromStdString(parsed->hex);
     return c;
 }
 

@@ -5,21 +5,20 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <cmath>
 
 #include "downloadstate.h"
+#include "fetch_rules.h"
 #include "headprobe.h"
 
 namespace {
 
 constexpr int kTickMs = 500;
-constexpr int kMaxRetryDelayMs = 60000;
 
 bool retryableStatus(int status) {
-    return status == 408 || status == 425 || status == 429 || status >= 500;
+    return ember::fetch::retryable_status(status);
 }
 
 // Network errors that a new attempt cannot fix.
@@ -98,23 +97,15 @@ double Downloader::progress() const {
 }
 
 QString Downloader::partPath(const QString& destination) {
-    return destination + ".part";
+    return QString::fromStdString(ember::fetch::part_path(destination.toStdString()));
 }
 
 QString Downloader::statePath(const QString& destination) {
-    return destination + ".part.json";
+    return QString::fromStdString(ember::fetch::state_path(destination.toStdString()));
 }
 
 QString Downloader::formatBytes(qint64 bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = double(bytes);
-    int u = 0;
-    while (std::abs(v) >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    return u == 0 ? QStringLiteral("%1 B").arg(bytes)
-                  : QStringLiteral("%1 %2").arg(v, 0, 'f', 1).arg(QLatin1String(units[u]));
+    return QString::fromStdString(ember::fetch::format_bytes(bytes));
 }
 
 // ---- starting ------------------------------------------------------------------------------
@@ -181,16 +172,17 @@ void Downloader::adoptPartialDownload() {
         return;
     }
     const std::optional<DownloadState> saved = DownloadState::load(state);
-    bool same = saved && saved->url == m_url;
-    if (same && m_checksum.isSet() && !saved->checksum.isEmpty())
-        same = saved->checksum == m_checksum.hex &&
-               saved->checksumAlgorithm == m_checksum.algorithmName();
-    if (same && m_expectedSize >= 0 && saved->expectedSize >= 0)
-        same = saved->expectedSize == m_expectedSize;
+    const auto rules = ember::fetch::load_state(state.toStdString());
     const qint64 size = QFileInfo(part).size();
-    const qint64 expected =
-        m_expectedSize >= 0 ? m_expectedSize : (saved ? saved->expectedSize : -1);
-    if (same && expected >= 0 && size > expected) same = false;
+    ember::fetch::Checksum given;
+    if (auto c = ember::fetch::parse_checksum(m_checksum.algorithmName().toStdString(),
+                                              m_checksum.hex.toStdString());
+        m_checksum.isSet() && c)
+        given = *c;
+    const bool same =
+        saved && rules &&
+        ember::fetch::resumable(*rules, m_url.toString(QUrl::FullyEncoded).toStdString(), given,
+                                m_expectedSize, size);
     if (!same) {
         removePartFiles();
         return;
@@ -287,16 +279,16 @@ bool Downloader::handleHeaders() {
     if (followRedirect(status)) return false;
     const QVariant length = m_reply->header(QNetworkRequest::ContentLengthHeader);
     if (status == 206) {
-        static const QRegularExpression re(QStringLiteral("^bytes\\s+(\\d+)-(\\d+)/(\\d+|\\*)$"));
-        const auto m = re.match(QString::fromLatin1(m_reply->rawHeader("Content-Range")).trimmed());
-        if (!m.hasMatch() || m.captured(1).toLongLong() != m_offset) {
+        const auto range =
+            ember::fetch::parse_content_range(m_reply->rawHeader("Content-Range").toStdString());
+        if (!range || range->first != m_offset) {
             restartFromZero(QStringLiteral("the server sent the range '%1' for 'bytes=%2-'")
                                 .arg(QString::fromLatin1(m_reply->rawHeader("Content-Range")))
                                 .arg(m_offset));
             return false;
         }
-        if (m.captured(3) != QLatin1String("*"))
-            m_total = m.captured(3).toLongLong();
+        if (range->total >= 0)
+            m_total = range->total;
         else if (length.isValid())
             m_total = m_offset + length.toLongLong();
     } else if (status == 200) {
@@ -393,9 +385,9 @@ void Downloader::onReplyFinished() {
     }
     if (status == 416) {
         // Nothing left to send: either the .part is already whole or it does not fit the file.
-        static const QRegularExpression re(QStringLiteral("^bytes\\s+\\*/(\\d+)$"));
-        const auto m = re.match(QString::fromLatin1(rangeHeader).trimmed());
-        if (m.hasMatch()) m_total = m.captured(1).toLongLong();
+        if (const auto range = ember::fetch::parse_content_range(rangeHeader.toStdString());
+            range && range->first < 0)
+            m_total = range->total;
         if (m_expectedSize >= 0 && m_received == m_expectedSize) {
             transferComplete();
             return;
@@ -438,8 +430,7 @@ void Downloader::scheduleRetry(const QString& reason, Error error) {
              Cleanup::RemovePartIfEmpty);
         return;
     }
-    const qint64 delay = std::min<qint64>(qint64(m_retryBaseDelayMs) << std::min(m_attempt - 1, 20),
-                                          kMaxRetryDelayMs);
+    const qint64 delay = ember::fetch::retry_delay_ms(m_attempt, m_retryBaseDelayMs);
     saveState();
     resetSpeed();
     setState(State::Retrying);

@@ -8,16 +8,17 @@
 #include <algorithm>
 
 #include "downloader.h"
+#include "fetch_rules.h"
 #include "headprobe.h"
 
 namespace {
 
-constexpr int kMaxRedirects = 10;
+constexpr int kMaxRedirects = ember::fetch::kMaxRedirects;
 // A write that fails with less than this free is a full disk, whatever errno said.
 constexpr qint64 kFullDiskSlack = 1 << 20;
 
 bool isRedirect(int status) {
-    return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+    return ember::fetch::redirect_status(status);
 }
 
 }  // namespace
@@ -29,27 +30,16 @@ qint64 Downloader::systemFreeSpace(const QString& directory) {
 }
 
 QString Downloader::checksSummary() const {
-    QStringList checks;
-    if (m_total >= 0)
-        checks << QStringLiteral("size %1 bytes as the server announced").arg(m_total);
-    else if (m_expectedSize >= 0)
-        checks << QStringLiteral("size %1 bytes as expected").arg(m_expectedSize);
-    else
-        checks << QStringLiteral("size not checked (the server did not announce it)");
-    switch (m_checksumSource) {
-        case ChecksumSource::Given:
-            checks << QStringLiteral("%1 checksum").arg(m_checksum.algorithmName());
-            break;
-        case ChecksumSource::Server:
-            checks << QStringLiteral("%1 checksum reported by the server")
-                          .arg(m_checksum.algorithmName());
-            break;
-        case ChecksumSource::None:
-            checks << QStringLiteral("no checksum known");
-            break;
-    }
-    if (m_contentCheck) checks << m_contentCheckName;
-    return checks.join(QStringLiteral(", "));
+    ember::fetch::Checksum checksum;
+    if (auto c = ember::fetch::parse_checksum(m_checksum.algorithmName().toStdString(),
+                                              m_checksum.hex.toStdString()))
+        checksum = *c;
+    const char* source = m_checksumSource == ChecksumSource::Given    ? "given"
+                         : m_checksumSource == ChecksumSource::Server ? "server"
+                                                                      : "";
+    return QString::fromStdString(ember::fetch::checks_summary(
+        m_total, m_expectedSize, checksum, source,
+        m_contentCheck ? m_contentCheckName.toStdString() : std::string()));
 }
 
 // A redirect of the GET: takes the sha256 and size it may carry (X-Linked-Etag, X-Linked-Size)

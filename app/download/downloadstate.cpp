@@ -1,76 +1,36 @@
 #include "downloadstate.h"
 
-#include <QFile>
-#include <QJsonDocument>
-#include <QJsonObject>
+#include "fetch_rules.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-namespace {
-
-// Writes bytes to path through path.tmp-PID: write all, fsync, close, rename. QSaveFile is not
-// used: a failed final flush (a full disk) still let it rename an empty file over the state.
-bool writeAtomically(const QString& path, const QByteArray& bytes, QString* error) {
-    const QByteArray target = QFile::encodeName(path);
-    const QByteArray temp = target + ".tmp-" + QByteArray::number(qint64(::getpid()));
-    auto failWith = [&](const char* what, int code, int fd) {
-        if (fd >= 0) ::close(fd);
-        ::unlink(temp.constData());
-        if (error)
-            *error = QStringLiteral("cannot %1 %2: %3")
-                         .arg(QLatin1String(what), path, QString::fromLocal8Bit(strerror(code)));
-        return false;
-    };
-    const int fd = ::open(temp.constData(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return failWith("create a temporary file for", errno, -1);
-    for (qint64 done = 0; done < bytes.size();) {
-        const ssize_t n = ::write(fd, bytes.constData() + done, size_t(bytes.size() - done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return failWith("write", n < 0 ? errno : ENOSPC, fd);
-        done += n;
-    }
-    if (::fsync(fd) != 0) return failWith("sync", errno, fd);
-    if (::close(fd) != 0) return failWith("close", errno, -1);
-    if (::rename(temp.constData(), target.constData()) != 0) return failWith("replace", errno, -1);
-    return true;
-}
-
-}  // namespace
-
+// The file's format and its atomic write are fetch_rules' (ember-cli pull reads and writes the
+// same files).
 bool DownloadState::save(const QString& path, QString* error) const {
-    QJsonObject o;
-    o[QStringLiteral("version")] = 1;
-    o[QStringLiteral("url")] = url.toString(QUrl::FullyEncoded);
-    o[QStringLiteral("expected_size")] = double(expectedSize);
-    o[QStringLiteral("checksum_algorithm")] = checksumAlgorithm;
-    o[QStringLiteral("checksum")] = checksum;
-    o[QStringLiteral("checksum_source")] = checksumSource;
-    o[QStringLiteral("bytes_done")] = double(bytesDone);
-    o[QStringLiteral("etag")] = etag;
-    o[QStringLiteral("last_modified")] = lastModified;
-    return writeAtomically(path, QJsonDocument(o).toJson(QJsonDocument::Indented), error);
+    ember::fetch::State s;
+    s.url = url.toString(QUrl::FullyEncoded).toStdString();
+    s.expected_size = expectedSize;
+    s.checksum_algorithm = checksumAlgorithm.toStdString();
+    s.checksum = checksum.toStdString();
+    s.checksum_source = checksumSource.toStdString();
+    s.bytes_done = bytesDone;
+    s.etag = etag.toStdString();
+    s.last_modified = lastModified.toStdString();
+    const ember::Status st = ember::fetch::save_state(path.toStdString(), s);
+    if (!st && error) *error = QString::fromStdString(st.error().message);
+    return bool(st);
 }
 
 std::optional<DownloadState> DownloadState::load(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) return std::nullopt;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.read(1 << 20));
-    if (!doc.isObject()) return std::nullopt;
-    const QJsonObject o = doc.object();
-    if (o.value(QStringLiteral("version")).toInt() != 1) return std::nullopt;
+    const auto saved = ember::fetch::load_state(path.toStdString());
+    if (!saved) return std::nullopt;
     DownloadState s;
-    s.url = QUrl(o.value(QStringLiteral("url")).toString(), QUrl::StrictMode);
+    s.url = QUrl(QString::fromStdString(saved->url), QUrl::StrictMode);
     if (!s.url.isValid()) return std::nullopt;
-    s.expectedSize = qint64(o.value(QStringLiteral("expected_size")).toDouble(-1));
-    s.checksumAlgorithm = o.value(QStringLiteral("checksum_algorithm")).toString();
-    s.checksum = o.value(QStringLiteral("checksum")).toString();
-    s.checksumSource = o.value(QStringLiteral("checksum_source")).toString();
-    s.bytesDone = qint64(o.value(QStringLiteral("bytes_done")).toDouble(0));
-    s.etag = o.value(QStringLiteral("etag")).toString();
-    s.lastModified = o.value(QStringLiteral("last_modified")).toString();
+    s.expectedSize = saved->expected_size;
+    s.checksumAlgorithm = QString::fromStdString(saved->checksum_algorithm);
+    s.checksum = QString::fromStdString(saved->checksum);
+    s.checksumSource = QString::fromStdString(saved->checksum_source);
+    s.bytesDone = saved->bytes_done;
+    s.etag = QString::fromStdString(saved->etag);
+    s.lastModified = QString::fromStdString(saved->last_modified);
     return s;
 }

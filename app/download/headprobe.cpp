@@ -4,8 +4,10 @@
 #include <QNetworkReply>
 #include <QNetworkRequest>
 
+#include "fetch_rules.h"
+
 namespace {
-constexpr int kMaxRedirects = 10;
+constexpr int kMaxRedirects = ember::fetch::kMaxRedirects;
 }
 
 HeadProbe::HeadProbe(QNetworkAccessManager* nam, QObject* parent) : QObject(parent), m_nam(nam) {}
@@ -15,14 +17,7 @@ HeadProbe::~HeadProbe() {
 }
 
 QString HeadProbe::sha256FromEtag(const QByteArray& value) {
-    QByteArray v = value.trimmed();
-    if (v.startsWith("W/")) v = v.mid(2);
-    if (v.size() >= 2 && v.startsWith('"') && v.endsWith('"')) v = v.mid(1, v.size() - 2);
-    v = v.toLower();
-    if (v.size() != 64) return QString();
-    for (char c : v)
-        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return QString();
-    return QString::fromLatin1(v);
+    return QString::fromStdString(ember::fetch::sha256_from_etag(value.toStdString()));
 }
 
 void HeadProbe::start(const QUrl& url, int timeoutMs) {
