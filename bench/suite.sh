@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# The GPU tables of docs/benchmarks.md past the first one: model families (issue 43), partial
+# offload and loading (issue 48), long chats, and the full test_vulkan; Ember's Vulkan backend
+# beside llama.cpp's CUDA backend on the same machine and the same GGUF files (mkmodel presets of
+# the real shapes, random weights).
+#
+# Here, on a Debian 12 machine with the build dependencies (scripts/deps.sh):
+#   bench/suite.sh pack [--tree TREE] [--build DIR] [--llama SRC]
+#       Builds ember-cli (with `serve`) and test_vulkan of TREE (default: this checkout; measure a
+#       clean `git worktree` of a commit, not a tree others are editing) in DIR (default
+#       TREE/build-device-suite) and gathers them in .bench/ (git-ignored) with the libraries
+#       they need, the Llama 2 vocabulary and ../shared/models/arch (which test_vulkan reads).
+#       SRC: a llama.cpp checkout, or a .tar.gz of its source, built there with CUDA.
+# There, on the GPU machine (no network, no Qt), from the repository root with .bench/ and .gl/
+# (the Vulkan loader's .deb files, see the device tool's README) beside it:
+#   bench/suite.sh start [--tag T] [--no-tests] [--filter GTEST_FILTER] JOB...
+#       Starts, in the background (setsid: it outlives the call), the setup once per machine
+#       (the Vulkan loader, llama.cpp's CUDA build, the GGUF files, test_vulkan on the GPU), then
+#       the JOBs in order, and waits for them like `wait`. A later `start` with another --tag (a
+#       new .bench/new packed in between) reuses the setup and measures that build.
+#   bench/suite.sh wait [--tag T] [--for SECONDS]
+#       Waits up to SECONDS (default 540) for the tag's jobs, prints the progress log and packs
+#       every result into $OUT/suite-results.tgz (the device tool brings it back).
+#   Jobs: fam (Ember pp512, tg128 and tg128 at depth 4096 of each family file), famllama
+#   (llama-bench on the files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at depth 4096),
+#   offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp -ngl 16, and both
+#   on the CPU alone), load (cold and warm load time, host memory, a 512-token prompt), long
+#   (depth 16384 and 32768). offload-e / load-e are Ember's half of a job, offload-l / load-l
+#   llama.cpp's, so that llama.cpp can run while the Ember build to measure still compiles.
+# With the device tool each call runs 10 minutes at most and the machine goes back after 30 s
+# idle, so call `wait` again at once until the log says ALL DONE:
+#   run(command="bash bench/suite.sh start fam famllama famdepth offload load", carry=[".bench", ".gl"])
+#   run(command="bash bench/suite.sh wait", carry=[".bench", ".gl"])
+# Then, here: python3 bench/suite_table.py DIR (DIR: the unpacked out-TAG folder).
+set -uo pipefail
+# The background driver runs from a copy (each device call rewrites the tree), so it is told the root.
+root="${SUITE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
+pack="$root/.bench"
+S=/tmp/ember-suite
+M=$S/models
+LL=/tmp/llama/build/bin
+THR=$(nproc 2>/dev/null || echo 16)
+
+pack_cmd() {
+    local tree="$root" llama="" build=""
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --tree) tree="$(cd "$2" && pwd)"; shift 2 ;;
+        --build) build="$2"; shift 2 ;;
+        --llama) llama="$2"; shift 2 ;;
+        *) echo "suite.sh pack: unknown option '$1'" >&2; return 2 ;;
+        esac
+    done
+    set -e
+    local dev="$tree/.devbuild-suite"
+    build="${build:-$tree/build-device-suite}"
+    cmake -S "$tree" -B "$build" -G Ninja -DEMBER_SERVER=ON >/dev/null  # load's steady RSS uses serve
+    EMBER_DEVBUILD=.devbuild-suite EMBER_DEVICE_BUILD="$build" bash "$tree/scripts/device/bundle.sh" >/dev/null
+    rm -rf "$pack/new" "$pack/shared" && mkdir -p "$pack/new" "$pack/shared/models" "$pack/shared/vocab"
+    cp "$dev/bin/ember-cli" "$dev/bin/test_vulkan" "$pack/new/"
+    git -C "$tree" rev-parse --short HEAD >"$pack/new/commit"
+    # The server's libraries are not on the GPU machine either.
+    local lib
+    lib=$(mktemp -d)
+    cp "$dev/lib/"* "$lib/"
+    ldd "$dev/bin/ember-cli" | awk '/libcpp-httplib|libssl|libcrypto|libbrotli|libz\./ {print $3}' |
+        xargs -r cp -t "$lib/"
+    tar -C "$lib" -cJf "$pack/lib.tar.xz" . && rm -rf "$lib"
+    cp "$dev/shared/models/"* "$pack/shared/models/"
+    cp -r "$tree/../shared/models/arch" "$pack/shared/models/"
+    cp "$tree/../shared/vocab/ggml-vocab-llama-spm.gguf" "$pack/shared/vocab/"
+    chmod -R u+w "$pack/shared"  # ../shared is read-only; the next pack replaces these
+    if [ -f "$llama" ]; then
+        local dst
+        dst="$pack/llama.cpp-$(basename "$llama" .tar.gz | sed 's/^llama.cpp-//').tar.gz"
+        if [ "$(realpath "$llama")" != "$(realpath -m "$dst")" ]; then
+            rm -f "$pack"/llama.cpp-*.tar.gz && cp "$llama" "$dst"
+        fi
+    elif [ -n "$llama" ]; then
+        rm -f "$pack"/llama.cpp-*.tar.gz
+        git -C "$llama" archive --format=tar --prefix=llama.cpp/ HEAD -- . ':!models' ':!media' \
+            ':!docs' ':!gguf-py' ':!.github' ':!tests' ':!examples/server/public' \
+            ':!examples/server/webui' ':!ggml/src/ggml-sycl' ':!ggml/src/ggml-cann' \
+            ':!ggml/src/ggml-metal' ':!ggml/src/ggml-opencl' ':!ggml/src/ggml-kompute' |
+            gzip -9 >"$pack/llama.cpp-$(git -C "$llama" describe --tags --always HEAD).tar.gz"
+    fi
+    du -sh "$pack"
+}
+
+env_setup() {
+    if ! ldconfig -p | grep -q libvulkan.so.1; then  # the GPU machine has no Vulkan loader
+        for f in "$root"/.gl/*.deb; do dpkg -x "$f" /; done
+        ldconfig
+    fi
+    [ -d "$S/lib-$TAG" ] || { mkdir -p "$S/lib-$TAG" && tar -C "$S/lib-$TAG" -xJf "$pack/lib.tar.xz"; }
+    export LD_LIBRARY_PATH="$S/lib-$TAG"
+    # The NVIDIA ICD in libGLX_nvidia.so.0 cannot create an instance on a headless machine; the
+    # same driver's libEGL_nvidia.so.0 can.
+    printf '{"file_format_version":"1.0.1","ICD":{"library_path":"libEGL_nvidia.so.0","api_version":"1.3.0"}}' \
+        >"$S/nv_egl_icd.json"
+    export VK_DRIVER_FILES="$S/nv_egl_icd.json" XDG_CACHE_HOME="$S/cache-$TAG"
+    export EMBER_SHARED_DIR="$pack/shared"
+}
+
+log() { echo "[$(date +%H:%M:%S) +$((SECONDS))s] $*" | tee -a "$O/progress.log"; }
+
+build_llama() {
+    [ -x $LL/llama-bench ] && return 0
+    local tgz
+    tgz=$(ls "$pack"/llama.cpp-*.tar.gz 2>/dev/null | head -1)
+    [ -n "$tgz" ] || { log "no llama.cpp source in .bench (pack --llama)"; return 1; }
+    rm -rf /tmp/llama && mkdir -p /tmp/llama && tar -C /tmp/llama --strip-components=1 -xzf "$tgz"
+    basename "$tgz" .tar.gz >"$S/llama_rev"
+    mkdir -p /tmp/llama/pocs && touch -a /tmp/llama/pocs/CMakeLists.txt
+    PATH="/usr/local/cuda/bin:$PATH" cmake -S /tmp/llama -B /tmp/llama/build \
+        -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+        -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >"$O/llama_cmake.log" 2>&1 &&
+        cmake --build /tmp/llama/build --target llama-bench llama-batched-bench llama-cli \
+            -j"$(nproc)" >"$O/llama_build.log" 2>&1
+}
+
+mk() {  # name preset type [mkmodel options]
+    local n=$1 p=$2 t=$3
+    shift 3
+    [ -s "$M/$n.gguf" ] && return 0
+    "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "$@" >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
+}
+
+make_models() {  # four at a time; Llama 2 with its real vocabulary (llama-cli reads prompts)
+    local spm="$pack/shared/vocab/ggml-vocab-llama-spm.gguf"
+    mkdir -p "$M"
+    mk l2-q4_0 llama2-7b q4_0 --vocab-from "$spm" &
+    mk qw-q4_k_m qwen2.5-7b q4_k_m &
+    mk g3-q4_k_m gemma3-4b q4_k_m &
+    mk l31-q4_k_m llama3.1-8b q4_k_m &
+    wait
+    mk qw-q4_0 qwen2.5-7b q4_0 &
+    mk g3-q4_0 gemma3-4b q4_0 &
+    mk l31-q4_0 llama3.1-8b q4_0 &
+    mk l2long-q4_0 llama2-7b q4_0 --ctx 33792 &  # Llama 2's context is 4096: the depth rows
+    wait
+    mk l2-q8_0 llama2-7b q8_0 --vocab-from "$spm" &
+    mk l2-q4_k_m llama2-7b q4_k_m --vocab-from "$spm" &
+    mk phi-q4_k_m phi3.5-mini q4_k_m &
+    mk phi-q4_0 phi3.5-mini q4_0 &
+    wait
+    ls -la "$M" >"$O/models.txt"
+}
+
+job_tests() {
+    EMBER_VULKAN_TEST_DEVICE=NVIDIA XDG_CACHE_HOME="$S/cache-test" timeout 560 \
+        "$BIN/test_vulkan" --gtest_brief=1 ${FILTER:+--gtest_filter=$FILTER} >"$O/test_vulkan.log" 2>&1
+    log "test_vulkan rc=$?: $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$O/test_vulkan.log" | tr '\n' ' ')"
+    grep -E '^\[  FAILED  \] [A-Z]' "$O/test_vulkan.log" | sort -u | tee -a "$O/progress.log"
+}
+
+FAM="l2-q4_0 qw-q4_k_m qw-q4_0 g3-q4_k_m g3-q4_0 l31-q4_k_m l31-q4_0 phi-q4_k_m phi-q4_0"
+# llama.cpp b4748 has no Gemma 3 and does not load mkmodel's Phi-3.5 vocabulary.
+FAML="l2-q4_0 qw-q4_k_m qw-q4_0 l31-q4_k_m l31-q4_0"
+eb() {  # name label ember-cli bench options...
+    local n=$1 l=$2
+    shift 2
+    timeout 400 "$CLI" bench -m "$M/$n.gguf" --backend vulkan --json "$@" >"$O/e_${n}_$l.json" 2>"$O/e_${n}_$l.err" ||
+        log "ember bench $n $l failed: $(tail -2 "$O/e_${n}_$l.err")"
+}
+toks() { grep -ho '"[pt][pg]_tok_s": *[0-9.]*' "$@" 2>/dev/null | tr '\n' ' '; }
+
+job_fam() {
+    local n
+    for n in $FAM; do
+        eb $n p512 -p 512 -n 128 -r 3
+        if [ $n = l2-q4_0 ]; then
+            eb l2long-q4_0 d4096 -p 0 -n 128 -d 4096 -r 3 && cp "$O/e_l2long-q4_0_d4096.json" "$O/e_${n}_d4096.json"
+        else
+            eb $n d4096 -p 0 -n 128 -d 4096 -r 3
+        fi
+        log "fam $n: $(toks "$O/e_${n}_p512.json" "$O/e_${n}_d4096.json")"
+    done
+}
+job_famllama() {
+    local n
+    for n in $FAML; do
+        timeout 300 $LL/llama-bench -m "$M/$n.gguf" -p 512 -n 128 -ngl 99 -fa 0,1 -o json \
+            >"$O/l_${n}_p512.json" 2>"$O/l_${n}_p512.err" || log "llama-bench $n failed"
+    done
+    log "famllama done"
+}
+bb() {  # name label npp ctx fa(0|1): llama.cpp's tg128 after npp tokens (S_TG)
+    local fa=""
+    [ "$5" = 1 ] && fa="-fa"
+    timeout 400 $LL/llama-batched-bench -m "$M/$1.gguf" -ngl 99 -c "$4" -b 2048 -ub 512 -npp "$3" \
+        -ntg 128 -npl 1 $fa >"$O/b_$1_$2_fa$5.log" 2>&1 || log "batched-bench $1 $2 fa$5 failed"
+    log "bb $1 $2 fa$5: $(grep -E '^\|\s+[0-9]' "$O/b_$1_$2_fa$5.log" | tr -s ' ' | tr '\n' ' ')"
+}
+job_famdepth() {
+    local n
+    for n in $FAML; do bb $n d4096 4096 4352 0; bb $n d4096 4096 4352 1; done
+}
+job_long() {
+    local n
+    for n in l2long-q4_0 l31-q4_k_m; do
+        eb $n d16384 -p 0 -n 128 -d 16384 -r 2
+        eb $n d32768 -p 0 -n 128 -d 32768 -r 2
+        log "long ember $n: $(toks "$O/e_${n}_d16384.json" "$O/e_${n}_d32768.json")"
+        bb $n long 16384,32768 33024 0
+        bb $n long 16384,32768 33024 1
+    done
+}
+job_offload-e() {  # Llama-2-7B Q4_0, 16 of 32 layers on the GPU; all threads of the machine
+    local f=$M/l2-q4_0.gguf lim="" s
+    lscpu >"$O/lscpu.txt" 2>&1
+    "$CLI" info -m "$f" --ctx 1024 --gpu-layers 16 >"$O/info_gl16.txt" 2>&1
+    for s in 1.8 1.9 2.0 2.1 2.2 2.3 2.4 2.5 2.6; do  # the limit that leaves 16 layers at ctx 1024
+        "$CLI" info -m "$f" --ctx 1024 --gpu-mem-limit ${s}G >"$O/info_lim_$s.txt" 2>&1
+        if grep -qE '(^|[^0-9])16 of 32 layers' "$O/info_lim_$s.txt"; then lim=${s}G; break; fi
+    done
+    log "offload: --gpu-mem-limit giving 16 layers at ctx 1024: ${lim:-none}"
+    eb l2-q4_0 gl16 -p 512 -n 128 -r 3 --gpu-layers 16 --threads "$THR"
+    [ -n "$lim" ] && eb l2-q4_0 lim16 -p 512 -n 128 -r 3 --gpu-mem-limit $lim --ctx 1024 --threads "$THR"
+    timeout 400 "$CLI" bench -m "$f" --backend cpu --json -p 512 -n 128 -r 2 --threads "$THR" \
+        >"$O/e_l2-q4_0_cpu.json" 2>"$O/e_l2-q4_0_cpu.err" || log "ember cpu bench failed: $(tail -2 "$O/e_l2-q4_0_cpu.err")"
+    log "offload ember gl16 / lim16 / cpu: $(toks "$O"/e_l2-q4_0_{gl16,lim16,cpu}.json)"
+}
+job_offload-l() {
+    local f=$M/l2-q4_0.gguf
+    timeout 400 $LL/llama-bench -m "$f" -p 512 -n 128 -ngl 16 -fa 0,1 -t "$THR" -o json \
+        >"$O/l_l2-q4_0_ngl16.json" 2>"$O/l_l2-q4_0_ngl16.err" || log "llama-bench -ngl 16 failed"
+    # -ngl 0 still sends prompt batches' matrix products to CUDA; hiding the GPU gives the CPU alone.
+    timeout 400 $LL/llama-bench -m "$f" -p 512 -n 128 -ngl 0 -r 2 -t "$THR" -o json \
+        >"$O/l_l2-q4_0_ngl0.json" 2>"$O/l_l2-q4_0_ngl0.err" || log "llama-bench -ngl 0 failed"
+    CUDA_VISIBLE_DEVICES='' timeout 400 $LL/llama-bench -m "$f" -p 512 -n 128 -ngl 0 -r 2 -t "$THR" -o json \
+        >"$O/l_l2-q4_0_nogpu.json" 2>"$O/l_l2-q4_0_nogpu.err" || log "llama-bench without a GPU failed"
+    log "offload llama.cpp done"
+}
+drop() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null && echo cold || echo warm-only; }
+mr() { python3 "$root/bench/memrun.py" "$@"; }
+job_load-e() {  # one JSON line a run: wall time, peak RSS, steady RSS (serve), prompt of 512
+    local n f o i p
+    p="$(cat "$root/bench/prompt512.txt")"
+    for n in l2-q4_0 l2-q8_0 l2-q4_k_m; do
+        f=$M/$n.gguf o=$O/load_$n.jsonl
+        "$CLI" generate -m "$f" -p hi -n 1 --backend vulkan >/dev/null 2>&1  # pipelines into the cache
+        echo "{\"run\":\"ember_cold\",\"cache\":\"$(drop)\",\"r\":$(mr --log "$O/lg_${n}_ec.log" -- "$CLI" generate -m "$f" -p hi -n 1 --backend vulkan)}" >>"$o"
+        echo "{\"run\":\"ember_warm\",\"r\":$(mr --log "$O/lg_${n}_ew.log" -- "$CLI" generate -m "$f" -p hi -n 1 --backend vulkan)}" >>"$o"
+        echo "{\"run\":\"ember_verbose\",\"r\":$(mr --log "$O/lg_${n}_ev.log" -- "$CLI" generate -m "$f" -p hi -n 1 --backend vulkan --verbose)}" >>"$o"
+        echo "{\"run\":\"ember_steady\",\"r\":$(mr --until 'serving .* on ' --settle 2 --log "$O/lg_${n}_es.log" -- "$CLI" serve -m "$f" --port 0 --ctx 512 --backend vulkan)}" >>"$o"
+        for i in 1 2; do
+            echo "{\"run\":\"ember_ttft$i\",\"r\":$(mr --log "$O/lg_${n}_et$i.log" -- "$CLI" generate -m "$f" -p "$p" -n 1 --json --backend vulkan)}" >>"$o"
+        done
+        log "load ember $n: $(grep -ho 'wall_s": [0-9.]*' "$o" | tr '\n' ' ')"
+    done
+}
+job_load-l() {
+    local n f o i
+    for n in l2-q4_0 l2-q8_0 l2-q4_k_m; do
+        f=$M/$n.gguf o=$O/load_$n.jsonl
+        echo "{\"run\":\"llama_cold\",\"cache\":\"$(drop)\",\"r\":$(mr --log "$O/lg_${n}_lc.log" -- $LL/llama-cli -m "$f" -ngl 99 -n 1 -p hi -no-cnv)}" >>"$o"
+        echo "{\"run\":\"llama_warm\",\"r\":$(mr --log "$O/lg_${n}_lw.log" -- $LL/llama-cli -m "$f" -ngl 99 -n 1 -p hi -no-cnv)}" >>"$o"
+        echo "{\"run\":\"llama_steady\",\"r\":$(mr --until 'Running in interactive mode' --settle 2 --log "$O/lg_${n}_ls.log" -- $LL/llama-cli -m "$f" -ngl 99 -n 1 -p hi -no-cnv -i)}" >>"$o"
+        for i in 1 2; do
+            echo "{\"run\":\"llama_ttft$i\",\"r\":$(mr --log "$O/lg_${n}_lt$i.log" -- $LL/llama-cli -m "$f" -ngl 99 -n 1 -no-cnv -f "$root/bench/prompt512.txt")}" >>"$o"
+        done
+        log "load llama.cpp $n: $(grep -ho 'wall_s": [0-9.]*' "$o" | tr '\n' ' ')"
+    done
+}
+job_offload() { job_offload-e; job_offload-l; }
+job_load() { job_load-e; job_load-l; }
+
+driver() {  # setup (once per machine), then the jobs, for $TAG's build
+    env_setup
+    log "start $TAG: ember $(cat "$BIN/commit"); $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader); $(nproc) cores"
+    "$CLI" devices >"$O/devices.txt" 2>&1
+    cp "$BIN/commit" "$O/ember_commit"
+    (exec 9>"$S/gpu.lock"; flock 9; [ -n "$NOTESTS" ] || job_tests) &
+    local t
+    if [ ! -e "$S/setup-started" ]; then
+        touch "$S/setup-started"
+        (build_llama; log "llama.cpp build rc=$?") &
+        t=$!
+        make_models
+        log "models done"
+        wait $t
+        touch "$S/setup-done"
+    else
+        while [ ! -e "$S/setup-done" ]; do sleep 2; done
+    fi
+    [ -s "$S/llama_rev" ] && cp "$S/llama_rev" "$O/llama_rev"
+    local j
+    for j in "$@"; do
+        # One job at a time on the GPU, across tags (the tests hold the lock first).
+        exec 9>"$S/gpu.lock"
+        flock 9
+        log "job $j"
+        "job_$j"
+        flock -u 9
+    done
+    wait
+    log "ALL DONE"
+}
+
+wait_cmd() {  # up to $WAIT seconds, then pack everything into $OUT
+    local t=0
+    while [ $t -lt "$WAIT" ] && ! grep -q "ALL DONE" "$O/progress.log" 2>/dev/null; do
+        sleep 5
+        t=$((t + 5))
+    done
+    [ -n "${OUT:-}" ] && (cd "$S" && tar -czf "$OUT/suite-results.tgz" out-*) 2>/dev/null
+    cat "$O/progress.log" 2>/dev/null
+}
+
+cmd="${1:-}"
+shift || true
+TAG=a WAIT=540 NOTESTS="" FILTER=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --tag) TAG="$2"; shift 2 ;;
+    --for) WAIT="$2"; shift 2 ;;
+    --no-tests) NOTESTS=1; shift ;;
+    --filter) FILTER="$2"; shift 2 ;;
+    *) break ;;
+    esac
+done
+O=$S/out-$TAG
+BIN=$S/bin-$TAG
+CLI=$BIN/ember-cli
+case "$cmd" in
+pack) pack_cmd "$@" ;;
+start)
+    for j in "$@"; do
+        declare -F "job_$j" >/dev/null || { echo "suite.sh: unknown job '$j'" >&2; exit 2; }
+    done
+    mkdir -p "$O" "$M"
+    if [ ! -e "$S/started-$TAG" ]; then
+        touch "$S/started-$TAG"
+        rm -rf "$BIN" && cp -r "$pack/new" "$BIN"
+        cp "$0" "$S/driver-$TAG.sh"
+        SUITE_ROOT="$root" setsid bash "$S/driver-$TAG.sh" driver --tag "$TAG" ${NOTESTS:+--no-tests} \
+            ${FILTER:+--filter "$FILTER"} "$@" >"$O/driver.log" 2>&1 </dev/null &
+    fi
+    wait_cmd ;;
+driver) driver "$@" ;;
+wait) wait_cmd ;;
+*) sed -n '2,36p' "$0"; exit 2 ;;
+esac

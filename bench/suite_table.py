@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Prints bench/suite.sh's results as the Markdown tables of docs/benchmarks.md.
+
+Usage: suite_table.py DIR [DIR...]: the unpacked out-TAG folders of suite-results.tgz. A result
+file is taken from the first DIR that has it (so llama.cpp's rows can come from one tag and
+Ember's from another); the load rows' JSON lines are read from all of them."""
+import json
+import os
+import re
+import sys
+
+DIRS = sys.argv[1:]
+
+
+def path(name):
+    for d in DIRS:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def ej(name):  # ember-cli bench --json (stderr lines may precede it)
+    try:
+        t = open(path(name)).read()
+        return json.loads(t[t.index("{"):])
+    except (TypeError, OSError, ValueError):
+        return None
+
+
+def lj(name):  # llama-bench -o json
+    try:
+        return json.load(open(path(name)))
+    except (TypeError, OSError, ValueError):
+        return []
+
+
+def bb(name):  # llama-batched-bench rows: {npp: S_TG}
+    out = {}
+    try:
+        for line in open(path(name)):
+            if re.match(r"^\|\s+\d", line):
+                c = [x.strip() for x in line.strip().strip("|").split("|")]
+                out[int(c[0])] = float(c[7])
+    except (TypeError, OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def f(x, nd=1):
+    return "-" if x is None else f"{x:,.{nd}f}"
+
+
+def families():
+    rows = [("l2-q4_0", "Llama-2-7B Q4_0"), ("qw-q4_k_m", "Qwen2.5-7B Q4_K_M"),
+            ("qw-q4_0", "Qwen2.5-7B Q4_0"), ("g3-q4_k_m", "Gemma-3-4B Q4_K_M"),
+            ("g3-q4_0", "Gemma-3-4B Q4_0"), ("l31-q4_k_m", "Llama-3.1-8B Q4_K_M"),
+            ("l31-q4_0", "Llama-3.1-8B Q4_0"), ("phi-q4_k_m", "Phi-3.5-mini Q4_K_M"),
+            ("phi-q4_0", "Phi-3.5-mini Q4_0")]
+    print("| model (weight bytes) | Ember pp512 | llama.cpp pp512, FA off / on | Ember tg128 "
+          "| llama.cpp tg128, FA off / on | Ember tg128 @ d4096 | llama.cpp tg128 @ d4096, FA off / on "
+          "| Ember decode per weight byte vs Llama-2, d0 / d4096 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    ref = None
+    for n, label in rows:
+        p, d = ej(f"e_{n}_p512.json"), ej(f"e_{n}_d4096.json")
+        if not p:
+            print(f"| {label} | (no result) |")
+            continue
+        wb = p["weight_bytes"]
+        eff = (p["tg_tok_s"] * wb, d["tg_tok_s"] * wb if d else None)
+        if ref is None:
+            ref = eff
+        L = {(x["n_prompt"], x["n_gen"], bool(x["flash_attn"])): x["avg_ts"] for x in lj(f"l_{n}_p512.json")}
+        b0, b1 = bb(f"b_{n}_d4096_fa0.log"), bb(f"b_{n}_d4096_fa1.log")
+        lp = f"{f(L.get((512, 0, False)), 0)} / {f(L.get((512, 0, True)), 0)}" if L else "-"
+        lt = f"{f(L.get((0, 128, False)))} / {f(L.get((0, 128, True)))}" if L else "-"
+        ld = f"{f(b0.get(4096))} / {f(b1.get(4096))}" if b0 else "-"
+        r1 = f"{eff[1] / ref[1]:.2f}" if eff[1] and ref[1] else "-"
+        print(f"| {label} ({wb / 1e9:.2f} GB) | {f(p['pp_tok_s'], 0)} | {lp} | {f(p['tg_tok_s'])} | {lt} | "
+              f"{f(d['tg_tok_s']) if d else '-'} | {ld} | {eff[0] / ref[0]:.2f} / {r1} |")
+
+
+def offload():
+    print("| Llama-2-7B Q4_0 | layers on the GPU | pp512 | tg128 |")
+    print("| --- | ---: | ---: | ---: |")
+    for n, label in [("gl16", "Ember `--gpu-layers 16`"), ("lim16", "Ember `--gpu-mem-limit`"),
+                     ("cpu", "Ember `--backend cpu`")]:
+        e = ej(f"e_l2-q4_0_{n}.json")
+        if e:
+            print(f"| {label} | {e.get('gpu_layers', 0)} | {f(e['pp_tok_s'])} | {f(e['tg_tok_s'])} |")
+    for n, label in [("ngl16", "llama.cpp `-ngl 16`"), ("ngl0", "llama.cpp `-ngl 0`"),
+                     ("nogpu", "llama.cpp `-ngl 0`, GPU hidden")]:
+        rows = {}
+        for x in lj(f"l_l2-q4_0_{n}.json"):
+            k = (x["flash_attn"], x["n_threads"], x["n_gpu_layers"])
+            rows.setdefault(k, {})["pp" if x["n_prompt"] else "tg"] = x["avg_ts"]
+        for (fa, t, ngl), v in rows.items():
+            print(f"| {label}, FA {'on' if fa else 'off'}, {t} threads | {ngl} | {f(v.get('pp'))} | {f(v.get('tg'))} |")
+    e = ej("e_l2-q4_0_lim16.json")
+    if e:
+        print(f"\nEmber's split with `--gpu-mem-limit`: {e.get('split')}")
+
+
+def long_chats():
+    head = ["| model | Ember @ 16384 | Ember @ 32768 | llama.cpp FA off @ 16384 / 32768 | llama.cpp FA on @ 16384 / 32768 |",
+            "| --- | ---: | ---: | ---: | ---: |"]
+    for n, label in [("l2long-q4_0", "Llama-2-7B Q4_0"), ("l31-q4_k_m", "Llama-3.1-8B Q4_K_M")]:
+        a, b = ej(f"e_{n}_d16384.json"), ej(f"e_{n}_d32768.json")
+        if not (a or b):
+            continue
+        b0, b1 = bb(f"b_{n}_long_fa0.log"), bb(f"b_{n}_long_fa1.log")
+        while head:
+            print(head.pop(0))
+        print(f"| {label} | {f(a and a['tg_tok_s'])} | {f(b and b['tg_tok_s'])} | "
+              f"{f(b0.get(16384))} / {f(b0.get(32768))} | {f(b1.get(16384))} / {f(b1.get(32768))} |")
+
+
+def load():
+    print("| file | Ember cold / warm | llama.cpp cold / warm | Ember peak / steady RSS "
+          "| llama.cpp peak / steady RSS | prompt of 512: Ember / llama.cpp |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    G = 1024 * 1024
+    for n, label in [("l2-q4_0", "Llama-2-7B Q4_0"), ("l2-q8_0", "Llama-2-7B Q8_0"),
+                     ("l2-q4_k_m", "Llama-2-7B Q4_K_M")]:
+        R = {}
+        for d in DIRS:
+            try:
+                R.update({j["run"]: j.get("r", {}) for j in map(json.loads, open(os.path.join(d, f"load_{n}.jsonl")))})
+            except (OSError, ValueError):
+                pass
+        if not R:
+            continue
+        w = lambda k: R.get(k, {}).get("wall_s")
+        pk = lambda k: R.get(k, {}).get("peak_rss_kb")
+        st = lambda k: R.get(k, {}).get("steady_rss_kb")
+        g = lambda x: "-" if not x else f"{x / G:.2f}"
+        et = ej(f"lg_{n}_et2.log")
+        lt = None
+        try:
+            m = re.search(r"prompt eval time =\s*([0-9.]+) ms", open(path(f"lg_{n}_lt2.log")).read())
+            lt = float(m.group(1))
+        except (TypeError, OSError, AttributeError):
+            pass
+        print(f"| {label} | {f(w('ember_cold'), 2)} / {f(w('ember_warm'), 2)} s | "
+              f"{f(w('llama_cold'), 2)} / {f(w('llama_warm'), 2)} s | {g(pk('ember_warm'))} / {g(st('ember_steady'))} GiB | "
+              f"{g(pk('llama_warm'))} / {g(st('llama_steady'))} GiB | {f(et and et.get('ttft_ms'), 0)} / {f(lt, 0)} ms |")
+
+
+for part in (families, offload, long_chats, load):
+    part()
+    print()
