@@ -21,15 +21,17 @@
 #   bench/suite.sh wait [--tag T] [--for SECONDS]
 #       Waits up to SECONDS (default 540) for the tag's jobs, prints the progress log and packs
 #       every result into $OUT/suite-results.tgz (the device tool brings it back).
-#   Jobs: fam (Ember pp512, tg128 and tg128 at depth 4096 of each family file), famllama
-#   (llama-bench on the files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at depth 4096),
-#   offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp -ngl 16, and both
-#   on the CPU alone), load (cold and warm load time, host memory, a 512-token prompt), long
-#   (depth 16384 and 32768). offload-e / load-e are Ember's half of a job, offload-l / load-l
-#   llama.cpp's, so that llama.cpp can run while the Ember build to measure still compiles.
+#   Jobs: base (Ember pp512 and tg128 of TinyLlama-1.1B and Llama-2-7B in Q4_0, Q8_0, Q4_K_M),
+#   fam (Ember pp512, tg128 and tg128 at depth 4096 of each family file), famllama (llama-bench
+#   on base's files and the family files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at
+#   depth 4096), offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp
+#   -ngl 16, and both on the CPU alone), load (cold and warm load time, host memory, a 512-token
+#   prompt), long (depth 16384 and 32768). offload-e, load-e and long-e are Ember's half of a
+#   job, offload-l, load-l and long-l llama.cpp's, so that llama.cpp can run while the Ember
+#   build to measure still compiles here.
 # With the device tool each call runs 10 minutes at most and the machine goes back after 30 s
 # idle, so call `wait` again at once until the log says ALL DONE:
-#   run(command="bash bench/suite.sh start fam famllama famdepth offload load", carry=[".bench", ".gl"])
+#   run(command="bash bench/suite.sh start base fam famllama famdepth offload load", carry=[".bench", ".gl"])
 #   run(command="bash bench/suite.sh wait", carry=[".bench", ".gl"])
 # Then, here: python3 bench/suite_table.py DIR (DIR: the unpacked out-TAG folder).
 set -uo pipefail
@@ -145,6 +147,10 @@ make_models() {  # four at a time; Llama 2 with its real vocabulary (llama-cli r
     mk phi-q4_k_m phi3.5-mini q4_k_m &
     mk phi-q4_0 phi3.5-mini q4_0 &
     wait
+    mk t-q4_0 tinyllama-1.1b q4_0 &
+    mk t-q8_0 tinyllama-1.1b q8_0 &
+    mk t-q4_k_m tinyllama-1.1b q4_k_m &
+    wait
     ls -la "$M" >"$O/models.txt"
 }
 
@@ -178,9 +184,17 @@ job_fam() {
         log "fam $n: $(toks "$O/e_${n}_p512.json" "$O/e_${n}_d4096.json")"
     done
 }
-job_famllama() {
+BASE="t-q4_0 t-q8_0 t-q4_k_m l2-q4_0 l2-q8_0 l2-q4_k_m"
+job_base() {  # the first table: TinyLlama-1.1B and Llama-2-7B in Q4_0, Q8_0 and Q4_K_M
     local n
-    for n in $FAML; do
+    for n in $BASE; do
+        [ -s "$O/e_${n}_p512.json" ] || eb $n p512 -p 512 -n 128 -r 3
+        log "base $n: $(toks "$O/e_${n}_p512.json")"
+    done
+}
+job_famllama() {  # llama-bench on the family files and the first table's
+    local n
+    for n in $(echo $BASE $FAML | tr ' ' '\n' | awk '!seen[$0]++'); do
         timeout 300 $LL/llama-bench -m "$M/$n.gguf" -p 512 -n 128 -ngl 99 -fa 0,1 -o json \
             >"$O/l_${n}_p512.json" 2>"$O/l_${n}_p512.err" || log "llama-bench $n failed"
     done
@@ -197,15 +211,17 @@ job_famdepth() {
     local n
     for n in $FAML; do bb $n d4096 4096 4352 0; bb $n d4096 4096 4352 1; done
 }
-job_long() {
+job_long-e() {  # tg128 after 16384 and 32768 tokens of context
     local n
     for n in l2long-q4_0 l31-q4_k_m; do
         eb $n d16384 -p 0 -n 128 -d 16384 -r 2
         eb $n d32768 -p 0 -n 128 -d 32768 -r 2
         log "long ember $n: $(toks "$O/e_${n}_d16384.json" "$O/e_${n}_d32768.json")"
-        bb $n long 16384,32768 33024 0
-        bb $n long 16384,32768 33024 1
     done
+}
+job_long-l() {
+    local n
+    for n in l2long-q4_0 l31-q4_k_m; do bb $n long 16384,32768 33024 0; bb $n long 16384,32768 33024 1; done
 }
 job_offload-e() {  # Llama-2-7B Q4_0, 16 of 32 layers on the GPU; all threads of the machine
     local f=$M/l2-q4_0.gguf lim="" s
@@ -265,6 +281,7 @@ job_load-l() {
     done
 }
 job_offload() { job_offload-e; job_offload-l; }
+job_long() { job_long-e; job_long-l; }
 job_load() { job_load-e; job_load-l; }
 
 driver() {  # setup (once per machine), then the jobs, for $TAG's build

@@ -51,6 +51,26 @@ def f(x, nd=1):
     return "-" if x is None else f"{x:,.{nd}f}"
 
 
+def llama_rows(n):
+    return {(x["n_prompt"], x["n_gen"], bool(x["flash_attn"])): x["avg_ts"] for x in lj(f"l_{n}_p512.json")}
+
+
+def base():
+    rows = [("t-q4_0", "TinyLlama-1.1B Q4_0"), ("t-q8_0", "TinyLlama-1.1B Q8_0"),
+            ("t-q4_k_m", "TinyLlama-1.1B Q4_K_M"), ("l2-q4_0", "Llama-2-7B Q4_0"),
+            ("l2-q8_0", "Llama-2-7B Q8_0"), ("l2-q4_k_m", "Llama-2-7B Q4_K_M")]
+    print("| model (weight bytes) | Ember pp512 | llama.cpp pp512, FA off / on | Ember tg128 | llama.cpp tg128, FA off / on |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for n, label in rows:
+        p = ej(f"e_{n}_p512.json")
+        if not p:
+            continue
+        L = llama_rows(n)
+        print(f"| {label} ({p['weight_bytes'] / 1e9:.2f} GB) | {f(p['pp_tok_s'], 0)} | "
+              f"{f(L.get((512, 0, False)), 0)} / {f(L.get((512, 0, True)), 0)} | {f(p['tg_tok_s'])} | "
+              f"{f(L.get((0, 128, False)))} / {f(L.get((0, 128, True)))} |")
+
+
 def families():
     rows = [("l2-q4_0", "Llama-2-7B Q4_0"), ("qw-q4_k_m", "Qwen2.5-7B Q4_K_M"),
             ("qw-q4_0", "Qwen2.5-7B Q4_0"), ("g3-q4_k_m", "Gemma-3-4B Q4_K_M"),
@@ -71,7 +91,7 @@ def families():
         eff = (p["tg_tok_s"] * wb, d["tg_tok_s"] * wb if d else None)
         if ref is None:
             ref = eff
-        L = {(x["n_prompt"], x["n_gen"], bool(x["flash_attn"])): x["avg_ts"] for x in lj(f"l_{n}_p512.json")}
+        L = llama_rows(n)
         b0, b1 = bb(f"b_{n}_d4096_fa0.log"), bb(f"b_{n}_d4096_fa1.log")
         lp = f"{f(L.get((512, 0, False)), 0)} / {f(L.get((512, 0, True)), 0)}" if L else "-"
         lt = f"{f(L.get((0, 128, False)))} / {f(L.get((0, 128, True)))}" if L else "-"
@@ -147,6 +167,6 @@ def load():
               f"{g(pk('llama_warm'))} / {g(st('llama_steady'))} GiB | {f(et and et.get('ttft_ms'), 0)} / {f(lt, 0)} ms |")
 
 
-for part in (families, offload, long_chats, load):
+for part in (base, families, offload, long_chats, load):
     part()
     print()
