@@ -126,6 +126,18 @@ layout(binding = 7) writeonly buffer VBuf { float16_t vc[]; };
 DECLARE_STEP_BUFFER(8)
 layout(binding = 9) readonly buffer FBuf { float ff[]; };
 layout(binding = 11) writeonly buffer XOutBuf { vec4 xo4[]; };
+#if defined(RESID)
+// x is the residual stream before a post-norm's residual add (Gemma): the staged input is
+// x' = x + rmsnorm(r) * rw (then normed as any x), workgroup 0 of the dispatch that starts at row
+// 0 (RESID_OUT_C) writes x' to binding 11 (another buffer than x: the others still read x) and
+// zeroes binding 14, where the next Add mat-vec of the step sums its column parts. The post-norm and its add
+// take no dispatch of their own.
+layout(binding = 12) readonly buffer RBuf4 { vec4 r4[]; };
+layout(binding = 13) readonly buffer RwBuf4 { vec4 rw4[]; };
+layout(binding = 14) writeonly buffer ZBuf4 { vec4 z4[]; };
+// 0: another dispatch of the step (Q's, beside K's and V's) writes x' and zeroes binding 14.
+layout(constant_id = 26) const uint RESID_OUT_C = 1;
+#endif
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
 layout(binding = 3) readonly buffer EBufQ { uvec4 eq[]; };
 layout(binding = 3) readonly buffer EBufD { float16_t ed[]; };
@@ -294,9 +306,32 @@ vec4 embed_vec4(uint c) {
 #endif
 }
 
+#if defined(RESID)
+// Whether this workgroup writes x' and zeroes binding 14: the first of the first dispatch.
+bool resid_out() { return RESID_OUT_C != 0u && linear_workgroup() == 0u && ROW_FIRST == 0u; }
+
+// 1 / rms(r), r being ncols long; resid_out(): binding 14 zeroed too.
+float resid_inv() {
+    float ss = 0.0;
+    const bool zero = resid_out();
+    for (uint c = gl_LocalInvocationID.x; c < NCOLS / 4u; c += WG_SIZE) {
+        const vec4 v = r4[c];
+        ss += dot(v, v);
+        if (zero) z4[c] = vec4(0.0);
+    }
+    return inversesqrt(wg_sum(ss) / float(NCOLS) + EPS);
+}
+float g_resid_inv = 0.0;
+#endif
+
 // Column vec4 c of x (SILU_IN: of SiLU(gate) * up; EMBED_C: of the token's embedding, which
-// workgroup 0 also writes to x).
+// workgroup 0 also writes to x; RESID: of x + rmsnorm(r) * rw, which workgroup 0 writes out).
 vec4 load_x(uint xb, uint c) {
+#if defined(RESID)
+    const vec4 xr = x4[xb + c] + r4[c] * g_resid_inv * rw4[c];
+    if (resid_out()) xo4[xb + c] = xr;
+    return xr;
+#else
     if (EMBED_C != 0u) {
         vec4 v = embed_vec4(c);
         if (linear_workgroup() == 0u) xo4[xb + c] = v;
@@ -305,6 +340,7 @@ vec4 load_x(uint xb, uint c) {
     vec4 v = x4[xb + c];
     if (SILU_IN == 0u) return v;
     return ACT(v) * x4[xb + c + NCOLS / 4u];
+#endif
 }
 
 // x' of columns [4 c0, 4 c1) into xs from slot 0 (F16 pairs, scaled by 2^-e); returns 2^e, the
@@ -312,6 +348,9 @@ vec4 load_x(uint xb, uint c) {
 // ncols / 4).
 float stage_x(uint c0, uint c1) {
     if ((DIAG & 2u) != 0u) return 1.0;
+#if defined(RESID)
+    g_resid_inv = resid_inv();
+#endif
     uint tid = gl_LocalInvocationID.x;
     uint xb = X_OFF / 4u;
     bool norm = HAS_NORM;

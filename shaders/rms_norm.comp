@@ -2,13 +2,16 @@
 // out = x / sqrt(mean(x^2) + eps) * w, one workgroup per row. ADD: x += r first, written back
 // (the residual add before the next norm, one dispatch for both). OUT_F16: out is F16 (the
 // tensor-core matmul's input, written here instead of copied after). ADD_OUT: out += the normed
-// row instead (Gemma's post-attention and post-FFN norms with the residual add after them).
+// row instead (Gemma's post-attention and post-FFN norms with the residual add after them),
+// and x zeroed as it is read: the decode step's down projection adds its column parts into it.
 #extension GL_GOOGLE_include_directive : require
 #include "include/common.glsl"
 
 #if defined(ADD)
 layout(binding = 0) buffer XBuf { float x[]; };
 layout(binding = 3) readonly buffer RBuf { float r[]; };
+#elif defined(ADD_OUT)
+layout(binding = 0) buffer XBuf { float x[]; };
 #else
 layout(binding = 0) readonly buffer XBuf { float x[]; };
 #endif
@@ -50,7 +53,9 @@ void main() {
 #if defined(OUT_F16)
         o[ob + i] = float16_t(x[xb + i] * scale * w[i]);
 #elif defined(ADD_OUT)
+        // Each thread zeroes only the elements that it alone read.
         o[ob + i] += x[xb + i] * scale * w[i];
+        x[xb + i] = 0.0;
 #else
         o[ob + i] = x[xb + i] * scale * w[i];
 #endif

@@ -2,9 +2,10 @@
 // regions: the fused mat-vecs with a plain store of normed rows (Q, K, V) and with a GELU-tanh
 // gate (both products and the down projection's activated input), the split decode attention
 // with soft-capping, sliding windows over cache rings and 96- and 256-wide heads, and the
-// post-norm with its residual add.
+// post-norm with its residual add, apart or folded into the next mat-vec's input.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "cpu/ops.h"
@@ -183,6 +184,92 @@ TEST_F(FamilyDecode, GeluGateRefusedByThePlainKernel) {
     EXPECT_FALSE(run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
 }
 
+// Gemma's post-norm folded into the next mat-vec's input (FusedMatvec::resid): x' = x +
+// rmsnorm(r) * rw, then y = W rmsnorm(x') * norm (Store; GateUp: gate and up apart), x' written
+// to x_out by the first workgroup, `zero` zeroed; x and r as they were, nothing past any buffer.
+// resid_out false: x_out and zero left to another dispatch.
+void check_resid(GgmlType type, int64_t rows, int64_t cols, FusedMode mode, bool resid_out) {
+    Context& ctx = shared_context();
+    const float eps = 1e-6f;
+    const Weight w0 = make_weight(type, rows, cols, 101), w1 = make_weight(type, rows, cols, 102);
+    const Tensor t0 = w0.tensor("w0"), t1 = w1.tensor("w1");
+    auto store = WeightStore::upload(ctx, {&t0, &t1}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    const auto x = random_floats(size_t(cols), 103, -3, 3),
+               r = random_floats(size_t(cols), 104, -40, 40);
+    const auto rw = random_floats(size_t(cols), 105, 0.5f, 1.5f);
+    const auto nw = random_floats(size_t(cols), 106, 0.5f, 1.5f);
+    std::vector<float> want_x(static_cast<size_t>(cols));
+    cpu::rms_norm(r.data(), rw.data(), want_x.data(), int(cols), eps);
+    for (int64_t c = 0; c < cols; ++c) want_x[c] += x[c];
+    const bool gu = mode == FusedMode::GateUp;
+    std::vector<float> want(size_t(gu ? 2 * rows : rows));
+    const auto y0 = product(w0, want_x, nw.data(), eps);
+    for (int64_t i = 0; i < rows; ++i) want[i] = float(y0[i]);
+    if (gu) {
+        const auto y1 = product(w1, want_x, nw.data(), eps);
+        for (int64_t i = 0; i < rows; ++i) want[rows + i] = float(y1[i]);
+    }
+    HostBuffer bx(ctx, x.size()), br(ctx, r.size()), brw(ctx, rw.size()), bn(ctx, nw.size()),
+        by(ctx, want.size()), bxo(ctx, x.size()), bz(ctx, x.size());
+    bx.fill(x.data(), x.size() * 4);
+    br.fill(r.data(), r.size() * 4);
+    brw.fill(rw.data(), rw.size() * 4);
+    bn.fill(nw.data(), nw.size() * 4);
+    const std::vector<float> ones(x.size(), 1.0f);
+    bz.fill(ones.data(), ones.size() * 4);
+    FusedMatvec f;
+    f.mode = mode;
+    f.w[0] = (*store)->find(t0);
+    if (gu) f.w[1] = (*store)->find(t1);
+    f.x = bx.range(), f.norm = bn.range(), f.eps = eps, f.y = by.range();
+    f.resid = br.range(), f.resid_norm = brw.range(), f.x_out = bxo.range(), f.zero = bz.range();
+    f.resid_out = resid_out;
+    const std::string what = std::string(type_traits(type)->name) + " " + std::to_string(rows) +
+                             "x" + std::to_string(cols) + (gu ? " gate/up" : " store") +
+                             (resid_out ? "" : " (no x_out)");
+    auto st = run_ops(ctx, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+    ASSERT_TRUE(st.ok()) << what << ": " << st.error().message;
+    EXPECT_LT(nmse(by.f32(), want.data(), want.size()), 2e-6) << what;
+    EXPECT_EQ(std::memcmp(bx.f32(), x.data(), x.size() * 4), 0) << what;
+    EXPECT_EQ(std::memcmp(br.f32(), r.data(), r.size() * 4), 0) << what;
+    if (resid_out) {
+        EXPECT_LT(nmse(bxo.f32(), want_x.data(), want_x.size()), 1e-12) << what;
+        EXPECT_EQ(std::count(bz.f32(), bz.f32() + cols, 0.0f), cols) << what;
+    } else {
+        EXPECT_EQ(std::count(bxo.words(), bxo.words() + cols, kSentinel), cols) << what;
+        EXPECT_EQ(std::memcmp(bz.f32(), ones.data(), ones.size() * 4), 0) << what;
+    }
+    for (HostBuffer* b : {&bx, &br, &by, &bxo, &bz}) EXPECT_TRUE(b->guard_intact()) << what;
+}
+
+TEST_F(FamilyDecode, PostNormFoldedIntoTheNextMatvec) {
+    if (!shared_context().adapter().float16)
+        GTEST_SKIP() << "the fold needs matvec_fused_h.comp (F16 arithmetic)";
+    check_resid(GgmlType::Q4_K, 96, 512, FusedMode::Store, true);
+    check_resid(GgmlType::Q4_K, 96, 512, FusedMode::GateUp, true);
+    check_resid(GgmlType::Q6_K, 64, 768, FusedMode::Store, false);
+    check_resid(GgmlType::Q4_0, 64, 2560, FusedMode::GateUp, true);
+    check_resid(GgmlType::Q8_0, 40, 256, FusedMode::Store, true);
+}
+
+// The plain kernel (F32 arithmetic) has no fold: refused, not run without it.
+TEST_F(FamilyDecode, PostNormFoldRefusedByThePlainKernel) {
+    Context& ctx = shared_context();
+    const Weight w = make_weight(GgmlType::Q8_0, 64, 64, 107);
+    const Tensor t = w.tensor("w");
+    auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    HostBuffer bx(ctx, 64), by(ctx, 64);
+    Plan plan = make_plan(ctx.adapter());
+    plan.fused_kernel = FusedKernel::Plain;
+    FusedMatvec f;
+    f.w[0] = (*store)->find(t);
+    f.x = bx.range(), f.y = by.range(), f.norm = bx.range();
+    f.resid = f.resid_norm = f.x_out = f.zero = bx.range();
+    EXPECT_FALSE(run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
+}
+
 struct AttnCase {
     int pos0 = 0, n_head = 4, n_head_kv = 2, head_dim = 64;
     float softcap = 0.0f;
@@ -319,7 +406,8 @@ TEST_F(FamilyDecode, AttentionRefusesBadArguments) {
     EXPECT_FALSE(run({2, 1, 1, 64, 1.0f}).ok());    // a batch
 }
 
-// x += rmsnorm(r) * w over one row (Gemma's post-norms), and nothing past the row.
+// x += rmsnorm(r) * w over one row (Gemma's post-norms), r zeroed (the decode step's down
+// adds into it), and nothing past the row.
 TEST_F(FamilyDecode, RmsNormAdd) {
     Context& ctx = shared_context();
     const int n = 2304;
@@ -338,6 +426,8 @@ TEST_F(FamilyDecode, RmsNormAdd) {
                 }).ok());
     EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 1e-12);
     EXPECT_TRUE(bx.guard_intact());
+    EXPECT_EQ(std::count(br.f32(), br.f32() + n, 0.0f), n);
+    EXPECT_TRUE(br.guard_intact());
 }
 
 // What `ember-cli devices --plan -m FILE` prints for a family file: its decode steps on the fused

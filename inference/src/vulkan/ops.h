@@ -142,6 +142,12 @@ struct FusedMatvec {
     // Qkv of a decode step's first layer: x is the embedding row of the step's token, read from
     // this table (fused_embed_supported), and the row is also written to x for the residual.
     const DeviceTensor* embed = nullptr;
+    // Gemma's post-norm and residual add folded into this mat-vec's input (matvec_fused_h.comp's
+    // subgroup mode, Store, GateUp or Qkv, without column parts or a GELU here;
+    // fused_resid_supported): x is read as x + rmsnorm(resid) * resid_norm (eps), that row is
+    // written to x_out (not x), and cols floats of zero are zeroed for the step's next Add mat-vec.
+    BufferRange resid, resid_norm, x_out, zero;
+    bool resid_out = true;  // false: another dispatch of the step writes x_out and zero
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
@@ -163,6 +169,9 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // matvec_fused_h.comp's subgroup mode.
 bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
                            const DeviceTensor& wk, const DeviceTensor& wv);
+// Whether a mat-vec of w can fold a post-norm and residual add into its input
+// (FusedMatvec::resid): matvec_fused_h.comp's subgroup mode reads w here.
+bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w);
 // Whether gate/up can store its rows apart (FusedMode::GateUp) and down read them (silu_in):
 // both run in matvec_fused_h.comp's subgroup mode here.
 bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const DeviceTensor& up,
@@ -182,7 +191,8 @@ Status op_rms_norm(Recorder& rec, BufferRange x, uint32_t x_off, BufferRange w, 
 Status op_add_rms_norm(Recorder& rec, BufferRange x, BufferRange r, BufferRange w, BufferRange out,
                        int n, int n_rows, float eps, bool out_f16);
 // out[row] += rms_norm(x[row]) * w (rows of n, both contiguous): a norm after a projection and
-// the residual add after it in one dispatch (Gemma's post-attention and post-FFN norms).
+// the residual add after it in one dispatch (Gemma's post-attention and post-FFN norms); x is
+// left zeroed, for the next projection to add into.
 Status op_rms_norm_add(Recorder& rec, BufferRange x, BufferRange w, BufferRange out, int n,
                        int n_rows, float eps);
 // RoPE in place on n_tokens rows of q (n_head heads) and k (n_head_kv heads), rows contiguous,

@@ -134,7 +134,7 @@ struct FusedPush {
     uint32_t has_ff, kv_dim, ksplit, row_first, row_end, tl_slot;
 };
 
-// matvec_fused_h.comp's specialization constants, in constant_id order (1-25). The shape
+// matvec_fused_h.comp's specialization constants, in constant_id order (1-26). The shape
 // constants repeat push constants so that the compiler sees them (those marked _1 hold the
 // value + 1: 0 leaves the value to the push constants).
 struct FusedHSpec {
@@ -143,6 +143,7 @@ struct FusedHSpec {
     uint32_t n_wg;  // the workgroups, where dispatch_linear's grid holds exactly that many
     uint32_t has_norm_1, head_dim, kv_dim, silu_in, x_off_1, y_off_1, row_first_1, row_end_1;
     uint32_t eps_bits, n_rot, freq_base_bits, has_ff_1, embed;
+    uint32_t resid_out;  // the resid variant only
 };
 
 // matvec_fused.comp's one constant: the mode, a pipeline per mode.
@@ -209,6 +210,13 @@ Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& 
     // embedding table (f.embed, then at binding 3); the others ignore it. (The validation
     // layer counts 11 as written by every variant: bound to x, the dispatches of one QKV,
     // which no barrier separates, would read what another "writes".)
+    if (f.resid.buffer)  // 12-14: the residual's post-norm input and weight, the row to zero
+        return rec.dispatch_linear(
+            shader,
+            {d.w0.pieces[0].range, d.w1.pieces[0].range, d.w2.pieces[0].range, f.x, or_x(f.norm),
+             f.y, or_y(f.k_cache), or_y(f.v_cache), or_x(f.step), or_x(f.ff), f.y, f.x_out, f.resid,
+             f.resid_norm, f.zero},
+            &d.pc, push_size<FusedPush>(), threads, n_wg, 1, spec);
     return rec.dispatch_linear(
         shader,
         {d.w0.pieces[0].range, d.w1.pieces[0].range, d.w2.pieces[0].range,
@@ -262,7 +270,8 @@ SubgroupGrid subgroup_grid(const Recorder& rec, const FusedDispatch& d) {
 // only its part of x and adding its sums with float atomics.
 uint32_t add_column_parts(const Recorder& rec, const FusedDispatch& d, const SubgroupGrid& g) {
     const Adapter& a = rec.adapter();
-    if (d.f.mode != FusedMode::Add || d.f.norm.buffer || !a.atomic_float_add) return 1;
+    if (d.f.mode != FusedMode::Add || d.f.norm.buffer || d.f.resid.buffer || !a.atomic_float_add)
+        return 1;
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
     const bool q4 = d.w0.type == GgmlType::Q4_0 || d.w0.type == GgmlType::Q4_K;
     const uint64_t nblk = d.w0.cols / 32, part = sgs * (q4 ? 3 : 4);
@@ -322,10 +331,12 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                           pc.n_rot,
                           std::bit_cast<uint32_t>(pc.freq_base),
                           pc.has_ff + 1,
-                          d.f.embed ? 1u : 0u};
-    return dispatch_fused(rec, d,
-                          std::string(ksplit > 1 ? "matvec_fused_h_atomic_" : "matvec_fused_h_") +
-                              gelu_infix(d.f) + weight_type_suffix(d.w0.type),
+                          d.f.embed ? 1u : 0u,
+                          d.f.resid_out ? 1u : 0u};
+    const std::string variant = d.f.resid.buffer ? "matvec_fused_h_resid_"
+                                : ksplit > 1     ? "matvec_fused_h_atomic_"
+                                                 : "matvec_fused_h_";
+    return dispatch_fused(rec, d, variant + gelu_infix(d.f) + weight_type_suffix(d.w0.type),
                           g.threads, n_wg, SpecConstants::of(spec));
 }
 
@@ -387,6 +398,15 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
+    if (f.resid.buffer && (!subgroups || f.embed || *gelu_infix(f) || !f.x_out.buffer ||
+                           rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15 ||
+                           !f.resid_norm.buffer || !f.zero.buffer))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: a post-norm folded into the input needs the subgroup "
+                          "kernel (F16 arithmetic) for these " +
+                              std::string(type_name(w0.type)) +
+                              " rows, no GELU or embedding lookup there, and x_out, resid_norm "
+                              "and zero bound");
     if (subgroups) return record_subgroups(rec, d, h, g);
     if (h.rows) return record_staged(rec, d, h);
     if (*gelu_infix(f))
@@ -406,6 +426,13 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
     // only change how much of x a workgroup stages.)
     const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
     return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
+}
+
+bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w) {
+    // The variant binds 15 storage buffers.
+    if (rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15) return false;
+    const FusedH h = fused_h_plan(rec, w, 0);
+    return h.rows && h.warp_unroll;
 }
 
 bool fused_matvec_gelu_supported(const Recorder& rec, const DeviceTensor& w) {

@@ -29,6 +29,23 @@ Ffn ffn_of(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
     return Ffn::Product;
 }
 
+// Whether Gemma's post-norms fold into the next mat-vec's input (FusedMatvec::resid) in every
+// layer: the post-FFN norm into the next layer's QKV, the post-attention one into gate/up (not
+// in the last layer, whose norms keep their dispatches so that x ends where the head reads it).
+// The residual then alternates: QKV reads xb and writes x, gate/up reads x and writes xb, and
+// down adds into u (gate/up zeroes it) instead of tmp.
+bool folds_post_norms(const Recorder& rec, const DeviceModel& m) {
+    for (const DeviceLayer& L : m.layers) {
+        if (!L.post_attn_norm || !L.post_ffn_norm || L.wqkv || ffn_of(rec, m, L) != Ffn::Apart)
+            return false;
+        for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.gate, L.post_attn_norm, L.post_ffn_norm})
+            if (t->pieces.size() != 1) return false;
+        for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.gate})
+            if (!fused_resid_supported(rec, *t)) return false;
+    }
+    return true;
+}
+
 bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
     return !t || fused_matvec_supports(a, plan, {t});
 }
@@ -57,20 +74,25 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
     std::vector<Stage> s;
     s.push_back({StageOp::Embed, 0, "embed"});
     if (m.hp.traits().embd_scale) s.push_back({StageOp::FamilyEmbedScale, 0, "embedding scale"});
+    const bool fold = folds_post_norms(rec, m);
+    const uint32_t last = uint32_t(m.layers.size()) - 1;
     for (uint32_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
-        s.push_back({StageOp::FamDecQkv, l, "norm + qkv"});
+        const bool fold_in = fold && l > m.first_layer, fold_out = fold && l < last;
+        s.push_back({StageOp::FamDecQkv, l, fold_in ? "post-ffn norm + norm + qkv" : "norm + qkv"});
         s.push_back({StageOp::FamilyQkvRope, l, "bias + qk norm + rope + kv store"});
         s.push_back({StageOp::FamDecAttention, l, "attention"});
         if (L.post_attn_norm) {
             s.push_back({StageOp::FamDecWo, l, "wo"});
-            s.push_back({StageOp::FamDecAttnPostNorm, l, "post-attention norm + residual"});
+            if (!fold_out)
+                s.push_back({StageOp::FamDecAttnPostNorm, l, "post-attention norm + residual"});
         } else {
             s.push_back({StageOp::FamDecWo, l, "wo + residual"});
         }
         switch (ffn_of(rec, m, L)) {
             case Ffn::Apart:
-                s.push_back({StageOp::FamDecGateUp, l, "norm + gate/up"});
+                s.push_back({StageOp::FamDecGateUp, l,
+                             fold_out ? "post-attention norm + norm + gate/up" : "norm + gate/up"});
                 break;
             case Ffn::Product:
                 s.push_back({StageOp::FamDecGateUp, l, "norm + gate/up + act"});
@@ -86,7 +108,7 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
         }
         if (L.post_ffn_norm) {
             s.push_back({StageOp::FamDecDown, l, "down"});
-            s.push_back({StageOp::FamDecFfnPostNorm, l, "post-ffn norm + residual"});
+            if (!fold_out) s.push_back({StageOp::FamDecFfnPostNorm, l, "post-ffn norm + residual"});
         } else {
             s.push_back({StageOp::FamDecDown, l, "down + residual"});
         }
@@ -127,12 +149,23 @@ FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
 
 // q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
 // differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
-Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
+// Folded (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x
+// by Q's dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
+Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L,
+           const DeviceLayer* fold_in) {
     if (L.wqkv)
         return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
-    EMBER_TRY(op_matvec_fused(rec, normed(m, FusedMode::Store, L.wq, L.attn_norm, b.x, b.q)));
-    EMBER_TRY(op_matvec_fused(rec, normed(m, FusedMode::Store, L.wk, L.attn_norm, b.x, b.k)));
-    return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wv, L.attn_norm, b.x, b.v));
+    const DeviceTensor* w[3] = {L.wq, L.wk, L.wv};
+    const BufferRange y[3] = {b.q, b.k, b.v};
+    for (int i = 0; i < 3; ++i) {
+        FusedMatvec f = normed(m, FusedMode::Store, w[i], L.attn_norm, fold_in ? b.xb : b.x, y[i]);
+        if (fold_in) {
+            f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
+            f.x_out = b.x, f.zero = b.tmp, f.resid_out = i == 0;
+        }
+        EMBER_TRY(op_matvec_fused(rec, f));
+    }
+    return {};
 }
 
 // att [Dq] = softmax(softcap(scale q K^T)) V over the layer's window: split over positions where
@@ -159,8 +192,10 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t
 }
 
 // The FFN's first dispatch (Ffn): g [F] = act(Wgate xn) * (Wup xn), or g [2F] = [gate; up],
-// xn = rmsnorm(x) * ffn_norm.
-Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
+// xn = rmsnorm(x) * ffn_norm; folded: x = x + rmsnorm(tmp) * post_attention_norm first, written
+// to xb, and u zeroed for down.
+Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L,
+               bool fold) {
     const bool gelu = m.hp.traits().act == FfnAct::GeluTanh;
     switch (ffn_of(rec, m, L)) {
         case Ffn::Joined:
@@ -173,6 +208,10 @@ Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const Devi
                                    L.ffn_norm, b.x, b.g);
             f.w[1] = L.up;
             f.gelu = gelu;
+            if (fold) {
+                f.resid = b.tmp, f.resid_norm = L.post_attn_norm->pieces[0].range;
+                f.x_out = b.xb, f.zero = b.u;
+            }
             return op_matvec_fused(rec, f);
         }
         default:
@@ -180,11 +219,17 @@ Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const Devi
     }
 }
 
-// x += Wdown g (g: act(gate) * up, or [gate; up] with the activation taken here), or tmp =
-// Wdown g before Gemma's post-norm.
-Status down(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L) {
-    FusedMatvec f = L.post_ffn_norm ? matvec(FusedMode::Store, L.down, b.g, b.tmp)
-                                    : matvec(FusedMode::Add, L.down, b.g, b.x);
+// x += Wdown g (g: act(gate) * up, or [gate; up] with the activation taken here), or tmp +=
+// Wdown g before Gemma's post-norm: the post-attention norm left tmp zeroed, and an Add lets the
+// plan split down's long rows (10,240 columns for 2,560 rows) over column parts, whose sums
+// meet in tmp (a Store took a third of the subgroups, 28 us a call on the H200).
+// Folded (fold): u += Wdown g (gate/up zeroed u; the next layer's QKV takes its post-norm).
+Status down(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L,
+            bool fold) {
+    const FusedMode into_tmp = L.post_attn_norm ? FusedMode::Add : FusedMode::Store;
+    FusedMatvec f = fold              ? matvec(FusedMode::Add, L.down, b.g, b.u)
+                    : L.post_ffn_norm ? matvec(into_tmp, L.down, b.g, b.tmp)
+                                      : matvec(FusedMode::Add, L.down, b.g, b.x);
     const Ffn ffn = ffn_of(rec, m, L);
     f.silu_in = ffn == Ffn::Apart || ffn == Ffn::Joined;
     f.gelu = m.hp.traits().act == FfnAct::GeluTanh;
@@ -198,10 +243,14 @@ Status record_family_decode_stage(Recorder& rec, const DeviceModel& m, const Buf
     const uint32_t l = st.layer;
     const DeviceLayer& L = m.layers[l];
     const int E = int(m.hp.n_embd);
+    // The post-norms folded (folds_post_norms): into this QKV from the layer before, and from this
+    // layer's attention into its gate/up, its down then adding into u.
+    const bool fold = folds_post_norms(rec, m);
+    const bool fold_in = fold && l > m.first_layer, fold_out = fold && l + 1 < m.layers.size();
     rec.tag(st.label);
     switch (st.op) {
         case StageOp::FamDecQkv:  // q [Dq], k, v [Dkv] (or wide) = W rmsnorm(x) * attn_norm
-            EMBER_TRY(qkv(rec, m, b, L));
+            EMBER_TRY(qkv(rec, m, b, L, fold_in ? &m.layers[l - 1] : nullptr));
             break;
         case StageOp::FamDecAttention:  // att [Dq]
             EMBER_TRY(attention(rec, m, b, l));
@@ -211,19 +260,19 @@ Status record_family_decode_stage(Recorder& rec, const DeviceModel& m, const Buf
                                                ? matvec(FusedMode::Store, L.wo, b.att, b.tmp)
                                                : matvec(FusedMode::Add, L.wo, b.att, b.x)));
             break;
-        case StageOp::FamDecAttnPostNorm:  // x [E] += rmsnorm(tmp) * post_attention_norm
+        case StageOp::FamDecAttnPostNorm:  // x [E] += rmsnorm(tmp) * post_attention_norm; tmp = 0
             EMBER_TRY(op_rms_norm_add(rec, b.tmp, L.post_attn_norm->pieces[0].range, b.x, E, 1,
                                       m.hp.rms_eps));
             break;
-        case StageOp::FamDecFfnPostNorm:  // x [E] += rmsnorm(tmp) * post_ffw_norm (Gemma)
+        case StageOp::FamDecFfnPostNorm:  // x [E] += rmsnorm(tmp) * post_ffw_norm; tmp = 0
             EMBER_TRY(op_rms_norm_add(rec, b.tmp, L.post_ffn_norm->pieces[0].range, b.x, E, 1,
                                       m.hp.rms_eps));
             break;
         case StageOp::FamDecGateUp:  // g [F] = act(gate) * up, or [2F] = [gate; up]
-            EMBER_TRY(gate_up(rec, m, b, L));
+            EMBER_TRY(gate_up(rec, m, b, L, fold_out));
             break;
-        case StageOp::FamDecDown:  // x [E] += Wdown g, or tmp [E] = Wdown g
-            EMBER_TRY(down(rec, m, b, L));
+        case StageOp::FamDecDown:  // x [E] += Wdown g, or tmp [E] += Wdown g
+            EMBER_TRY(down(rec, m, b, L, fold_out));
             break;
         default:
             return make_error("vulkan.bad_stage", "not a family decode stage");
