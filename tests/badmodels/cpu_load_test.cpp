@@ -96,7 +96,9 @@ TEST(CpuLoad, CancelMidLoadFreesEverything) {
         EXPECT_GE(last, 0.5f);
         EXPECT_LT(last, 1.0f);
         // The repacked copies of half the model (MiBs) would show; allow small caches.
-        if (before) EXPECT_LT(heap_in_use(), before + (256u << 10)) << "the cancelled load leaked";
+        if (before) {
+            EXPECT_LT(heap_in_use(), before + (256u << 10)) << "the cancelled load leaked";
+        }
     }
     auto model = Model::load(path, cpu_params());
     ASSERT_TRUE(model.ok()) << model.error().message;

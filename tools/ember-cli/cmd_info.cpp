@@ -76,7 +76,7 @@ int cmd_info(int argc, char** argv) {
         std::vector<uint32_t> swa_layers;
         for (uint32_t l = 0; l < hp.n_layer; l++)
             if (hp.layer_hp(l).swa) swa_layers.push_back(l);
-        j["hparams"] = {{"n_vocab", hp.n_vocab}, {"n_ctx_train", hp.n_ctx_train},
+        j["hparams"] = {{"n_vocab", hp.n_vocab}, {"n_ctx_train", hp.n_ctx_train}, {"n_ctx_max", hp.max_ctx()},
                         {"n_embd", hp.n_embd}, {"n_layer", hp.n_layer}, {"n_head", hp.n_head},
                         {"n_head_kv", hp.n_head_kv}, {"n_ff", hp.n_ff}, {"n_rot", hp.n_rot},
                         {"head_dim", hp.head_dim}, {"rope_freq_base", hp.rope_freq_base},
@@ -113,6 +113,8 @@ int cmd_info(int argc, char** argv) {
                     "FFN %u, vocabulary %u, context %u\n",
                     hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot,
                     hp.n_ff, hp.n_vocab, hp.n_ctx_train);
+        if (hp.max_ctx() > hp.n_ctx_train)
+            std::printf("long context:  up to %u tokens with its RoPE scaling\n", hp.max_ctx());
         if (hp.n_swa > 0)
             std::printf("sliding window: %u keys\n", hp.n_swa);
     }

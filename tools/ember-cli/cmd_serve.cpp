@@ -37,7 +37,8 @@ options:
   --port N                 the port (default 8080; 0 picks a free one, the log says which)
   --api-key KEY            require "Authorization: Bearer KEY" on /v1/* (default: the
                            EMBER_API_KEY environment variable, else none)
-  -c, --ctx N              context of each request in tokens (default 2048, at most the model's)
+  -c, --ctx N              context of each request in tokens (default 2048, or the model's
+                           training context if shorter; longer than the model runs: refused)
   --parallel N             requests generated at once, 1 to 64 (default 1); the others wait in
                            arrival order
   --timeout S              seconds a client may take to send its request, and a write may
@@ -154,7 +155,7 @@ int cmd_serve(int argc, char** argv) {
     }
     const BackendInfo& b = (*model)->backend();
     log_line("serving '" + id + "' on " + backend_name(b.kind) + " (" + b.device + "), " +
-             std::to_string(*parallel) + " at a time, context " + std::to_string(load->n_ctx));
+             std::to_string(*parallel) + " at a time, context " + std::to_string(service.n_ctx()));
     if (!b.split.empty()) log_line(b.split);
 
     int sig = 0;

@@ -14,7 +14,9 @@ Result<LoadParams> load_params(const Args& args) {
     else return make_error("cli.bad_value", "--backend must be cpu, vulkan or auto, got '" + backend + "'");
     p.device = args.get_or("--device", "");
     EMBER_ASSIGN_OR_RETURN(long long threads, args.get_int("--threads", 0, 0, 1024));
-    EMBER_ASSIGN_OR_RETURN(long long ctx, args.get_int("--ctx", 2048, 1, 1 << 20));
+    // Without --ctx the engine's default (2048, or the model's training context if shorter);
+    // one longer than the model runs is refused, naming both.
+    EMBER_ASSIGN_OR_RETURN(long long ctx, args.get_int("--ctx", 0, 1, 1 << 20));
     p.n_threads = int(threads);
     p.n_ctx = int(ctx);
     EMBER_TRY(gpu_budget_params(args, p.gpu_mem_limit, p.gpu_mem_reserve, p.n_gpu_layers));

@@ -58,7 +58,10 @@ struct LoadParams {
     BackendKind backend = BackendKind::Auto;
     std::string device;         // "" = best suitable; an index ("0") or a name substring
     int n_threads = 0;          // CPU threads; 0 = physical cores
-    int n_ctx = 2048;           // default context of sessions; clamped to the model's training context
+    // Default context of sessions. 0: 2048 tokens, or the model's training context if shorter.
+    // A context longer than the model runs (ModelInfo::n_ctx_max: its training context, or
+    // more where its RoPE scaling says so) is refused with "model.context_too_long".
+    int n_ctx = 0;
     // Progress in [0,1], never going back: 0.05 once the file's header is read, then the share
     // of the weight bytes uploaded (GPU) or checked and repacked (CPU), 1 when done. Called
     // from the loading thread; return false to cancel.
@@ -94,6 +97,9 @@ struct ModelInfo {
     std::string quantization;   // dominant weight type, e.g. "Q4_0"
     uint32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0,
              n_ff = 0;
+    // The longest context the model runs: n_ctx_train, or original context x rope.scaling.factor
+    // where the file states both (YaRN, linear) and that is longer.
+    uint32_t n_ctx_max = 0;
     uint32_t head_dim = 0;        // attention.key_length, else n_embd / n_head
     uint32_t n_rot = 0;           // dimensions rope rotates (< head_dim: partial rotary)
     uint32_t sliding_window = 0;  // keys a sliding-window layer sees; 0: none
@@ -255,7 +261,7 @@ Result<FitEstimate> estimate_fit(const ModelShape& shape, int n_ctx, const std::
 
 // ---- session -------------------------------------------------------------------------------
 struct SessionParams {
-    int n_ctx = 0;  // 0 = the model's LoadParams::n_ctx
+    int n_ctx = 0;  // 0 = the model's context; longer than it runs: "model.context_too_long"
 };
 
 // One conversation's KV cache on the model's backend.

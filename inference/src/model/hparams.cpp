@@ -1,5 +1,6 @@
 #include "model/hparams.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -75,6 +76,8 @@ Status read_rope_scaling(const gguf::File& f, const std::string& A, LlamaHParams
     EMBER_ASSIGN_OR_RETURN(
         auto orig, read_uint_key(f, A + "rope.scaling.original_context_length", 1, kMaxCtx));
     hp.n_ctx_orig = orig ? uint32_t(*orig) : hp.n_ctx_train;
+    if (orig && hp.rope_freq_scale < 1.0f)
+        hp.n_ctx_scaled = uint32_t(std::min<double>(double(kMaxCtx), std::round(*orig * *factor)));
     if (t != "yarn") return {};
     // YaRN's defaults are llama.cpp's and Hugging Face's: the full ramp, beta 32 and 1.
     EMBER_ASSIGN_OR_RETURN(auto ext, read_float_key(f, A + "rope.scaling.yarn_ext_factor", 0, 1e3));

@@ -47,6 +47,9 @@ struct LlamaHParams {
     float rope_freq_base = 10000.0f;  // rope.freq_base (global layers)
     float rope_freq_scale = 1.0f;     // 1 / rope.scaling.factor (linear, YaRN), global layers
     uint32_t n_ctx_orig = 0;          // rope.scaling.original_context_length, else n_ctx_train
+    // original_context_length x rope.scaling.factor where the file states both (linear or
+    // YaRN), the context its RoPE scaling was made for; 0: none (see max_ctx)
+    uint32_t n_ctx_scaled = 0;
     YarnParams yarn;                  // ext_factor 0 unless rope.scaling.type is yarn
     float rope_attn_factor = 1.0f;    // rope.scaling.attn_factor: cos and sin are scaled by it
     float attn_scale = 0.0f;          // applied to q.k; 1/sqrt(head_dim) unless the arch says
@@ -59,6 +62,10 @@ struct LlamaHParams {
     uint32_t v_head() const { return head_dim_v ? head_dim_v : head_dim; }
     uint32_t n_v_dim() const { return n_head_kv * v_head(); }  // v rows
     uint32_t n_att_dim() const { return n_head * v_head(); }   // attention output, wo input
+    // The longest context the model runs: context_length, or more where its RoPE scaling
+    // extends it. Without an original context (linear scaling as Gemma 3 and most converters
+    // write it, LongRoPE) context_length already counts the scaling.
+    uint32_t max_ctx() const { return n_ctx_scaled > n_ctx_train ? n_ctx_scaled : n_ctx_train; }
 
     // These also serve models built by hand (tests, estimates), whose arch and layer are unset.
     const ArchTraits& traits() const;          // llama's when arch is null

@@ -127,7 +127,7 @@ FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& devic
 }
 
 int context_for(const LlamaModel& m, int n_ctx) {
-    return int(std::max<int64_t>(1, std::min<int64_t>(n_ctx, m.hp.n_ctx_train)));
+    return int(std::max<int64_t>(1, std::min<int64_t>(n_ctx, m.hp.max_ctx())));
 }
 
 // The metadata a converter writes for the shape; read back by the loader's own reader.

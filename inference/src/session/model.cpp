@@ -1,5 +1,6 @@
 // ember::Model: the GGUF file, its tokenizer and the backend that holds its weights.
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <mutex>
 #include <set>
@@ -73,6 +74,7 @@ ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& to
     const auto& hp = m.hp;
     info.n_vocab = hp.n_vocab;
     info.n_ctx_train = hp.n_ctx_train;
+    info.n_ctx_max = hp.max_ctx();
     info.n_embd = hp.n_embd;
     info.n_layer = hp.n_layer;
     info.n_head = hp.n_head;
@@ -88,6 +90,28 @@ ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& to
 }
 
 }  // namespace
+
+Result<int> choose_context(const LlamaHParams& hp, int64_t n_ctx, int64_t default_ctx,
+                           const std::string& path) {
+    const int64_t most = hp.max_ctx();  // in 64 bits, as context_length may be 2^31 or more
+    if (n_ctx <= 0) return int(default_ctx);
+    if (n_ctx <= most) return int(n_ctx);
+    const std::string head = path + ": a context of " + std::to_string(n_ctx) +
+                             " tokens is longer than the " + std::to_string(most) + " tokens ";
+    const std::string fix = "; choose a context of at most " + std::to_string(most) + " tokens";
+    if (hp.n_ctx_scaled > hp.n_ctx_train) {
+        char factor[32];
+        std::snprintf(factor, sizeof factor, "%g", 1.0 / double(hp.rope_freq_scale));
+        return make_error("model.context_too_long",
+                          head + "this model's RoPE scaling allows (its original context of " +
+                              std::to_string(hp.n_ctx_orig) + " tokens x rope.scaling.factor " +
+                              factor + ")" + fix);
+    }
+    return make_error("model.context_too_long",
+                      head + "this model was trained on (context_length), and it states no RoPE "
+                             "scaling that allows more" +
+                          fix);
+}
 
 Model::Model(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {}
 Model::~Model() = default;
@@ -139,9 +163,11 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
 
     // Pick the backend: Vulkan when asked or available, the CPU otherwise, always saying why.
     BackendInfo fallback;
-    // In 64 bits: a context_length of 2^31 or more must not wrap to a negative int.
-    const int n_ctx =
-        int(std::max<int64_t>(1, std::min<int64_t>(params.n_ctx, impl->llama.hp.n_ctx_train)));
+    // By default 2048 tokens, or the training context if shorter.
+    const int64_t default_ctx =
+        std::max<int64_t>(1, std::min<int64_t>(2048, impl->llama.hp.n_ctx_train));
+    EMBER_ASSIGN_OR_RETURN(const int n_ctx,
+                           choose_context(impl->llama.hp, params.n_ctx, default_ctx, path));
     impl->n_ctx = n_ctx;
     if (params.backend != BackendKind::Cpu) {
 #ifdef EMBER_HAVE_VULKAN

@@ -22,4 +22,10 @@ struct Model::Impl {
     int n_ctx = 0;
 };
 
+// The context a load or session asked for (n_ctx <= 0: default_ctx), or
+// "model.context_too_long" naming both numbers where it is longer than the model runs
+// (LlamaHParams::max_ctx).
+Result<int> choose_context(const LlamaHParams& hp, int64_t n_ctx, int64_t default_ctx,
+                           const std::string& path);
+
 }  // namespace ember

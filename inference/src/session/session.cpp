@@ -24,8 +24,9 @@ Session::~Session() = default;
 Result<std::unique_ptr<Session>> Session::create(Model& model, const SessionParams& params) {
     auto impl = std::make_unique<Impl>();
     impl->model = &model;
-    int n_ctx = params.n_ctx > 0 ? params.n_ctx : model.impl().n_ctx;
-    n_ctx = int(std::min<int64_t>(n_ctx, model.impl().llama.hp.n_ctx_train));
+    EMBER_ASSIGN_OR_RETURN(const int n_ctx,
+                           choose_context(model.impl().llama.hp, params.n_ctx, model.impl().n_ctx,
+                                          model.info().path));
     if (model.impl().backend_info.kind == BackendKind::Cpu) {  // before the KV cache exists
         const CpuMemoryNeed need = cpu_memory_need(*model.impl().file, model.impl().llama, n_ctx,
                                                    model.impl().params.n_threads, false);
