@@ -4,6 +4,7 @@
 // GPU memory limit leads to is the one the fit estimate announces.
 #include <algorithm>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,11 @@ struct Run {
     std::vector<float> logits;    // after the prompt
     std::vector<int32_t> greedy;  // kSteps tokens, each through eval_argmax
     std::vector<float> last;      // logits after the greedy tokens (decode path)
+    // Long prompts (session/offload.cpp's kWholePromptTokens and more: a split runs every layer
+    // on the device): after the first, after decode steps and a second one (which attends to
+    // the CPU's decode rows), and after decode steps again (which attend to the prompts' rows).
+    std::vector<float> long1, long2, long_last;
+    std::vector<int32_t> long_greedy;
     BackendInfo backend;
 };
 
@@ -31,7 +37,7 @@ LoadParams params(BackendKind kind, int n_gpu_layers) {
     p.backend = kind;
     p.device = test_device();
     p.n_threads = 2;
-    p.n_ctx = 64;
+    p.n_ctx = 192;
     p.n_gpu_layers = n_gpu_layers;
     return p;
 }
@@ -62,6 +68,47 @@ void run(const std::string& path, const LoadParams& p, Run& out) {
     auto l = (*session)->eval(one);
     ASSERT_TRUE(l.ok()) << l.error().message;
     out.last.assign(l->begin(), l->end());
+
+    // A fresh session: long prompt, decode, long prompt, decode.
+    auto s2 = Session::create(**model);
+    ASSERT_TRUE(s2.ok()) << s2.error().message;
+    const std::vector<int32_t> text = (*model)->tokenize(
+        "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
+        "park with her dog, and every day they ran to the big tree by the pond.",
+        true, false);
+    ASSERT_GE(text.size(), 40u);
+    auto l1 = (*s2)->eval(text);
+    ASSERT_TRUE(l1.ok()) << l1.error().message;
+    out.long1.assign(l1->begin(), l1->end());
+    auto greedy = [&](std::span<const float> from) -> int32_t {
+        return int32_t(std::max_element(from.begin(), from.end()) - from.begin());
+    };
+    next = greedy(out.long1);
+    for (int i = 0; i < 4; ++i) {
+        out.long_greedy.push_back(next);
+        std::vector<int32_t> t1 = {next};
+        auto am = (*s2)->eval_argmax(t1);
+        ASSERT_TRUE(am.ok()) << am.error().message;
+        next = *am;
+    }
+    std::vector<int32_t> more = text;
+    more.erase(more.begin());  // no second BOS
+    more.insert(more.begin(), next);
+    auto l2 = (*s2)->eval(more);
+    ASSERT_TRUE(l2.ok()) << l2.error().message;
+    out.long2.assign(l2->begin(), l2->end());
+    next = greedy(out.long2);
+    for (int i = 0; i < 4; ++i) {
+        out.long_greedy.push_back(next);
+        std::vector<int32_t> t1 = {next};
+        auto am = (*s2)->eval_argmax(t1);
+        ASSERT_TRUE(am.ok()) << am.error().message;
+        next = *am;
+    }
+    std::vector<int32_t> t1 = {next};
+    auto l3 = (*s2)->eval(t1);
+    ASSERT_TRUE(l3.ok()) << l3.error().message;
+    out.long_last.assign(l3->begin(), l3->end());
 }
 
 void check_every_split(const std::string& path) {
@@ -73,6 +120,7 @@ void check_every_split(const std::string& path) {
     ASSERT_EQ(cpu.backend.kind, BackendKind::Cpu);
     EXPECT_LT(nmse(gpu.logits.data(), cpu.logits.data(), cpu.logits.size()), kTol);
     ASSERT_EQ(gpu.greedy, cpu.greedy) << "the backends disagree without a split";
+    EXPECT_LT(nmse(gpu.long2.data(), cpu.long2.data(), cpu.long2.size()), kTol);
 
     auto m = Model::load(path, params(BackendKind::Cpu, -1));
     ASSERT_TRUE(m.ok()) << m.error().message;
@@ -96,6 +144,18 @@ void check_every_split(const std::string& path) {
         EXPECT_EQ(split.greedy, gpu.greedy);
         EXPECT_LT(nmse(split.last.data(), gpu.last.data(), V), kTol) << "decode vs all-GPU";
         EXPECT_LT(nmse(split.last.data(), cpu.last.data(), V), kTol) << "decode vs all-CPU";
+        // Long prompts: every layer on the device, the CPU's K/V rows exchanged both ways.
+        EXPECT_NE(split.backend.split.find("prompts of"), std::string::npos) << split.backend.split;
+        for (const auto& [mine, name] :
+             {std::pair{&Run::long1, "long prompt"}, std::pair{&Run::long2, "second long prompt"},
+              std::pair{&Run::long_last, "decode after long prompts"}}) {
+            ASSERT_EQ((split.*mine).size(), V) << name;
+            EXPECT_LT(nmse((split.*mine).data(), (gpu.*mine).data(), V), kTol)
+                << name << " vs all-GPU";
+            EXPECT_LT(nmse((split.*mine).data(), (cpu.*mine).data(), V), kTol)
+                << name << " vs all-CPU";
+        }
+        EXPECT_EQ(split.long_greedy, gpu.long_greedy);
     }
 }
 
@@ -142,6 +202,7 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
         << part->message;
 
     LoadParams p = params(BackendKind::Auto, -1);
+    p.n_ctx = 64;
     p.gpu_mem_limit = limits.gpu_mem_limit;
     auto model = Model::load(path, p);
     ASSERT_TRUE(model.ok()) << model.error().message;

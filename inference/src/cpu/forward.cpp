@@ -10,11 +10,15 @@
 #include <set>
 #include <tuple>
 #include <vector>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "common/log.h"
 #include "cpu/backend_cpu.h"
 #include "cpu/matmul.h"
 #include "cpu/ops.h"
+#include "quant/quant.h"
 
 namespace ember::cpu {
 namespace {
@@ -196,11 +200,22 @@ public:
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override;
     Status forward_hidden(std::span<const int32_t> tokens, int pos, float* hidden) override;
     int n_ctx() const override { return m_n_ctx; }
+    // Checked before every layer: a long prompt on the CPU stops within one layer's time.
+    void set_cancel(const std::atomic<bool>* cancel) override { m_cancel = cancel; }
+    // Partial offload: rows of these layers' K/V to and from the device's F16 copy.
+    Status copy_kv(Runner& device, int from, int to, bool to_device) override;
+    float* host_k(uint32_t l) { return &m_k_cache[size_t(l) * m_n_ctx * hp.n_kv_dim()]; }
+    float* host_v(uint32_t l) { return &m_v_cache[size_t(l) * m_n_ctx * hp.n_v_dim()]; }
 
 private:
     Status check_input(std::span<const int32_t> tokens, int pos) const;
     void ensure_batch(int n);
-    void forward_batch(const int32_t* tokens, int n, int pos, float* logits);
+    // False where the cancel flag ended it between layers (the cache rows then hold garbage
+    // past what the session counts).
+    bool forward_batch(const int32_t* tokens, int n, int pos, float* logits);
+    Status cancelled() const {
+        return make_error("cpu.cancelled", "cancelled during a forward pass on the CPU");
+    }
     void embed(const int32_t* tokens, int n);
     void project_qkv(uint32_t l, int n);
     void attention_block(uint32_t l, int n, int pos);
@@ -215,6 +230,7 @@ private:
     const ArchTraits& arch;
     int m_n_ctx;
     int m_batch_cap = 0;
+    const std::atomic<bool>* m_cancel = nullptr;
     static constexpr int kMaxBatch = 256;  // prefill runs in chunks of this many tokens
 
     // KV cache, F32 (see ops.h), of this backend's layers L: k [L][n_ctx][n_kv_dim],
@@ -284,7 +300,8 @@ Status CpuRunner::forward(std::span<const int32_t> tokens, int pos, float* logit
     for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
         const int n = int(std::min<size_t>(kMaxBatch, tokens.size() - i));
         const bool last = i + size_t(n) == tokens.size();
-        forward_batch(tokens.data() + i, n, pos + int(i), last ? logits : nullptr);
+        if (!forward_batch(tokens.data() + i, n, pos + int(i), last ? logits : nullptr))
+            return cancelled();
     }
     return {};
 }
@@ -295,9 +312,75 @@ Status CpuRunner::forward_hidden(std::span<const int32_t> tokens, int pos, float
     const size_t E = hp.n_embd;
     for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
         const int n = int(std::min<size_t>(kMaxBatch, tokens.size() - i));
-        forward_batch(tokens.data() + i, n, pos + int(i), nullptr);
+        if (!forward_batch(tokens.data() + i, n, pos + int(i), nullptr)) return cancelled();
         std::copy_n(m_x.data(), size_t(n) * E, hidden + i * E);
     }
+    return {};
+}
+
+// F16 <-> F32 rows (a prompt's K/V rows, tens of MB): with F16C where the CPU has it.
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void to_f32_f16c(const uint16_t* src, float* dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(
+            dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+    for (; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+__attribute__((target("avx,f16c"))) void to_f16_f16c(const float* src, uint16_t* dst, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+bool has_f16c() {
+    static const bool yes = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    return yes;
+}
+#else
+bool has_f16c() {
+    return false;
+}
+void to_f32_f16c(const uint16_t*, float*, size_t) {}
+void to_f16_f16c(const float*, uint16_t*, size_t) {}
+#endif
+
+void convert_row(const uint16_t* src, float* dst, size_t n) {
+    if (has_f16c()) return to_f32_f16c(src, dst, n);
+    for (size_t i = 0; i < n; ++i) dst[i] = fp16_to_fp32(src[i]);
+}
+void convert_row(const float* src, uint16_t* dst, size_t n) {
+    if (has_f16c()) return to_f16_f16c(src, dst, n);
+    for (size_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+}
+
+// Rows [from, to) of every layer's K and V: the device keeps them F16 in host memory, [n_ctx][D]
+// per layer like this cache; one task per layer and K/V on the pool.
+Status CpuRunner::copy_kv(Runner& device, int from, int to, bool to_device) {
+    if (from < 0 || from > to || to > m_n_ctx)
+        return make_error("internal", "copy_kv: rows [" + std::to_string(from) + ", " +
+                                          std::to_string(to) + ") outside the context of " +
+                                          std::to_string(m_n_ctx));
+    const size_t D = hp.n_kv_dim();
+    if (hp.n_v_dim() != D)
+        return make_error("internal", "copy_kv: value rows of another width than key rows");
+    const uint32_t L = m_owner.m_n_layers;
+    std::vector<uint16_t*> dev(2 * size_t(L));
+    for (uint32_t l = 0; l < L; ++l)
+        for (int v = 0; v < 2; ++v)
+            if (!(dev[2 * l + v] = device.kv_f16(l, v == 1)))
+                return make_error("internal",
+                                  "copy_kv: the device keeps no K/V of layer " + std::to_string(l));
+    if (from == to) return {};
+    const size_t at = size_t(from) * D, n = size_t(to - from) * D;
+    m_owner.m_pool.parallel_for(int(2 * L), [&](int task, int) {
+        float* mine = task % 2 ? host_v(uint32_t(task / 2)) : host_k(uint32_t(task / 2));
+        if (to_device)
+            convert_row(mine + at, dev[size_t(task)] + at, n);
+        else
+            convert_row(dev[size_t(task)] + at, mine + at, n);
+    });
     return {};
 }
 
@@ -312,14 +395,16 @@ void CpuRunner::norm_rows(float* x, int n, int stride, const Tensor& w, int len)
     }
 }
 
-void CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logits) {
+bool CpuRunner::forward_batch(const int32_t* tokens, int n, int pos, float* logits) {
     ensure_batch(n);
     embed(tokens, n);
     for (uint32_t l = 0; l < m_owner.m_n_layers; l++) {
+        if (m_cancel && m_cancel->load()) return false;
         attention_block(l, n, pos);
         ffn_block(l, n);
     }
     if (logits) output(n, logits);
+    return true;
 }
 
 // x[t] = tok_embd[token t]  [n][E]; Gemma scales it by sqrt(n_embd), rounded to float as
@@ -507,8 +592,8 @@ std::string cpu_name() {
 Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& model, int n_threads,
                                                            int n_layers, const LoadOptions& opt) {
     if (n_threads <= 0) n_threads = physical_cores();
-    const uint32_t L = n_layers < 0 ? model.hp.n_layer
-                                    : std::min<uint32_t>(uint32_t(n_layers), model.hp.n_layer);
+    const uint32_t L =
+        n_layers < 0 ? model.hp.n_layer : std::min<uint32_t>(uint32_t(n_layers), model.hp.n_layer);
     auto m = std::make_unique<CpuModel>(model, n_threads, L);
     EMBER_TRY(m->prepare_weights(opt));
     return std::unique_ptr<BackendModel>(std::move(m));

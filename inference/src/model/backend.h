@@ -39,6 +39,22 @@ public:
     // A runner of the last layers takes the next forward call's residual stream from hidden
     // [tokens.size()][n_embd] (valid during that call) instead of embedding the tokens.
     virtual void set_hidden_input(const float* hidden) { (void)hidden; }
+    // A runner of the last layers that can also run every layer for a prompt (its device holds
+    // the first layers' weights too): a forward call without a residual stream embeds the
+    // tokens and runs them all, writing the first layers' K/V to its own copy, kv_f16.
+    virtual bool runs_whole_prompts() const { return false; }
+    // That copy: layer l's (< the first layers' count) K or V rows, F16 [n_ctx][n_kv_dim] in
+    // host memory the device reads, once no submission runs; null where there is none.
+    virtual uint16_t* kv_f16(uint32_t l, bool value) {
+        (void)l, (void)value;
+        return nullptr;
+    }
+    // A runner of the first layers: rows [from, to) of its K/V copied into `device`'s kv_f16
+    // (to_device) or from it, so that both hold the same rows whichever ran them.
+    virtual Status copy_kv(Runner& device, int from, int to, bool to_device) {
+        (void)device, (void)from, (void)to, (void)to_device;
+        return make_error("internal", "copy_kv: this runner keeps no K/V of first layers");
+    }
     virtual int n_ctx() const = 0;
     // A flag that, once set, ends a wait for the device early: the call returns a
     // "*.cancelled" error (nullptr: none). Backends without such waits ignore it.

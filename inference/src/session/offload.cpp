@@ -4,14 +4,23 @@
 
 #include <cctype>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "common/log.h"
 #include "cpu/backend_cpu.h"
 #include "session/memory.h"
+#ifdef EMBER_HAVE_VULKAN
+#include "vulkan/forward.h"
+#endif
 
 namespace ember {
 namespace {
+
+// A prompt of at least this many tokens runs every layer on the device where it holds the CPU's
+// layers' weights too (the device reads them over the bus once a batch, which beats the CPU's
+// matmuls from a few tokens on); shorter ones and decode steps run the first layers on the CPU.
+constexpr size_t kWholePromptTokens = 32;
 
 class SplitRunner final : public Runner {
 public:
@@ -19,18 +28,23 @@ public:
         : m_cpu(std::move(cpu)), m_gpu(std::move(gpu)), m_embd(n_embd) {}
 
     Status forward(std::span<const int32_t> tokens, int pos, float* logits) override {
-        EMBER_TRY(first_layers(tokens, pos));
-        return m_gpu->forward(tokens, pos, logits);
+        EMBER_ASSIGN_OR_RETURN(bool whole, before(tokens, pos));
+        EMBER_TRY(m_gpu->forward(tokens, pos, logits));
+        return after(whole, tokens.size(), pos);
     }
     bool has_logits_view() const override { return m_gpu->has_logits_view(); }
     Result<std::span<const float>> forward_view(std::span<const int32_t> tokens, int pos) override {
-        EMBER_TRY(first_layers(tokens, pos));
-        return m_gpu->forward_view(tokens, pos);
+        EMBER_ASSIGN_OR_RETURN(bool whole, before(tokens, pos));
+        EMBER_ASSIGN_OR_RETURN(auto logits, m_gpu->forward_view(tokens, pos));
+        EMBER_TRY(after(whole, tokens.size(), pos));
+        return logits;
     }
     bool has_device_argmax() const override { return m_gpu->has_device_argmax(); }
     Result<int32_t> forward_argmax(std::span<const int32_t> tokens, int pos) override {
-        EMBER_TRY(first_layers(tokens, pos));
-        return m_gpu->forward_argmax(tokens, pos);
+        EMBER_ASSIGN_OR_RETURN(bool whole, before(tokens, pos));
+        EMBER_ASSIGN_OR_RETURN(int32_t token, m_gpu->forward_argmax(tokens, pos));
+        EMBER_TRY(after(whole, tokens.size(), pos));
+        return token;
     }
     int n_ctx() const override { return m_gpu->n_ctx(); }
     void set_cancel(const std::atomic<bool>* cancel) override {
@@ -39,6 +53,27 @@ public:
     }
 
 private:
+    // Either the whole prompt goes to the device (true; the CPU's K/V rows it has not seen,
+    // those of decode steps since the last whole prompt, copied there first), or the CPU runs
+    // its layers and hands the residual stream on.
+    Result<bool> before(std::span<const int32_t> tokens, int pos) {
+        // Rows from pos on are rewritten now, by one side only.
+        m_synced = std::min(m_synced, pos);
+        if (tokens.size() >= kWholePromptTokens && m_gpu->runs_whole_prompts()) {
+            EMBER_TRY(m_cpu->copy_kv(*m_gpu, m_synced, pos, true));
+            m_synced = pos;
+            return true;
+        }
+        EMBER_TRY(first_layers(tokens, pos));
+        return false;
+    }
+    // After a whole prompt: its rows of the CPU's layers back to the CPU's cache.
+    Status after(bool whole, size_t n, int pos) {
+        if (!whole) return {};
+        EMBER_TRY(m_cpu->copy_kv(*m_gpu, pos, pos + int(n), false));
+        m_synced = pos + int(n);
+        return {};
+    }
     // The CPU's layers: the residual stream after them, hidden [n][E], becomes the GPU's input.
     Status first_layers(std::span<const int32_t> tokens, int pos) {
         m_hidden.resize(tokens.size() * m_embd);
@@ -50,6 +85,8 @@ private:
     std::unique_ptr<Runner> m_cpu, m_gpu;
     uint32_t m_embd;
     std::vector<float> m_hidden;  // [n][E]
+    // Rows [0, m_synced) of the CPU's layers' K/V are the same on both sides.
+    int m_synced = 0;
 };
 
 class SplitModel final : public BackendModel {
@@ -87,6 +124,18 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 }
 
 #ifdef EMBER_HAVE_VULKAN
+uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ctx) {
+    if (first_layer == 0) return 0;
+    std::set<const uint8_t*> device, host;
+    for (const Tensor* t : vulkan::model_tensors(model, first_layer)) device.insert(t->data);
+    uint64_t bytes = 0;
+    for (const Tensor* t : vulkan::model_tensors(model, 0))
+        if (t->present() && !device.count(t->data) && host.insert(t->data).second)
+            bytes += t->n_bytes;
+    // F16 K and V of those layers.
+    return bytes + 2ull * 2 * uint64_t(n_ctx) * model.hp.n_kv_dim() * first_layer;
+}
+
 Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const LoadParams& params,
                                                   vulkan::Options opt, const std::string& path) {
     const uint32_t L = model.hp.n_layer;
@@ -112,10 +161,15 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
         return vulkan::create_backend_model(model, opt);
     }
     // The CPU's layers' KV cache and buffers must fit the RAM, as a CPU load's are checked.
+    // Whole prompts on the device add their weights' device-layout copy in host-visible
+    // memory and an F16 copy of their K/V (host_copy_bytes).
     CpuMemoryNeed need = cpu_runtime_need(model.hp, opt.n_ctx, params.n_threads);
     need.kv_cache = need.kv_cache / L * split.first_layer;
+    const uint64_t host_copy = host_copy_bytes(model, split.first_layer, opt.n_ctx);
+    need.buffers += host_copy;
     EMBER_TRY(check_host_memory(need, opt.n_ctx, path, "running the first layers"));
     opt.first_layer = split.first_layer;
+    opt.whole_prompts = true;
     EMBER_ASSIGN_OR_RETURN(auto gpu, vulkan::create_backend_model(model, opt));
     EMBER_ASSIGN_OR_RETURN(
         auto cpu, cpu::create_backend_model(model, params.n_threads, int(split.first_layer)));
@@ -123,7 +177,10 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
     info.n_gpu_layers = L - split.first_layer;
     info.n_layers = L;
     info.n_threads = cpu->info().n_threads;
-    info.split = describe_split(info.n_gpu_layers, L, split.available, split.available_source);
+    info.split = describe_split(info.n_gpu_layers, L, split.available, split.available_source) +
+                 "; prompts of " + std::to_string(kWholePromptTokens) +
+                 "+ tokens run every layer on the GPU, reading the CPU layers' copy in " +
+                 format_bytes(host_copy) + " of host RAM";
     EMBER_LOG_INFO("partial offload: %s", info.split.c_str());
     return make_split_model(std::move(cpu), std::move(gpu), std::move(info), model.hp.n_embd);
 }

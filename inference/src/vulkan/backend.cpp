@@ -1,6 +1,7 @@
 #include "vulkan/vulkan_backend.h"
 
 #include <cmath>
+#include <set>
 
 #include "common/log.h"
 #include "common/stopwatch.h"
@@ -132,9 +133,9 @@ Result<FitEstimate> estimate_split(const LlamaModel& model, int n_ctx, const std
     // Fewer layers on the device need less: the first split that fits has the most of them.
     FitEstimate last;
     for (uint32_t first = L - most; first < L; ++first) {
-        EMBER_ASSIGN_OR_RETURN(uint64_t weights,
-                               WeightStore::estimate_bytes(model_tensors(model, first),
-                                                           placement_limits(adapter, 0)));
+        EMBER_ASSIGN_OR_RETURN(
+            uint64_t weights,
+            WeightStore::estimate_bytes(model_tensors(model, first), placement_limits(adapter, 0)));
         last = estimate_for(model, n_ctx, adapter, weights, budget, first);
         if (last.fits) return last;
     }
@@ -163,9 +164,16 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     auto loaded = std::make_shared<LoadedModel>();
     EMBER_ASSIGN_OR_RETURN(loaded->ctx, Context::create(co));
     const double t_device = lap.ms();
-    EMBER_ASSIGN_OR_RETURN(loaded->store, WeightStore::upload(*loaded->ctx, model_tensors(model, opt.first_layer),
-                                                              opt.progress, opt.cancel,
-                                                              opt.check_rows));
+    // Whole prompts: every tensor, those only the CPU's layers read in host-visible memory.
+    const bool whole = opt.whole_prompts && opt.first_layer > 0;
+    std::set<const uint8_t*> on_device;
+    for (const Tensor* t : model_tensors(model, opt.first_layer)) on_device.insert(t->data);
+    InHost in_host;
+    if (whole) in_host = [&](const Tensor& t) { return !on_device.count(t.data); };
+    EMBER_ASSIGN_OR_RETURN(
+        loaded->store,
+        WeightStore::upload(*loaded->ctx, model_tensors(model, whole ? 0 : opt.first_layer),
+                            opt.progress, opt.cancel, opt.check_rows, in_host));
     const double t_upload = lap.ms();
     Plan plan = make_plan(loaded->ctx->adapter(), read_overrides());
     if (opt.adjust_plan) opt.adjust_plan(plan);
@@ -173,8 +181,16 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     EMBER_ASSIGN_OR_RETURN(loaded->model, bind_device_model(
                                               model, [&](const Tensor& t) { return store.find(t); },
                                               loaded->ctx->adapter(), plan, opt.first_layer));
+    if (whole) {
+        EMBER_ASSIGN_OR_RETURN(loaded->whole,
+                               bind_device_model(
+                                   model, [&](const Tensor& t) { return store.find(t); },
+                                   loaded->ctx->adapter(), plan, 0));
+        loaded->has_whole = true;
+    }
     const double t_bound = lap.ms();
     Status warm = warm_up_pipelines(*loaded->ctx, loaded->model);
+    if (warm.ok() && whole) warm = warm_up_pipelines(*loaded->ctx, loaded->whole);
     if (!warm.ok()) {
         // A cache that cannot be written is not fatal; a pipeline that cannot be built is.
         if (warm.error().code != "vulkan.cache_write") return warm.take_error();
@@ -191,13 +207,19 @@ Result<std::unique_ptr<BackendModel>> create_backend_model(const LlamaModel& mod
     EMBER_LOG_INFO("vulkan: '%s' holds %s of weights in %zu tensors", a.info.name.c_str(),
                    format_bytes(loaded->store->bytes()).c_str(),
                    model_tensors(model, opt.first_layer).size());
+    if (whole)
+        EMBER_LOG_INFO(
+            "vulkan: and %s of the CPU's layers' weights in host-visible memory, "
+            "for prompts run whole on the device",
+            format_bytes(loaded->store->host_bytes()).c_str());
     // Where the load's time went (ember-cli generate -v).
     const double t_upload_s = (t_upload - t_device) / 1000.0;
-    EMBER_LOG_INFO("vulkan: loaded in %.0f ms: adapter and device %.0f ms, weights %.0f ms "
-                   "(%.2f GB/s), plan and binding %.0f ms, pipelines %.0f ms",
-                   lap.ms(), t_device, t_upload - t_device,
-                   t_upload_s > 0 ? double(loaded->store->bytes()) / 1e9 / t_upload_s : 0.0,
-                   t_bound - t_upload, lap.ms() - t_bound);
+    EMBER_LOG_INFO(
+        "vulkan: loaded in %.0f ms: adapter and device %.0f ms, weights %.0f ms "
+        "(%.2f GB/s), plan and binding %.0f ms, pipelines %.0f ms",
+        lap.ms(), t_device, t_upload - t_device,
+        t_upload_s > 0 ? double(loaded->store->bytes()) / 1e9 / t_upload_s : 0.0,
+        t_bound - t_upload, lap.ms() - t_bound);
     return std::unique_ptr<BackendModel>(
         new VulkanBackendModel(std::move(loaded), std::move(info)));
 }

@@ -70,6 +70,10 @@ struct LoadedModel {
     std::unique_ptr<Context> ctx;
     std::unique_ptr<WeightStore> store;
     DeviceModel model;
+    // Partial offload with whole prompts (Options::whole_prompts): every layer bound, the CPU's
+    // ones to their host-visible copies; prompts run it from the embedding on.
+    DeviceModel whole;
+    bool has_whole = false;
     // Seconds a prompt token took in the last batch of any of its runners (0: not measured yet).
     std::atomic<double> batch_token_s{0};
 };

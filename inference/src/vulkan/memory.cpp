@@ -117,6 +117,12 @@ Status Arena::allocate(const Device& device, BufferKind kind) {
     return {};
 }
 
+uint8_t* Arena::mapped(size_t slot) const {
+    const Slot& s = m_slots[slot];
+    auto* base = static_cast<uint8_t*>(m_blocks[s.block].mapped());
+    return base ? base + s.offset : nullptr;
+}
+
 BufferRange Arena::get(size_t slot) const {
     const Slot& s = m_slots[slot];
     return {m_blocks[s.block].handle(), s.offset, s.size};

@@ -85,6 +85,8 @@ public:
     size_t reserve(VkDeviceSize size);
     Status allocate(const Device& device, BufferKind kind);
     BufferRange get(size_t slot) const;
+    // The host's view of a slot of a host-visible arena (null for a device-local one).
+    uint8_t* mapped(size_t slot) const;
     VkDeviceSize total_bytes() const;  // what allocate() takes
     size_t n_blocks() const { return m_block_sizes.size(); }
 

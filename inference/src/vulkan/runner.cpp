@@ -38,12 +38,19 @@ public:
     // Partial offload: the next forward pass starts from the CPU layers' residual stream.
     void set_hidden_input(const float* hidden) override { m_hidden = hidden; }
     void set_cancel(const std::atomic<bool>* cancel) override { m_cancel = cancel; }
+    // Partial offload with the CPU's layers' weights also here (LoadedModel::whole): a prompt
+    // given no residual stream runs every layer, their K/V rows in host-visible memory.
+    bool runs_whole_prompts() const override { return m_loaded->has_whole; }
+    uint16_t* kv_f16(uint32_t l, bool value) override;
     ~VulkanRunner() override;
 
 private:
     VulkanRunner(std::shared_ptr<LoadedModel> loaded, int n_ctx, VkDeviceSize block_limit,
                  VkDeviceSize align)
-        : m_loaded(std::move(loaded)), m_n_ctx(n_ctx), m_arena(block_limit, align) {}
+        : m_loaded(std::move(loaded)),
+          m_n_ctx(n_ctx),
+          m_arena(block_limit, align),
+          m_host_kv(block_limit, align) {}
     Status allocate_buffers();
     Status check_input(std::span<const int32_t> tokens, int pos) const;
     Status submit_chunk(std::span<const int32_t> tokens, int pos, Output out);
@@ -56,6 +63,10 @@ private:
     int m_n_ctx;
     int m_batch = 1;
     Arena m_arena;
+    // The CPU's layers' K and V ([2 * l + value] slots) where prompts run whole: host-visible
+    // (cached) memory, so the CPU's runner converts rows in place (Runner::copy_kv).
+    Arena m_host_kv;
+    std::vector<size_t> m_host_kv_slots;
     Buffer m_step, m_readback;
     Buffer m_input;                   // host-visible [batch][E] (partial offload), else none
     const float* m_hidden = nullptr;  // set_hidden_input's [n][E] for the next forward pass
@@ -126,17 +137,21 @@ Status VulkanRunner::allocate_buffers() {
     const bool family = uses_family_stages(hp);
     std::vector<size_t> skc, svc;
     std::vector<uint32_t> rings;
-    const uint32_t first = m_loaded->model.first_layer;  // the CPU's layers keep no cache here
+    // The CPU's layers keep no cache here, or (whole prompts) one in host memory.
+    const uint32_t first = m_loaded->model.first_layer;
+    const bool whole = m_loaded->has_whole;
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
         rings.push_back(family ? family_kv_ring(hp, l, m_n_ctx, B) : 0);
-        const uint64_t bytes =
-            l < first ? 0 : rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
-        skc.push_back(m_arena.reserve(bytes));
-        svc.push_back(m_arena.reserve(bytes));
+        const uint64_t bytes = rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
+        if (l < first && whole)
+            for (int v = 0; v < 2; ++v) m_host_kv_slots.push_back(m_host_kv.reserve(bytes));
+        skc.push_back(m_arena.reserve(l < first ? 0 : bytes));
+        svc.push_back(m_arena.reserve(l < first ? 0 : bytes));
     }
     const uint64_t wide = family ? uint64_t(B) * family_wide_floats(hp) : 0;
     const size_t swide = wide ? f32(wide) : 0;
     EMBER_TRY(m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
+    EMBER_TRY(m_host_kv.allocate(ctx.device(), BufferKind::Readback));
     EMBER_ASSIGN_OR_RETURN(m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
     EMBER_ASSIGN_OR_RETURN(m_readback,
                            Buffer::create(ctx.device(), uint64_t(d.V) * 4, BufferKind::Readback));
@@ -165,8 +180,9 @@ Status VulkanRunner::allocate_buffers() {
     b.attn_split = n_split;
     b.attn_grid = m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {
-        b.k_cache.push_back(m_arena.get(skc[l]));
-        b.v_cache.push_back(m_arena.get(svc[l]));
+        const bool host = l < first && whole;
+        b.k_cache.push_back(host ? m_host_kv.get(m_host_kv_slots[2 * l]) : m_arena.get(skc[l]));
+        b.v_cache.push_back(host ? m_host_kv.get(m_host_kv_slots[2 * l + 1]) : m_arena.get(svc[l]));
     }
     b.kv_ring = rings;
     if (wide) b.wide = m_arena.get(swide);
@@ -215,7 +231,11 @@ Result<std::unique_ptr<Runner>> VulkanRunner::create(std::shared_ptr<LoadedModel
 
 Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Output out) {
     Context& ctx = *m_loaded->ctx;
-    const DeviceModel& model = m_loaded->model;
+    // A prompt without the CPU's residual stream runs every layer (runs_whole_prompts). The
+    // stream is this chunk's only: a later call without one must not see it.
+    const float* hidden = std::exchange(m_hidden, nullptr);
+    const bool whole = !hidden && m_loaded->has_whole;
+    const DeviceModel& model = whole ? m_loaded->whole : m_loaded->model;
     // The step buffer and the command buffers are the last submission's until it ends.
     m_fence.drain();
     auto* step = static_cast<uint32_t*>(m_step.mapped());
@@ -223,7 +243,7 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     step[1] = uint32_t(tokens.size());
     for (size_t i = 0; i < tokens.size(); ++i) step[2 + i] = uint32_t(tokens[i]);
     if (model.first_layer)
-        std::memcpy(m_input.mapped(), m_hidden, tokens.size() * model.hp.n_embd * sizeof(float));
+        std::memcpy(m_input.mapped(), hidden, tokens.size() * model.hp.n_embd * sizeof(float));
     if (tokens.size() == 1 && m_buf.attn_split) {
         const auto grid = decode_attention_grid(attention_shape(model.hp, 1), m_buf.attn_split,
                                                 uint32_t(pos) + 1);
@@ -231,7 +251,7 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     }
 
     const int n = int(tokens.size());
-    const bool decode = n == 1 && out != Output::None;
+    const bool decode = n == 1 && out != Output::None && !whole;
     const int di = out == Output::Argmax ? 1 : 0;
     const int si = decode && m_buf.attn_split &&
                    decode_attention_one_run(attention_shape(model.hp, 1), uint32_t(pos) + 1);
@@ -250,6 +270,8 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         const Step s{n, out, si == 1};
         Status st = record_stages(rec, model, m_buf, s, forward_stages(rec, model, s));
         if (prof && m_span) prof->mark(cmd, decode ? "decode step" : "prompt batch");
+        // The CPU's layers' K/V rows are read by the host after this submission.
+        if (whole) rec.barrier_to_host();
         VkResult er = vkEndCommandBuffer(cmd);
         EMBER_TRY(st);
         if (er != VK_SUCCESS) return vk_error(er, "vkEndCommandBuffer (forward)");
@@ -279,11 +301,18 @@ Status VulkanRunner::check_input(std::span<const int32_t> tokens, int pos) const
     return {};
 }
 
+uint16_t* VulkanRunner::kv_f16(uint32_t l, bool value) {
+    if (size_t(2 * l + 1) >= m_host_kv_slots.size()) return nullptr;
+    // The host may touch the rows only once the device is done with them.
+    m_fence.drain();
+    return reinterpret_cast<uint16_t*>(m_host_kv.mapped(m_host_kv_slots[2 * l + (value ? 1 : 0)]));
+}
+
 Result<Forwarded> VulkanRunner::forward(std::span<const int32_t> tokens, int pos, Output out) {
     EMBER_TRY(check_input(tokens, pos));
     const float* hidden = std::exchange(m_hidden, nullptr);
     const uint32_t E = m_loaded->model.hp.n_embd;
-    if (m_loaded->model.first_layer && !hidden)
+    if (m_loaded->model.first_layer && !hidden && !m_loaded->has_whole)
         return make_error("internal", "forward: this runner starts at layer " +
                                           std::to_string(m_loaded->model.first_layer) +
                                           " and was given no residual stream");

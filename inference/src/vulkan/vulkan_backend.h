@@ -31,6 +31,11 @@ struct Options {
     // Partial offload: the device holds layers [first_layer, n_layer) and the output layer; its
     // runners take the residual stream of the layers before (Runner::set_hidden_input).
     uint32_t first_layer = 0;
+    // With first_layer > 0: the first layers' weights (and the embedding table) also kept, in
+    // the device's layouts, in host-visible memory that the device reads over the bus, so that
+    // a prompt runs every layer on the device (Runner::runs_whole_prompts) while decode steps
+    // start from the CPU's layers. Costs host RAM (their bytes), not device memory.
+    bool whole_prompts = false;
     bool disk_pipeline_cache = true;
     // Tests: changes to the plan made for the adapter (vulkan/plan.h), before anything runs.
     std::function<void(struct Plan&)> adjust_plan;

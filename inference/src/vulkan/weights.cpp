@@ -414,13 +414,15 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
                                                          const std::vector<const Tensor*>& tensors,
                                                          const std::function<bool(float)>& progress,
                                                          const std::atomic<bool>* cancel,
-                                                         const RowCheck& check) {
+                                                         const RowCheck& check,
+                                                         const InHost& in_host) {
     PlacementLimits lim = placement_limits(ctx);
     std::unique_ptr<WeightStore> ws(new WeightStore(lim.block_limit, lim.alignment));
     struct Job {
         const Tensor* t;
         std::vector<PiecePlan> pieces;
         std::vector<size_t> slots;
+        Arena* arena;
     };
     std::vector<Job> jobs;
     uint64_t total = 0, largest_granule = 0;
@@ -430,9 +432,9 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
             return make_error("vulkan.bad_tensor",
                               "tensor '" + t->name + "' has no data (already released?)");
         EMBER_ASSIGN_OR_RETURN(auto pieces, plan_tensor(*t, lim));
-        Job j{t, std::move(pieces), {}};
+        Job j{t, std::move(pieces), {}, in_host && in_host(*t) ? &ws->m_host_arena : &ws->m_arena};
         for (const auto& p : j.pieces) {
-            j.slots.push_back(ws->m_arena.reserve(p.bytes));
+            j.slots.push_back(j.arena->reserve(p.bytes));
             total += p.bytes;
         }
         const uint64_t stride = row_stride_of(*t);
@@ -444,6 +446,9 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
     }
     EMBER_TRY(ws->m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
     ws->m_bytes = ws->m_arena.total_bytes();
+    // (Host-visible and a transfer destination: the same staged copies fill it.)
+    EMBER_TRY(ws->m_host_arena.allocate(ctx.device(), BufferKind::HostStorage));
+    ws->m_host_bytes = ws->m_host_arena.total_bytes();
 
     // A few staging slots: the host rearranges into one (on all cores) while the device copies
     // the others out.
@@ -471,7 +476,7 @@ Result<std::unique_ptr<WeightStore>> WeightStore::upload(Context& ctx,
         const uint64_t task_rows = rows_per_step(t, stride, granule, kTaskBytes);
         for (size_t i = 0; i < j.pieces.size(); ++i) {
             const PiecePlan& p = j.pieces[i];
-            BufferRange r = ws->m_arena.get(j.slots[i]);
+            BufferRange r = j.arena->get(j.slots[i]);
             // Rows [r0, r1) of the piece into one staging slot, cut into tasks for the pool.
             for (uint64_t r0 = 0; r0 < uint64_t(p.nrows); r0 += step_rows) {
                 if (cancel && cancel->load())

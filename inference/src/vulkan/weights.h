@@ -35,6 +35,9 @@ void rearrange_rows(GgmlType t, const uint8_t* src, uint64_t nrows, uint64_t nb,
 // step while they are read for the upload (model/validate.h's check_finite_rows), so that the
 // file is read once; its first error, in tensor and row order, ends the upload.
 using RowCheck = std::function<Status(const Tensor&, int64_t row0, int64_t nrows)>;
+// Tensors placed in host-visible memory, which the device reads over the bus (partial offload:
+// the CPU's layers, for prompts run whole on the device).
+using InHost = std::function<bool(const Tensor&)>;
 
 class WeightStore {
 public:
@@ -46,15 +49,18 @@ public:
                                                        const std::vector<const Tensor*>& tensors,
                                                        const std::function<bool(float)>& progress,
                                                        const std::atomic<bool>* cancel,
-                                                       const RowCheck& check = {});
+                                                       const RowCheck& check = {},
+                                                       const InHost& in_host = {});
     // The device copy of a tensor given at upload (matched by its data pointer).
     const DeviceTensor* find(const Tensor& t) const;
-    uint64_t bytes() const { return m_bytes; }
+    uint64_t bytes() const { return m_bytes; }            // device-local
+    uint64_t host_bytes() const { return m_host_bytes; }  // host-visible (in_host's)
 
 private:
     WeightStore(VkDeviceSize block_limit, VkDeviceSize alignment)
-        : m_arena(block_limit, alignment) {}
-    Arena m_arena;
+        : m_arena(block_limit, alignment), m_host_arena(block_limit, alignment) {}
+    Arena m_arena, m_host_arena;
+    uint64_t m_host_bytes = 0;
     std::map<const uint8_t*, DeviceTensor> m_tensors;
     uint64_t m_bytes = 0;
 };
