@@ -117,9 +117,15 @@ def offload():
             rows.setdefault(k, {})["pp" if x["n_prompt"] else "tg"] = x["avg_ts"]
         for (fa, t, ngl), v in rows.items():
             print(f"| {label}, FA {'on' if fa else 'off'}, {t} threads | {ngl} | {f(v.get('pp'))} | {f(v.get('tg'))} |")
-    e = ej("e_l2-q4_0_lim16.json")
-    if e:
-        print(f"\nEmber's split with `--gpu-mem-limit`: {e.get('split')}")
+    for n in ("gl16", "lim16"):
+        e = ej(f"e_l2-q4_0_{n}.json")
+        if e:
+            print(f"\nEmber's split ({n}): {e.get('split')}")
+    try:
+        r = json.load(open(path("offload_rss.json")))
+        print(f"\nPeak RSS of `--gpu-layers 16`: {r['peak_rss_kb'] / 1048576:.2f} GiB")
+    except (TypeError, OSError, ValueError, KeyError):
+        pass
 
 
 def long_chats():
