@@ -1,3 +1,4 @@
+pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
@@ -36,31 +37,41 @@ Item {
     readonly property bool reasoningVisible: reasoningHeader.expanded
     onThinkingChanged: reasoningHeader.expanded = thinking
 
-    // Blocks scrolled out of the list's view are not drawn (they keep their place), so that a
-    // frame costs the same at the end of a long reply: the blocks in view are found by binary
-    // search and only those that enter or leave it change.
+    // Blocks scrolled out of the list's view leave the scene graph (visible: false), so that a
+    // frame walks only the blocks in view and costs the same at the end of a long reply as at
+    // its start. They keep their place because blocks are placed here rather than by a Column
+    // (which closes the gap of a hidden item). The blocks in view are found by binary search and
+    // only those that enter or leave it change.
     property int shownFrom: 0
-    property int shownTo: 1e9
+    property int shownTo: -1
     function updateShown() {
-        const view = ListView.view
         const n = blockRepeater.count
-        if (!view || n === 0) return
-        const origin = y + column.y + bubble.y + segments.y
-        const low = view.contentY - origin - 200, high = view.contentY + view.height - origin + 200
-        let a = 0, b = n
-        while (a < b) {
-            const m = (a + b) >> 1, it = blockRepeater.itemAt(m)
-            if (it.y + it.height < low) a = m + 1; else b = m
+        if (n > 0 && !blockRepeater.itemAt(n - 1)) {
+            Qt.callLater(root.updateShown)  // the Repeater is still making the blocks
+            return
         }
-        let c = a, d = n
-        while (c < d) {
-            const m = (c + d) >> 1
-            if (blockRepeater.itemAt(m).y <= high) c = m + 1; else d = m
+        const view = ListView.view
+        let from = 0, to = n - 1
+        if (view && n > 0) {
+            const origin = y + column.y + bubble.y + segments.y + blockArea.y
+            const low = view.contentY - origin - 200
+            const high = view.contentY + view.height - origin + 200
+            let a = 0, b = n
+            while (a < b) {
+                const m = (a + b) >> 1, it = blockRepeater.itemAt(m)
+                if (it.y + it.height < low) a = m + 1; else b = m
+            }
+            let c = a, d = n
+            while (c < d) {
+                const m = (c + d) >> 1
+                if (blockRepeater.itemAt(m).y <= high) c = m + 1; else d = m
+            }
+            from = a
+            to = c - 1
         }
-        const from = a, to = c - 1
         const setShown = (i, shown) => {
             const it = blockRepeater.itemAt(i)
-            if (it && it.item) it.item.visible = shown
+            if (it) it.inView = shown
         }
         for (let i = shownFrom; i <= Math.min(shownTo, n - 1); ++i)
             if (i < from || i > to) setShown(i, false)
@@ -69,11 +80,48 @@ Item {
         shownFrom = from
         shownTo = to
     }
+    // Places blocks [first, end) below each other, 8 px apart (a block of no height takes no
+    // room), and sizes blockArea to them. A streamed batch changes the last block's height, so
+    // only it is placed again; a change further up (a resize, reasoning folded) places the rest
+    // once, later in this event loop pass.
+    property int placePending: -1
+    function place(first) {
+        if (blockRepeater.count - first <= 4) {
+            placeNow(first)
+        } else {
+            placePending = placePending < 0 ? first : Math.min(placePending, first)
+            Qt.callLater(root.placeLater)
+        }
+    }
+    function placeLater() {
+        const first = placePending
+        placePending = -1
+        if (first >= 0) placeNow(first)
+    }
+    function placeNow(first) {
+        const n = blockRepeater.count
+        const gap = segments.spacing
+        let i = Math.max(0, Math.min(first, n))
+        let next = 0  // where block i goes
+        if (i > 0) {
+            const prev = blockRepeater.itemAt(i - 1)
+            next = prev.y + (prev.height > 0 ? prev.height + gap : 0)
+        }
+        for (; i < n; ++i) {
+            const it = blockRepeater.itemAt(i)
+            if (!it) break  // not made yet: placed when it is added
+            it.y = next
+            next += it.height > 0 ? it.height + gap : 0
+        }
+        blockArea.height = next > 0 ? next - gap : 0
+        updateShown()
+    }
     Connections {
         target: root.ListView.view
         function onContentYChanged() { root.updateShown() }
         function onHeightChanged() { root.updateShown() }
     }
+    onYChanged: updateShown()
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     implicitHeight: column.implicitHeight + 20
@@ -129,19 +177,71 @@ Item {
                     expanded: root.thinking
                     fontSize: root.fontSize
                 }
-                Repeater {
-                    id: blockRepeater
-                    model: root.blocks
-                    delegate: Loader {
-                        required property string kind
-                        required property string html
-                        required property string code
-                        required property string language
-                        required property bool reasoning
-                        width: segments.width
-                        visible: !reasoning || root.reasoningVisible
-                        active: !reasoning || root.reasoningVisible
-                        sourceComponent: kind === "code" ? codeComponent : proseComponent
+                // The Markdown blocks, placed by place().
+                Item {
+                    id: blockArea
+                    width: segments.width
+                    Repeater {
+                        id: blockRepeater
+                        model: root.blocks
+                        onItemAdded: (i) => root.place(i)
+                        onItemRemoved: (i) => root.place(i)
+                        // Qt 6.4's Loader cannot make components bound to this file (pragma
+                        // ComponentBehavior: Bound); a Repeater of one item or none can.
+                        delegate: Item {
+                            id: block
+                            required property int index
+                            required property string kind
+                            required property string html
+                            required property string code
+                            required property string language
+                            required property bool reasoning
+                            readonly property bool active: !reasoning || root.reasoningVisible
+                            property Item item: null  // the prose or code item, when made
+                            property bool inView: false  // set by updateShown()
+                            width: blockArea.width
+                            height: item ? item.height : 0
+                            visible: active && inView
+                            onHeightChanged: root.place(index)
+                            Repeater {
+                                model: block.active && block.kind !== "code" ? 1 : 0
+                                onItemAdded: (index, made) => block.item = made
+                                onItemRemoved: (index, gone) => {
+                                    if (block.item === gone) block.item = null
+                                }
+                                TextEdit {
+                                    objectName: "proseText"
+                                    // Rendered in C++ (line breaks kept, tables padded); links in
+                                    // the theme's colour (readable in the dark theme). Reasoning
+                                    // in the hint colour.
+                                    text: "<style>a { color: " + theme.link + "; }</style>" + block.html
+                                    width: block.width
+                                    textFormat: TextEdit.RichText
+                                    readOnly: true
+                                    selectByMouse: true
+                                    wrapMode: TextEdit.Wrap
+                                    color: block.reasoning ? Material.hintTextColor
+                                                           : Material.foreground
+                                    selectionColor: Material.accent
+                                    font.pixelSize: root.fontSize
+                                    onLinkActivated: (link) => Qt.openUrlExternally(link)
+                                }
+                            }
+                            Repeater {
+                                model: block.active && block.kind === "code" ? 1 : 0
+                                onItemAdded: (index, made) => block.item = made
+                                onItemRemoved: (index, gone) => {
+                                    if (block.item === gone) block.item = null
+                                }
+                                CodeBlock {
+                                    width: block.width
+                                    code: block.code
+                                    language: block.language
+                                    highlighter: root.blocks
+                                    fontSize: root.fontSize
+                                }
+                            }
+                        }
                     }
                 }
                 Label {
@@ -222,33 +322,6 @@ Item {
                 font.pixelSize: root.fontSize - 2
                 onClicked: root.controller.regenerate()
             }
-        }
-    }
-
-    Component {
-        id: proseComponent
-        TextEdit {
-            objectName: "proseText"
-            // Rendered in C++ (line breaks kept, tables padded); links in the theme's colour
-            // (readable in the dark theme). Reasoning in the hint colour.
-            text: parent ? "<style>a { color: " + theme.link + "; }</style>" + parent.html : ""
-            textFormat: TextEdit.RichText
-            readOnly: true
-            selectByMouse: true
-            wrapMode: TextEdit.Wrap
-            color: parent && parent.reasoning ? Material.hintTextColor : Material.foreground
-            selectionColor: Material.accent
-            font.pixelSize: root.fontSize
-            onLinkActivated: (link) => Qt.openUrlExternally(link)
-        }
-    }
-    Component {
-        id: codeComponent
-        CodeBlock {
-            code: parent ? parent.code : ""
-            language: parent ? parent.language : ""
-            highlighter: root.blocks
-            fontSize: root.fontSize
         }
     }
 }

@@ -39,7 +39,8 @@ Item {
             fixture.removeFrom(mock.messages, 0)
             fixture.append(mock.messages, 1, "user", "Show me C", true, false)
             fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
-            wait(20)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => view.count === 2 && delegateAt(1) !== null, 5000, "both messages shown")
         }
 
         function findAll(item, name, out) {
@@ -86,13 +87,15 @@ Item {
             mouseClick(findAll(answer, "continueButton", [])[0])
             compare(mock.continued, 1)
             fixture.removeFrom(mock.messages, 1)
-            wait(50)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => view.count === 1 && delegateAt(0) !== null)
             const user = delegateAt(0)
-            verify(findAll(user, "regenerateButton", [])[0].visible, "an unanswered message")
+            tryVerify(() => findAll(user, "regenerateButton", [])[0].visible, 5000,
+                      "an unanswered message")
             verify(!findAll(user, "continueButton", [])[0].visible)
             fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
-            wait(50)
-            verify(!findAll(delegateAt(0), "regenerateButton", [])[0].visible)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => !findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
 
         // `< 2/3 >` under a message with versions; the reply's details in small print; why a
@@ -103,9 +106,10 @@ Item {
             fixture.appendVersion(mock.messages, 5, "assistant", "Another answer", 2, 3)
             fixture.setLastDetails(mock.messages, "tiny.gguf", 120, 42.25, 350, "max_tokens")
             fixture.finishLast(mock.messages, 5, "Another answer", false)
-            wait(50)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => delegateAt(1) !== null
+                            && findAll(delegateAt(1), "messageFooter", [])[0].visible)
             const answer = delegateAt(1)
-            verify(findAll(answer, "messageFooter", [])[0].visible)
             compare(findAll(answer, "versionLabel", [])[0].text, "2/3")
             compare(findAll(answer, "detailsLabel", [])[0].text,
                     "tiny.gguf · 120 tokens · 42.3 tok/s · 0.35 s to first token")
@@ -132,21 +136,38 @@ Item {
             verify(!user.editing)
         }
 
-        // A long reply: blocks scrolled out of view are not drawn, those in view are.
+        // A long reply: blocks scrolled out of view are not drawn (the block leaves the scene
+        // graph, so a frame's cost does not grow with the reply), those in view are; every block
+        // keeps its place, 8 px below the one before.
         function test_blocksOutOfViewAreNotDrawn() {
             let text = ""
             for (let i = 0; i < 80; ++i) text += "Paragraph " + i + "\n\n"
             fixture.append(mock.messages, 3, "assistant", text, true, false)
-            view.positionViewAtEnd()
-            wait(50)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => delegateAt(2) !== null
+                            && findAll(delegateAt(2), "proseText", []).length === 80)
             const prose = findAll(delegateAt(2), "proseText", [])
-            compare(prose.length, 80)
-            verify(!prose[0].visible, "the first paragraph is far above the view")
+            const placed = () => {
+                for (let i = 1; i < prose.length; ++i) {
+                    const above = prose[i - 1].parent, block = prose[i].parent
+                    if (block.y !== above.y + above.height + 8) return false
+                }
+                return true
+            }
+            tryVerify(placed, 5000, "each block 8 px below the one before")
+            const height = delegateAt(2).height
+            view.positionViewAtEnd()
+            tryVerify(() => !prose[0].visible, 5000, "the first paragraph is far above the view")
+            verify(!prose[0].parent.visible, "its block is out of the scene graph")
             verify(prose[79].visible, "the last one is in view")
+            verify(placed(), "hidden blocks keep their places")
+            compare(delegateAt(2).height, height)
             view.positionViewAtIndex(2, ListView.Beginning)
-            wait(50)
-            verify(prose[0].visible, "scrolled back: drawn again")
+            tryVerify(() => prose[0].visible, 5000, "scrolled back: drawn again")
             verify(!prose[79].visible)
+            verify(!prose[79].parent.visible)
+            verify(placed())
+            compare(delegateAt(2).height, height)
         }
 
         function test_streamingUpdates() {
@@ -155,15 +176,17 @@ Item {
             mock.generating = true
             compare(view.count, 4)
             fixture.appendText(mock.messages, "Partial\n```py\nprint(1)")
-            wait(50)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => delegateAt(3) !== null
+                            && findAll(delegateAt(3), "codeText", []).length === 1)
             const last = delegateAt(3)
-            verify(last)
             // An unterminated fence still shows as code while it streams.
             let code = findAll(last, "codeText", [])
             compare(code.length, 1)
             const block = code[0]
             fixture.appendText(mock.messages, "\nprint(2)\n```\nDone.")
-            wait(50)
+            view.forceLayout()  // the view takes model changes in at its next layout
+            tryVerify(() => findAll(last, "proseText", []).length === 2)
             code = findAll(last, "codeText", [])
             compare(code.length, 1)
             compare(code[0], block, "the growing code block is the same item, only appended to")

@@ -41,7 +41,7 @@ Item {
         }
         function show(content, reasoningMs) {
             fixture.append(mock.messages, 1, "assistant", content, true, false, reasoningMs || 0)
-            wait(20)
+            view.forceLayout()  // the view takes model changes in at its next layout
             return view.itemAtIndex(0)
         }
 
@@ -78,14 +78,15 @@ Item {
         function test_streamedReasoningShowsThenFolds() {
             fixture.append(mock.messages, 0, "assistant", "", false, true)
             fixture.appendText(mock.messages, "<think>\nLet me see")
-            wait(20)
+            view.forceLayout()
+            tryVerify(() => texts(0).length === 1)
             const d = view.itemAtIndex(0)
             const header = findAll(d, "reasoningHeader", [])[0]
             verify(header.text.indexOf("Thinking") >= 0, header.text)
             compare(texts(0), ["Let me see"], "the reasoning shows while it runs")
             fixture.advance(7000)
             fixture.appendText(mock.messages, ", yes.</think>\n\nYes.")
-            wait(20)
+            tryVerify(() => header.text.indexOf("Thought for 7 s") >= 0, 5000, header.text)
             verify(header.text.indexOf("Thought for 7 s") >= 0, header.text)
             compare(texts(0), ["Yes."], "folded when the answer starts")
         }
