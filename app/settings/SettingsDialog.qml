@@ -55,16 +55,16 @@ Dialog {
 
             Label { text: qsTr("Sampling"); font.bold: true; Layout.columnSpan: 2; Layout.topMargin: 12 }
             Label { text: qsTr("Temperature") }
-            NumberField { number: root.settings.temperature; maximum: 5; onNumberEdited: (v) => root.settings.temperature = v }
+            NumberField { objectName: "temperatureField"; number: root.settings.temperature; maximum: 5; onNumberEdited: (v) => root.settings.temperature = v }
             Label { text: qsTr("Top-k (0 = off)") }
-            SpinBox { from: 0; to: 1000; editable: true; value: root.settings.topK
+            SpinBox { objectName: "topKField"; from: 0; to: 1000; editable: true; value: root.settings.topK
                       onValueModified: root.settings.topK = value }
             Label { text: qsTr("Top-p") }
-            NumberField { number: root.settings.topP; maximum: 1; onNumberEdited: (v) => root.settings.topP = v }
+            NumberField { objectName: "topPField"; number: root.settings.topP; maximum: 1; onNumberEdited: (v) => root.settings.topP = v }
             Label { text: qsTr("Min-p") }
-            NumberField { number: root.settings.minP; maximum: 1; onNumberEdited: (v) => root.settings.minP = v }
+            NumberField { objectName: "minPField"; number: root.settings.minP; maximum: 1; onNumberEdited: (v) => root.settings.minP = v }
             Label { text: qsTr("Repeat penalty") }
-            NumberField { number: root.settings.repeatPenalty; maximum: 3; onNumberEdited: (v) => root.settings.repeatPenalty = v }
+            NumberField { objectName: "repeatPenaltyField"; number: root.settings.repeatPenalty; maximum: 3; onNumberEdited: (v) => root.settings.repeatPenalty = v }
             Label { text: qsTr("Maximum tokens") }
             SpinBox { from: 1; to: 32768; editable: true; value: root.settings.maxTokens
                       onValueModified: root.settings.maxTokens = value }

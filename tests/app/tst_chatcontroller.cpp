@@ -321,6 +321,31 @@ private slots:
         QCOMPARE(m_engine->lastSampling().maxTokens, 77);
     }
 
+    // The settings dialog's sampling fields (top-k, top-p, min-p, repeat penalty) reach the
+    // engine call, and a conversation's own values win over them.
+    void samplingSettingsReachTheEngine() {
+        setUp(words(2));
+        m_settings->setTopK(7);
+        m_settings->setTopP(0.5);
+        m_settings->setMinP(0.125);
+        m_settings->setRepeatPenalty(1.25);
+        sendAndWait("Hello");
+        QCOMPARE(m_engine->lastSampling().topK, 7);
+        QCOMPARE(m_engine->lastSampling().topP, 0.5f);
+        QCOMPARE(m_engine->lastSampling().minP, 0.125f);
+        QCOMPARE(m_engine->lastSampling().repeatPenalty, 1.25f);
+
+        m_chat->setConversationSetting("topK", 3);
+        m_chat->setConversationSetting("topP", 0.75);
+        m_chat->setConversationSetting("minP", 0.25);
+        m_chat->setConversationSetting("repeatPenalty", 1.5);
+        sendAndWait("Again");
+        QCOMPARE(m_engine->lastSampling().topK, 3);
+        QCOMPARE(m_engine->lastSampling().topP, 0.75f);
+        QCOMPARE(m_engine->lastSampling().minP, 0.25f);
+        QCOMPARE(m_engine->lastSampling().repeatPenalty, 1.5f);
+    }
+
     // Each conversation keeps its model: opening it loads that model again.
     void conversationKeepsItsModel() {
         setUp(words(1));

@@ -71,5 +71,44 @@ Item {
             verify(gridRight <= barLeft, "fields end at " + gridRight + ", the bar starts at " + barLeft)
             dialog.close()
         }
+
+        // Typed into a number field and confirmed with Enter.
+        function typeInto(field, text) {
+            const scroll = child(dialog.contentItem, "settingsScroll")
+            scroll.contentItem.contentY = Math.max(0, field.mapToItem(scroll.contentItem.contentItem, 0, 0).y - 40)
+            field.forceActiveFocus()
+            field.selectAll()
+            for (const c of text) keyClick(c)
+            keyClick(Qt.Key_Return)
+        }
+
+        // The engine's sampling fields: each shows the setting and writes what is typed back.
+        function test_samplingFields() {
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const topK = child(dialog.contentItem, "topKField")
+            const topP = child(dialog.contentItem, "topPField")
+            const minP = child(dialog.contentItem, "minPField")
+            const penalty = child(dialog.contentItem, "repeatPenaltyField")
+            verify(topK && topP && minP && penalty, "top-k, top-p, min-p and repeat penalty fields")
+            compare(topK.value, 40)
+            compare(topP.text, "0.95")
+            compare(minP.text, "0.05")
+            compare(penalty.text, "1.10")
+
+            topK.forceActiveFocus()
+            keyClick(Qt.Key_Up)
+            compare(mockSettings.topK, 41)
+            typeInto(topP, "0.5")
+            compare(mockSettings.topP, 0.5)
+            typeInto(minP, "0.2")
+            compare(mockSettings.minP, 0.2)
+            typeInto(penalty, "1.3")
+            compare(mockSettings.repeatPenalty, 1.3)
+            typeInto(penalty, "7")  // above the field's maximum: not taken
+            compare(mockSettings.repeatPenalty, 1.3)
+            dialog.close()
+            tryCompare(dialog, "visible", false)
+        }
     }
 }
