@@ -3,12 +3,14 @@
 // runs within the backend-consistency tolerance and the same greedy continuation; the split the
 // GPU memory limit leads to is the one the fit estimate announces.
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "ember/ember.h"
+#include "run_cli.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 
@@ -218,6 +220,41 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
     EXPECT_EQ((*cpu)->backend().kind, BackendKind::Cpu);
     EXPECT_EQ((*cpu)->backend().fallback_code, "vulkan.does_not_fit");
     EXPECT_EQ((*cpu)->backend().n_gpu_layers, 0u);
+}
+
+// The CPU side of a split watches the cancel flag: a short prompt (its first layers on the CPU)
+// ends with "cpu.cancelled" and the session goes on once the flag is down.
+TEST_F(PartialOffload, CpuLayersWatchTheCancelFlag) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto model = Model::load(ember::test::stories_model(), params(BackendKind::Vulkan, 2));
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().n_gpu_layers, 2u) << (*model)->backend().split;
+    auto session = Session::create(**model);
+    ASSERT_TRUE(session.ok()) << session.error().message;
+    std::atomic<bool> cancel{true};
+    (*session)->set_cancel(&cancel);
+    const std::vector<int32_t> prompt = (*model)->tokenize("Once upon a time", true, false);
+    auto stopped = (*session)->eval(prompt);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code, "cpu.cancelled") << stopped.error().message;
+    cancel = false;
+    auto again = (*session)->eval(prompt);
+    EXPECT_TRUE(again.ok()) << again.error().message;
+    (*session)->set_cancel(nullptr);
+}
+
+// `ember-cli bench`'s text says the split too (its JSON has "split"): a prompt of 40 tokens runs
+// every layer on the device, the 2 decode steps start on the CPU.
+TEST_F(PartialOffload, BenchTextSaysTheSplit) {
+    EMBER_VK_REQUIRE_DEVICE();
+    auto r = ember::test::run_cli(ember::test::cli_path(),
+                                  {"bench", "-m", ember::test::stories_model(), "-p", "40", "-n",
+                                   "2", "-r", "1", "--backend", "vulkan", "--device", test_device(),
+                                   "--gpu-layers", "2", "--threads", "2", "--ctx", "64"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("split: 2 of 5 layers on the GPU, 3 on the CPU"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("pp40:"), std::string::npos) << r.out;
 }
 
 TEST(ByteSize, ParsesUnitsAndRefusesTheRest) {

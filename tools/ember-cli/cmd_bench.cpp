@@ -228,6 +228,8 @@ int cmd_bench(int argc, char** argv) {
         std::printf("model: %s (%s, %.2f GiB of weights) on %s (%s)\n", m.info().path.c_str(),
                     m.info().quantization.c_str(), wbytes / 1073741824.0, backend_name(b.kind),
                     b.device.c_str());
+        // Partial offload: where the layers ran (the JSON's "split").
+        if (!b.split.empty()) std::printf("split: %s\n", b.split.c_str());
         char at[32] = "";
         if (*depth > 0) std::snprintf(at, sizeof at, " @ d%lld", *depth);
         if (*pp > 0)
