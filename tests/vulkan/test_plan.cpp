@@ -36,17 +36,18 @@ Adapter fake_gpu(uint32_t vendor_id, uint32_t sm_count) {
     return a;
 }
 
-// Llama-2-7B's shapes in Q4_0 (no weights: the plan needs only types and shapes).
-LlamaModel fake_7b() {
+// Llama-2-7B's shapes in Q4_0 (no weights: the plan needs only types and shapes), or another
+// width E and FFN width F.
+LlamaModel fake_7b(int64_t E = 4096, int64_t F = 11008) {
     LlamaModel m;
     LlamaHParams& hp = m.hp;
     hp.n_vocab = 32000;
     hp.n_ctx_train = 4096;
-    hp.n_embd = 4096;
+    hp.n_embd = uint32_t(E);
     hp.n_layer = 2;
-    hp.n_head = 32;
-    hp.n_head_kv = 32;
-    hp.n_ff = 11008;
+    hp.n_head = uint32_t(E / 128);
+    hp.n_head_kv = hp.n_head;
+    hp.n_ff = uint32_t(F);
     hp.head_dim = 128;
     hp.n_rot = 128;
     auto t = [](GgmlType type, int64_t cols, int64_t rows) {
@@ -59,28 +60,28 @@ LlamaModel fake_7b() {
         return x;
     };
     const GgmlType q = GgmlType::Q4_0;
-    m.tok_embd = t(q, 4096, 32000);
-    m.output_norm = t(GgmlType::F32, 4096, 1);
-    m.output = t(q, 4096, 32000);
+    m.tok_embd = t(q, E, 32000);
+    m.output_norm = t(GgmlType::F32, E, 1);
+    m.output = t(q, E, 32000);
     for (int l = 0; l < 2; ++l) {
         LlamaLayer L;
-        L.attn_norm = t(GgmlType::F32, 4096, 1);
-        L.wq = t(q, 4096, 4096);
-        L.wk = t(q, 4096, 4096);
-        L.wv = t(q, 4096, 4096);
-        L.wo = t(q, 4096, 4096);
-        L.ffn_norm = t(GgmlType::F32, 4096, 1);
-        L.ffn_gate = t(q, 4096, 11008);
-        L.ffn_up = t(q, 4096, 11008);
-        L.ffn_down = t(q, 11008, 4096);
+        L.attn_norm = t(GgmlType::F32, E, 1);
+        L.wq = t(q, E, E);
+        L.wk = t(q, E, E);
+        L.wv = t(q, E, E);
+        L.wo = t(q, E, E);
+        L.ffn_norm = t(GgmlType::F32, E, 1);
+        L.ffn_gate = t(q, E, F);
+        L.ffn_up = t(q, E, F);
+        L.ffn_down = t(q, F, E);
         m.layers.push_back(L);
     }
     return m;
 }
 
 // The first dispatch of each stage of a decode step (argmax, a long context).
-std::map<std::string, PlannedDispatch> decode_stages(const Adapter& a) {
-    const LlamaModel m = fake_7b();
+std::map<std::string, PlannedDispatch> decode_stages(const Adapter& a,
+                                                     const LlamaModel& m = fake_7b()) {
     auto d = planned_dispatches(m, a, make_plan(a), {1, Output::Argmax, false}, 4096);
     EXPECT_TRUE(d.ok()) << d.error().message;
     std::map<std::string, PlannedDispatch> by_stage;
@@ -126,6 +127,17 @@ TEST(Plan, NvidiaWith132SmsTakesTheDocumentedGrids) {
     for (const auto& d : *prompt)
         if (d.stage == "matmul q/k/v") big = big || d.kernel == "matmul_coopmat_xh_big_direct_q4_0";
     EXPECT_TRUE(big);
+}
+
+// Short rows of many columns (Gemma 3 4B's down: 2,560 rows of 10,240): enough column parts for
+// 1.5 rounds of the 5,280 subgroups, 5 (the most that leave each lane 2 blocks), not the 4 of
+// 96-block parts; 1,280 groups a part in 2 even rounds of 132 workgroups: 400.
+TEST(Plan, ShortRowsOfManyColumnsTakeMoreColumnParts) {
+    const Adapter a = fake_gpu(0x10DE, 132);
+    auto s = decode_stages(a, fake_7b(2560, 10240));
+    const auto& down = s["silu + down + residual"];
+    EXPECT_EQ(down.kernel, "matvec_fused_h_atomic_q4_0");
+    EXPECT_EQ(down.gx * down.gy, 400u);
 }
 
 TEST(Plan, WithoutAnSmCountTakesTheFixedGrids) {
