@@ -141,7 +141,7 @@ Item {
         // keeps its place, 8 px below the one before.
         function test_blocksOutOfViewAreNotDrawn() {
             let text = ""
-            for (let i = 0; i < 80; ++i) text += "Paragraph " + i + "\n\n"
+            for (let i = 0; i < 80; ++i) text += "Paragraph " + i + " of a long reply.\n\n"
             fixture.append(mock.messages, 3, "assistant", text, true, false)
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => delegateAt(2) !== null
@@ -168,6 +168,11 @@ Item {
             verify(!prose[79].parent.visible)
             verify(placed())
             compare(delegateAt(2).height, height)
+            // A narrower view wraps every block again: all are placed again, hidden ones too.
+            root.width = 150
+            tryVerify(() => delegateAt(2).height > height, 5000, "taller when narrower")
+            tryVerify(placed, 5000, "placed again after the resize")
+            root.width = 700
         }
 
         function test_streamingUpdates() {
