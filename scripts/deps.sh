@@ -12,8 +12,8 @@ app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-co
      qml6-module-qt-labs-folderlistmodel libqt6sql6-sqlite libqt6svg6 qt6-svg-dev libgl-dev
      libmd4c-dev)
 test=(libgtest-dev libgmock-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
-      xvfb xauth qml6-module-qttest qt6-declarative-dev-tools python3 clang libclang-rt-14-dev
-      desktop-file-utils appstream dpkg-dev sqlite3 bc)
+      xvfb xauth qml6-module-qttest qt6-declarative-dev-tools qml6-module-qtqml python3 clang
+      libclang-rt-14-dev desktop-file-utils appstream dpkg-dev sqlite3 bc)
 # The server's tests drive it with the openai npm package. A node and npm already installed
 # (NodeSource's nodejs carries its own npm, which Debian's npm conflicts with) are kept.
 node=(nodejs npm)

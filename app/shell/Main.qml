@@ -1,3 +1,4 @@
+pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
@@ -87,8 +88,8 @@ ApplicationWindow {
         id: modelDialog
         title: qsTr("Choose a GGUF model")
         nameFilters: [qsTr("GGUF models (*.gguf)"), qsTr("All files (*)")]
-        currentFolder: inference.modelsFolderUrl
-        onAccepted: chat.loadModel(selectedFile)
+        currentFolder: window.inference.modelsFolderUrl
+        onAccepted: window.chat.loadModel(selectedFile)
     }
 
     ExportDialog {
