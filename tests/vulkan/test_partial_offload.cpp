@@ -202,6 +202,8 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
     EXPECT_NE(part->message.find("partly fits: " + std::to_string(part->gpu_layers) + " of "),
               std::string::npos)
         << part->message;
+    // What whole prompts on the device cost in host RAM (offload.h host_copy_bytes).
+    EXPECT_NE(part->message.find("of host RAM"), std::string::npos) << part->message;
 
     LoadParams p = params(BackendKind::Auto, -1);
     p.n_ctx = 64;
