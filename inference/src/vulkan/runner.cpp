@@ -141,7 +141,9 @@ Status VulkanRunner::allocate_buffers() {
     const uint32_t first = m_loaded->model.first_layer;
     const bool whole = m_loaded->has_whole;
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
-        rings.push_back(family ? family_kv_ring(hp, l, m_n_ctx, B) : 0);
+        // (The host copy holds every position, as the CPU's cache does, rows alike: no ring.)
+        const bool ring = family && !(l < first && whole);
+        rings.push_back(ring ? family_kv_ring(hp, l, m_n_ctx, B) : 0);
         const uint64_t bytes = rings.back() ? uint64_t(rings.back()) * d.Dkv * 2 : kv_layer;
         if (l < first && whole)
             for (int v = 0; v < 2; ++v) m_host_kv_slots.push_back(m_host_kv.reserve(bytes));
