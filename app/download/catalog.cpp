@@ -38,8 +38,13 @@ bool Catalog::architectureSupported(const QString& architecture) {
 }
 
 bool Catalog::quantizationSupported(const QString& quantization) {
-    static const QSet<QString> kTypes = {"F32",  "F16",  "BF16", "Q8_0", "Q4_0", "Q4_1",
-                                         "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"};
+    // The engine's own list of the tensor types it computes with.
+    static const QSet<QString> kTypes = [] {
+        QSet<QString> s;
+        for (const std::string& t : ember::supported_tensor_types())
+            s.insert(QString::fromStdString(t));
+        return s;
+    }();
     if (kTypes.contains(quantization.toUpper())) return true;
     // A mix such as Q4_K_M: its base type, and Q6_K / Q5_0 / Q8_0 / F32 where llama-quantize
     // deviates from it (all in kTypes). The catalog-fit test checks every tensor of each entry.

@@ -59,8 +59,8 @@ public:
     const QList<CatalogEntry>& entries() const { return m_entries; }
     const CatalogEntry* find(const QString& id) const;
 
-    // What the engine runs: architectures from the engine itself, types kept in step with
-    // inference/src/quant.
+    // What the engine runs: its architectures and tensor types (ember::supported_architectures,
+    // ember::supported_tensor_types), never a list of the app's own.
     static bool architectureSupported(const QString& architecture);
     // A tensor type ("Q4_0") or a file type of llama-quantize ("Q4_K_M") whose types all run.
     static bool quantizationSupported(const QString& quantization);

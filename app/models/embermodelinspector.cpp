@@ -2,12 +2,9 @@
 
 #include <QStringList>
 #include <algorithm>
-#include <map>
 
 #include "catalog.h"
 #include "ember/ember.h"
-#include "gguf/gguf.h"
-#include "quant/types.h"
 
 namespace {
 
@@ -53,50 +50,36 @@ FitInfo noEstimate(const ember::Error& error) {
 
 ModelDetails EmberModelInspector::inspect(const QString& path) {
     ModelDetails d;
-    auto opened = ember::gguf::File::open(path.toStdString());
-    if (!opened) {
-        d.error = qs(opened.error().message);
+    // The engine describes the file (its quantization label by its own rule: the 2-D weights);
+    // only the presentation is the app's.
+    auto inspected = ember::inspect(path.toStdString());
+    if (!inspected) {
+        d.error = qs(inspected.error().message);
         return d;
     }
-    const ember::gguf::File& file = **opened;
-    d.fileSize = qint64(file.file_size());
-    const auto arch = file.get_string("general.architecture");
-    if (!arch || arch->empty()) {
-        d.error = QObject::tr("%1 has no general.architecture: not a model file").arg(path);
-        return d;
-    }
-    if (file.tensors().empty()) {
-        d.error = QObject::tr("%1 holds no tensors: not a model file").arg(path);
-        return d;
-    }
-    d.architecture = qs(*arch);
-    d.name = qs(file.get_string("general.name").value_or(""));
-    d.contextLength = int(file.get_u32(*arch + ".context_length").value_or(0));
+    const ember::ModelInfo& info = *inspected;
+    d.fileSize = qint64(info.file_size);
+    d.architecture = qs(info.architecture);
+    d.name = qs(info.name);
+    d.contextLength = int(info.n_ctx_train);
+    d.parameters = qint64(info.n_params);
+    d.quantization = qs(info.quantization);
 
-    // Bytes per tensor type, for the dominant type and the mix.
-    std::map<std::string, uint64_t> bytesPerType;
-    uint64_t totalBytes = 0;
-    QStringList unsupportedTypes;
-    for (const auto& t : file.tensors()) {
-        d.parameters += qint64(t.n_elements());
-        const std::string type(ember::type_name(t.type));
-        bytesPerType[type] += t.n_bytes;
-        totalBytes += t.n_bytes;
-        const auto traits = ember::type_traits(t.type);
-        if ((!traits || !traits->supported) && !unsupportedTypes.contains(qs(type)))
-            unsupportedTypes << qs(type);
-    }
-    std::vector<std::pair<std::string, uint64_t>> mix(bytesPerType.begin(), bytesPerType.end());
+    // Every type by its share of the bytes, largest first; types the engine does not compute with.
+    const std::vector<std::string> supported = ember::supported_tensor_types();
+    auto mix = info.bytes_per_type;
     std::sort(mix.begin(), mix.end(), [](const auto& a, const auto& b) {
         return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
-    QStringList parts;
+    QStringList parts, unsupportedTypes;
     for (const auto& [type, bytes] : mix) {
-        const double share = totalBytes ? 100.0 * double(bytes) / double(totalBytes) : 0;
+        const double share =
+            info.weight_bytes ? 100.0 * double(bytes) / double(info.weight_bytes) : 0;
         parts << QStringLiteral("%1 %2%").arg(qs(type)).arg(
             share < 1 ? QStringLiteral("<1") : QString::number(qRound(share)));
+        if (std::find(supported.begin(), supported.end(), type) == supported.end())
+            unsupportedTypes << qs(type);
     }
-    d.quantization = mix.empty() ? QString() : qs(mix.front().first);
     d.quantizationMix = parts.join(QStringLiteral(" · "));
 
     if (!Catalog::architectureSupported(d.architecture))

@@ -7,8 +7,12 @@
 #include <QMap>
 #include <QTest>
 
+#include <algorithm>
+
 #include "catalog.h"
 #include "downloader.h"
+#include "ember/ember.h"
+#include "quant/types.h"
 
 class TestCatalog : public QObject {
     Q_OBJECT
@@ -65,6 +69,24 @@ private slots:
 
     // The current models people download, in the Q4_K_M files of bartowski's repositories,
     // each with its shape (for the fit estimate) and a size shown as approximate.
+    // The tensor types come from the engine: a type it does not compute with (IQ2_XS, Q2_K) is
+    // refused, and every type it does is accepted, as are llama-quantize's mixes of them.
+    void quantizationSupportIsTheEngines() {
+        const std::vector<std::string> engine = ember::supported_tensor_types();
+        QVERIFY(!engine.empty());
+        for (uint32_t id = 0; id < 64; id++) {
+            const auto traits = ember::type_traits(id);
+            if (!traits) continue;
+            const bool runs =
+                std::find(engine.begin(), engine.end(), std::string(traits->name)) != engine.end();
+            QVERIFY2(Catalog::quantizationSupported(QString::fromUtf8(
+                         traits->name.data(), qsizetype(traits->name.size()))) == runs,
+                     traits->name.data());
+        }
+        QVERIFY(!Catalog::quantizationSupported(QStringLiteral("IQ2_XS")));
+        QVERIFY(Catalog::quantizationSupported(QStringLiteral("Q4_K_M")));
+    }
+
     void offersCurrentModels() {
         auto catalog = Catalog::load(catalogPath(), nullptr);
         QVERIFY(catalog.has_value());

@@ -2,11 +2,15 @@
 // reader, fit estimates from ember::estimate_fit, and downloads from a local HTTP server
 // (progress, checksum and disk-space errors, a file that is no model, a disk that fills up, pause,
 // and resuming a .part at the next start).
+// Before Qt, whose `emit` macro would clash with the writer's member of that name.
+#include "gguf/writer.h"
+
 #include <QCryptographicHash>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "ember/ember.h"
 #include "embermodelinspector.h"
 #include "modellibrary.h"
 #include "smalldisk.h"
@@ -52,6 +56,23 @@ private slots:
     void init() {
         m_dir = std::make_unique<QTemporaryDir>();
         QVERIFY(m_dir->isValid());
+    }
+
+    // The quantization label is the engine's (ember::inspect: the 2-D weights), not one counted
+    // again over all tensors: here a large 1-D F32 tensor outweighs the Q8_0 matrix.
+    void quantizationLabelIsTheEngines() {
+        ember::gguf::Writer w;
+        w.set_string("general.architecture", "llama");
+        w.add_zeros("blk.0.attn_q.weight", ember::GgmlType::Q8_0, {64, 64});
+        w.add_zeros("blk.0.attn_norm.weight", ember::GgmlType::F32, {4096});
+        const QString path = m_dir->filePath("mixed.gguf");
+        QVERIFY(bool(w.write(path.toStdString())));
+        const ModelDetails d = EmberModelInspector().inspect(path);
+        QCOMPARE(d.error, QString());
+        QCOMPARE(d.quantization, QStringLiteral("Q8_0"));
+        QCOMPARE(d.quantization,
+                 QString::fromStdString(ember::inspect(path.toStdString())->quantization));
+        QCOMPARE(d.quantizationMix, QStringLiteral("F32 79% · Q8_0 21%"));
     }
 
     void scansTheFolderWithTheGgufReader() {

@@ -111,6 +111,14 @@ struct ModelInfo {
 // The general.architecture values the engine runs ("llama", "qwen2", ...); Model::load refuses
 // others with "model.unsupported_architecture".
 std::vector<std::string> supported_architectures();
+// The tensor types the engine computes with ("F32", "Q4_0", "Q4_K", ...); Model::load refuses a
+// file holding others.
+std::vector<std::string> supported_tensor_types();
+// What a GGUF file holds, read from its header without loading it: ModelInfo's file fields, the
+// quantization label (the dominant type of the 2-D weights, as Model::info() names it) and the
+// shape where the engine runs the architecture (zeros otherwise). Errors: the file cannot be
+// read, or it is not a model ("inspect.not_a_model").
+Result<ModelInfo> inspect(const std::string& path);
 
 // What actually runs the model, and why it is not what was asked for, if so.
 struct BackendInfo {

@@ -1,0 +1,86 @@
+// ember::inspect and ember::supported_tensor_types: what the app and tools ask of the engine
+// instead of keeping rules and lists of their own.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "ember/ember.h"
+#include "gguf/writer.h"
+#include "quant/types.h"
+#include "test_util.h"
+
+namespace {
+
+using ember::GgmlType;
+
+// A file whose all-tensor byte count is mostly F32 (one large 1-D tensor) while its 2-D
+// weights are Q8_0: the label counts the 2-D weights only, as model hubs name a quantization.
+std::string write_mixed_file(const std::filesystem::path& dir) {
+    ember::gguf::Writer w;
+    w.set_string("general.architecture", "llama");
+    w.set_string("general.name", "mixed");
+    w.add_zeros("blk.0.attn_q.weight", GgmlType::Q8_0, {64, 64});  // 4352 bytes
+    w.add_zeros("blk.0.attn_norm.weight", GgmlType::F32, {4096});  // 16384 bytes
+    const std::string path = (dir / "mixed.gguf").string();
+    EXPECT_TRUE(bool(w.write(path)));
+    return path;
+}
+
+}  // namespace
+
+TEST(Inspect, QuantizationLabelCountsTheMatrices) {
+    const auto dir = ember::test::temp_dir() / "inspect";
+    std::filesystem::create_directories(dir);
+    auto info = ember::inspect(write_mixed_file(dir));
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    EXPECT_EQ(info->quantization, "Q8_0");
+    EXPECT_EQ(info->architecture, "llama");
+    EXPECT_EQ(info->name, "mixed");
+    EXPECT_EQ(info->n_tensors, 2u);
+    EXPECT_EQ(info->n_params, 64u * 64u + 4096u);
+    // Every type is in the mix, with its bytes.
+    ASSERT_EQ(info->bytes_per_type.size(), 2u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Inspect, RealModelAsModelInfoSaysIt) {
+    const std::string path = ember::test::stories_model();
+    auto info = ember::inspect(path);
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    ember::LoadParams params;
+    params.backend = ember::BackendKind::Cpu;
+    auto model = ember::Model::load(path, params);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    EXPECT_EQ(info->quantization, (*model)->info().quantization);
+    EXPECT_EQ(info->n_layer, (*model)->info().n_layer);
+    EXPECT_EQ(info->n_params, (*model)->info().n_params);
+}
+
+TEST(Inspect, NotAModelIsRefused) {
+    const auto dir = ember::test::temp_dir() / "inspect-bad";
+    std::filesystem::create_directories(dir);
+    ember::gguf::Writer w;
+    w.set_string("general.name", "no architecture");
+    w.add_zeros("t", GgmlType::F32, {4});
+    const std::string path = (dir / "x.gguf").string();
+    ASSERT_TRUE(bool(w.write(path)));
+    auto info = ember::inspect(path);
+    ASSERT_FALSE(info.ok());
+    EXPECT_EQ(info.error().code, "inspect.not_a_model");
+    EXPECT_FALSE(ember::inspect((dir / "missing.gguf").string()).ok());
+    std::filesystem::remove_all(dir);
+}
+
+TEST(SupportedTensorTypes, AreTheTypesTheEngineComputesWith) {
+    const std::vector<std::string> types = ember::supported_tensor_types();
+    for (uint32_t id = 0; id < 64; id++) {
+        const auto traits = ember::type_traits(id);
+        if (!traits) continue;
+        const bool listed =
+            std::find(types.begin(), types.end(), std::string(traits->name)) != types.end();
+        EXPECT_EQ(listed, traits->supported) << traits->name;
+    }
+    for (const char* t : {"F32", "F16", "BF16", "Q8_0", "Q4_0", "Q4_K", "Q6_K"})
+        EXPECT_NE(std::find(types.begin(), types.end(), t), types.end()) << t;
+}
