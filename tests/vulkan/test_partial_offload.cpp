@@ -4,6 +4,7 @@
 // GPU memory limit leads to is the one the fit estimate announces.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -222,6 +223,26 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
     EXPECT_EQ((*cpu)->backend().kind, BackendKind::Cpu);
     EXPECT_EQ((*cpu)->backend().fallback_code, "vulkan.does_not_fit");
     EXPECT_EQ((*cpu)->backend().n_gpu_layers, 0u);
+}
+
+// EMBER_SPLIT_PROMPTS=cpu: long prompts run the first layers on the CPU as decode steps do (no
+// host copy, none announced), with the same logits.
+TEST_F(PartialOffload, SplitPromptsOnTheCpuWhenAsked) {
+    EMBER_VK_REQUIRE_DEVICE();
+    const std::string path = ember::test::stories_model();
+    struct Run cpu, split;  // (Run alone is gtest's Test::Run here)
+    ASSERT_NO_FATAL_FAILURE(run(path, params(BackendKind::Cpu, -1), cpu));
+    setenv("EMBER_SPLIT_PROMPTS", "cpu", 1);
+    run(path, params(BackendKind::Vulkan, 2), split);
+    unsetenv("EMBER_SPLIT_PROMPTS");
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(split.backend.n_gpu_layers, 2u);
+    EXPECT_EQ(split.backend.split.find("prompts of"), std::string::npos) << split.backend.split;
+    const size_t V = cpu.logits.size();
+    ASSERT_EQ(split.long2.size(), V);
+    EXPECT_LT(nmse(split.long1.data(), cpu.long1.data(), V), kTol);
+    EXPECT_LT(nmse(split.long2.data(), cpu.long2.data(), V), kTol);
+    EXPECT_LT(nmse(split.long_last.data(), cpu.long_last.data(), V), kTol);
 }
 
 // The CPU side of a split watches the cancel flag: a short prompt (its first layers on the CPU)

@@ -105,11 +105,13 @@ FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& devic
                 "the first " + std::to_string(split->first_layer) + " layers run on the CPU";
             f.message = std::string(all ? "partly fits: " : "split as asked: ") +
                         describe_split(f.gpu_layers, L, f.available, f.available_source) +
-                        "; all of it needs " + format_bytes(f.total) +
-                        "; prompts run every layer on the GPU from a copy of the CPU's layers "
-                        "in " +
-                        format_bytes(host_copy_bytes(m, split->first_layer, n_ctx)) +
-                        " of host RAM";
+                        "; all of it needs " + format_bytes(f.total);
+            // (None with EMBER_SPLIT_PROMPTS=cpu.)
+            if (uint64_t copy = host_copy_bytes(m, split->first_layer, n_ctx))
+                f.message +=
+                    "; prompts run every layer on the GPU from a copy of the CPU's "
+                    "layers in " +
+                    format_bytes(copy) + " of host RAM";
             // The CPU's share, at most the whole model's, must fit the RAM too.
             if (cpu.verdict == FitEstimate::Verdict::NoMemory) f.message += "; " + cpu.message;
             return f;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/overrides.h"
 #include "cpu/backend_cpu.h"
 #include "session/memory.h"
 #ifdef EMBER_HAVE_VULKAN
@@ -125,7 +126,7 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 
 #ifdef EMBER_HAVE_VULKAN
 uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ctx) {
-    if (first_layer == 0) return 0;
+    if (first_layer == 0 || read_overrides().split_prompts_on_cpu) return 0;
     std::set<const uint8_t*> device, host;
     for (const Tensor* t : vulkan::model_tensors(model, first_layer)) device.insert(t->data);
     uint64_t bytes = 0;
@@ -169,7 +170,7 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
     need.buffers += host_copy;
     EMBER_TRY(check_host_memory(need, opt.n_ctx, path, "running the first layers"));
     opt.first_layer = split.first_layer;
-    opt.whole_prompts = true;
+    opt.whole_prompts = host_copy > 0;
     EMBER_ASSIGN_OR_RETURN(auto gpu, vulkan::create_backend_model(model, opt));
     EMBER_ASSIGN_OR_RETURN(
         auto cpu, cpu::create_backend_model(model, params.n_threads, int(split.first_layer)));
@@ -177,10 +178,11 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
     info.n_gpu_layers = L - split.first_layer;
     info.n_layers = L;
     info.n_threads = cpu->info().n_threads;
-    info.split = describe_split(info.n_gpu_layers, L, split.available, split.available_source) +
-                 "; prompts of " + std::to_string(kWholePromptTokens) +
-                 "+ tokens run every layer on the GPU, reading the CPU layers' copy in " +
-                 format_bytes(host_copy) + " of host RAM";
+    info.split = describe_split(info.n_gpu_layers, L, split.available, split.available_source);
+    if (opt.whole_prompts)
+        info.split += "; prompts of " + std::to_string(kWholePromptTokens) +
+                      "+ tokens run every layer on the GPU, reading the CPU layers' copy in " +
+                      format_bytes(host_copy) + " of host RAM";
     EMBER_LOG_INFO("partial offload: %s", info.split.c_str());
     return make_split_model(std::move(cpu), std::move(gpu), std::move(info), model.hp.n_embd);
 }

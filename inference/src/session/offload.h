@@ -31,7 +31,8 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 #ifdef EMBER_HAVE_VULKAN
 // Host RAM that whole prompts on the device cost beside the CPU backend's own (layers before
 // first_layer): those layers' weights (and the embedding table) in device layout in
-// host-visible memory, and an F16 copy of their K/V at n_ctx. 0 where first_layer is 0.
+// host-visible memory, and an F16 copy of their K/V at n_ctx. 0 where first_layer is 0, or
+// where EMBER_SPLIT_PROMPTS=cpu keeps prompts' first layers on the CPU (no copy).
 uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ctx);
 
 // The model on the GPU: all of it where it fits the budget and params.n_gpu_layers allows, else
