@@ -12,6 +12,9 @@
 #include "catalog.h"
 #include "downloader.h"
 #include "ember/ember.h"
+#ifdef EMBER_HAVE_FETCH
+#include "fetch_catalog.h"
+#endif
 #include "quant/types.h"
 
 class TestCatalog : public QObject {
@@ -50,6 +53,31 @@ private slots:
         }
         QVERIFY(supported >= 5);
     }
+
+#ifdef EMBER_HAVE_FETCH
+    // ember-cli pull reads the same catalog without Qt (fetch_catalog.h): both offer the same
+    // files from the same urls with the same sizes and checksums, and the same support.
+    void cliCatalogAgrees() {
+        QString error;
+        auto app = Catalog::builtin(&error);
+        QVERIFY2(app.has_value(), qPrintable(error));
+        auto cli = ember::fetch::parse_catalog(ember::fetch::builtin_catalog_json());
+        QVERIFY2(cli.ok(), cli.ok() ? "" : cli.error().message.c_str());
+        QCOMPARE(qsizetype(cli->size()), app->entries().size());
+        for (const ember::fetch::CatalogItem& c : *cli) {
+            const CatalogEntry* e = app->find(QString::fromStdString(c.id));
+            QVERIFY2(e, c.id.c_str());
+            QCOMPARE(QString::fromStdString(c.filename), e->filename);
+            QCOMPARE(QString::fromStdString(c.url), e->url.toString());
+            QCOMPARE(c.size, e->size);
+            QCOMPARE(c.display_size(), e->displaySize());
+            QCOMPARE(QString::fromStdString(c.checksum.hex), e->checksum.hex);
+            QCOMPARE(QString::fromStdString(c.checksum.algorithm_name()),
+                     e->checksum.algorithmName());
+            QCOMPARE(c.supported, e->supported);
+        }
+    }
+#endif
 
     void supportedOnlyWhatTheEngineRuns() {
         auto catalog = Catalog::load(catalogPath(), nullptr);
