@@ -52,9 +52,34 @@ TEST(Inspect, RealModelAsModelInfoSaysIt) {
     params.backend = ember::BackendKind::Cpu;
     auto model = ember::Model::load(path, params);
     ASSERT_TRUE(model.ok()) << model.error().message;
-    EXPECT_EQ(info->quantization, (*model)->info().quantization);
-    EXPECT_EQ(info->n_layer, (*model)->info().n_layer);
-    EXPECT_EQ(info->n_params, (*model)->info().n_params);
+    // Every field agrees: the app's model list (inspect) and the loaded model's info never
+    // tell the same file apart differently.
+    const ember::ModelInfo& loaded = (*model)->info();
+    EXPECT_EQ(info->path, loaded.path);
+    EXPECT_EQ(info->architecture, loaded.architecture);
+    EXPECT_EQ(info->name, loaded.name);
+    EXPECT_EQ(info->gguf_version, loaded.gguf_version);
+    EXPECT_EQ(info->file_size, loaded.file_size);
+    EXPECT_EQ(info->n_params, loaded.n_params);
+    EXPECT_EQ(info->weight_bytes, loaded.weight_bytes);
+    EXPECT_EQ(info->n_tensors, loaded.n_tensors);
+    EXPECT_EQ(info->bytes_per_type, loaded.bytes_per_type);
+    EXPECT_EQ(info->quantization, loaded.quantization);
+    EXPECT_EQ(info->n_vocab, loaded.n_vocab);
+    EXPECT_EQ(info->n_ctx_train, loaded.n_ctx_train);
+    EXPECT_EQ(info->n_ctx_max, loaded.n_ctx_max);
+    EXPECT_EQ(info->n_embd, loaded.n_embd);
+    EXPECT_EQ(info->n_layer, loaded.n_layer);
+    EXPECT_EQ(info->n_head, loaded.n_head);
+    EXPECT_EQ(info->n_head_kv, loaded.n_head_kv);
+    EXPECT_EQ(info->n_ff, loaded.n_ff);
+    EXPECT_EQ(info->head_dim, loaded.head_dim);
+    EXPECT_EQ(info->n_rot, loaded.n_rot);
+    EXPECT_EQ(info->sliding_window, loaded.sliding_window);
+    EXPECT_EQ(info->n_swa_layers, loaded.n_swa_layers);
+    EXPECT_EQ(info->tokenizer_model, loaded.tokenizer_model);
+    EXPECT_EQ(info->chat_template, loaded.chat_template);
+    EXPECT_GT(info->n_ctx_max, 0u);
 }
 
 TEST(Inspect, NotAModelIsRefused) {

@@ -4,6 +4,7 @@
 
 #include "ember/ember.h"
 #include "gguf/gguf.h"
+#include "model/inspect.h"
 #include "model/llama.h"
 #include "quant/types.h"
 
@@ -32,17 +33,10 @@ std::string quantization_label(const std::map<std::string, uint64_t>& matrix_byt
 
 }  // namespace
 
-Result<ModelInfo> inspect(const std::string& path) {
-    EMBER_ASSIGN_OR_RETURN(auto file, gguf::File::open(path));
-    const gguf::File& f = *file;
+ModelInfo describe_file(const gguf::File& f, const LlamaModel* m) {
     ModelInfo info;
-    info.path = path;
+    info.path = f.path();
     info.architecture = f.get_string("general.architecture").value_or("");
-    if (info.architecture.empty())
-        return make_error("inspect.not_a_model",
-                          path + " has no general.architecture: not a model file");
-    if (f.tensors().empty())
-        return make_error("inspect.not_a_model", path + " holds no tensors: not a model file");
     info.name = f.get_string("general.name").value_or("");
     info.gguf_version = f.version();
     info.file_size = f.file_size();
@@ -55,22 +49,36 @@ Result<ModelInfo> inspect(const std::string& path) {
     info.tokenizer_model = f.get_string("tokenizer.ggml.model").value_or("");
     info.chat_template = f.get_string("tokenizer.chat_template").value_or("");
     info.n_ctx_train = f.get_u32(info.architecture + ".context_length").value_or(0);
+    if (!m) return info;
+    const LlamaHParams& hp = m->hp;
+    info.n_vocab = hp.n_vocab;
+    info.n_ctx_train = hp.n_ctx_train;
+    info.n_ctx_max = hp.max_ctx();
+    info.n_embd = hp.n_embd;
+    info.n_layer = hp.n_layer;
+    info.n_head = hp.n_head;
+    info.n_head_kv = hp.n_head_kv;
+    info.n_ff = hp.n_ff;
+    info.head_dim = hp.head_dim;
+    info.n_rot = hp.n_rot;
+    info.sliding_window = hp.n_swa;
+    for (uint32_t l = 0; l < hp.n_layer; l++) info.n_swa_layers += hp.layer_hp(l).swa ? 1 : 0;
+    return info;
+}
+
+Result<ModelInfo> inspect(const std::string& path) {
+    EMBER_ASSIGN_OR_RETURN(auto file, gguf::File::open(path));
+    const gguf::File& f = *file;
+    if (f.get_string("general.architecture").value_or("").empty())
+        return make_error("inspect.not_a_model",
+                          path + " has no general.architecture: not a model file");
+    if (f.tensors().empty())
+        return make_error("inspect.not_a_model", path + " holds no tensors: not a model file");
     // The shape, where the engine knows the architecture; a file it does not run is still
     // described (the app says why it cannot load it).
-    if (auto m = load_llama(f)) {
-        const LlamaHParams& hp = m->hp;
-        info.n_vocab = hp.n_vocab;
-        info.n_ctx_train = hp.n_ctx_train;
-        info.n_embd = hp.n_embd;
-        info.n_layer = hp.n_layer;
-        info.n_head = hp.n_head;
-        info.n_head_kv = hp.n_head_kv;
-        info.n_ff = hp.n_ff;
-        info.head_dim = hp.head_dim;
-        info.n_rot = hp.n_rot;
-        info.sliding_window = hp.n_swa;
-        for (uint32_t l = 0; l < hp.n_layer; l++) info.n_swa_layers += hp.layer_hp(l).swa ? 1 : 0;
-    }
+    auto m = load_llama(f);
+    ModelInfo info = describe_file(f, m ? &*m : nullptr);
+    info.path = path;
     return info;
 }
 

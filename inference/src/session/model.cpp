@@ -10,6 +10,7 @@
 #include "cpu/backend_cpu.h"
 #include "ember/ember.h"
 #include "gguf/gguf.h"
+#include "model/inspect.h"
 #include "model/validate.h"
 #include "session/memory.h"
 #include "session/model_impl.h"
@@ -55,37 +56,11 @@ std::string process_memory() {
     return out;
 }
 
+// What Model::info() says: what ember::inspect says of the file (the same function), with the
+// tokenizer the load built.
 ModelInfo describe(const gguf::File& f, const LlamaModel& m, const Tokenizer& tok) {
-    ModelInfo info;
-    info.path = f.path();
-    info.architecture = f.get_string("general.architecture").value_or("");
-    info.name = f.get_string("general.name").value_or("");
-    info.gguf_version = f.version();
-    info.file_size = f.file_size();
-    info.n_tensors = f.tensors().size();
-    const gguf::TensorTally tally = gguf::tally_tensors(f);
-    info.n_params = tally.n_params;
-    info.weight_bytes = tally.n_bytes;
-    info.bytes_per_type.assign(tally.bytes_per_type.begin(), tally.bytes_per_type.end());
-    // The dominant type of the 2-D weights names the quantization, as model hubs do.
-    uint64_t best = 0;
-    for (const auto& [name, bytes] : tally.matrix_bytes_per_type)
-        if (bytes > best) best = bytes, info.quantization = name;
-    const auto& hp = m.hp;
-    info.n_vocab = hp.n_vocab;
-    info.n_ctx_train = hp.n_ctx_train;
-    info.n_ctx_max = hp.max_ctx();
-    info.n_embd = hp.n_embd;
-    info.n_layer = hp.n_layer;
-    info.n_head = hp.n_head;
-    info.n_head_kv = hp.n_head_kv;
-    info.n_ff = hp.n_ff;
-    info.head_dim = hp.head_dim;
-    info.n_rot = hp.n_rot;
-    info.sliding_window = hp.n_swa;
-    for (uint32_t l = 0; l < hp.n_layer; l++) info.n_swa_layers += hp.layer_hp(l).swa ? 1 : 0;
+    ModelInfo info = describe_file(f, &m);
     info.tokenizer_model = tok.model_name();
-    info.chat_template = f.get_string("tokenizer.chat_template").value_or("");
     return info;
 }
 
