@@ -223,7 +223,8 @@ void check_resid(GgmlType type, int64_t rows, int64_t cols, FusedMode mode, bool
     f.w[0] = (*store)->find(t0);
     if (gu) f.w[1] = (*store)->find(t1);
     f.x = bx.range(), f.norm = bn.range(), f.eps = eps, f.y = by.range();
-    f.resid = br.range(), f.resid_norm = brw.range(), f.x_out = bxo.range(), f.zero = bz.range();
+    f.fold = true, f.resid = br.range(), f.resid_norm = brw.range(), f.x_out = bxo.range();
+    f.zero = bz.range();
     f.resid_out = resid_out;
     const std::string what = std::string(type_traits(type)->name) + " " + std::to_string(rows) +
                              "x" + std::to_string(cols) + (gu ? " gate/up" : " store") +
@@ -266,7 +267,7 @@ TEST_F(FamilyDecode, PostNormFoldRefusedByThePlainKernel) {
     FusedMatvec f;
     f.w[0] = (*store)->find(t);
     f.x = bx.range(), f.y = by.range(), f.norm = bx.range();
-    f.resid = f.resid_norm = f.x_out = f.zero = bx.range();
+    f.fold = true, f.resid = f.resid_norm = f.x_out = f.zero = bx.range();
     EXPECT_FALSE(run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
 }
 

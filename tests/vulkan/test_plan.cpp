@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "model/arch.h"
 #include "vulkan/forward.h"
 #include "vulkan/instance.h"
 
@@ -138,6 +139,52 @@ TEST(Plan, ShortRowsOfManyColumnsTakeMoreColumnParts) {
     const auto& down = s["silu + down + residual"];
     EXPECT_EQ(down.kernel, "matvec_fused_h_atomic_q4_0");
     EXPECT_EQ(down.gx * down.gy, 400u);
+}
+
+// Gemma 3 4B's shapes in Q4_0: post-norms, q/k norms, GELU, heads of 256.
+LlamaModel fake_gemma3() {
+    LlamaModel m = fake_7b(2560, 10240);
+    LlamaHParams& hp = m.hp;
+    hp.arch = find_arch("gemma3");
+    hp.n_head = 8, hp.n_head_kv = 4, hp.head_dim = 256, hp.n_rot = 256;
+    auto f32 = [](int64_t n) {
+        Tensor x;
+        x.type = GgmlType::F32;
+        x.ne[0] = n, x.ne[1] = 1;
+        x.row_stride = uint64_t(n) * 4, x.n_bytes = x.row_stride;
+        return x;
+    };
+    for (LlamaLayer& L : m.layers) {
+        const Tensor q = L.wq;
+        auto rows = [&](int64_t cols, int64_t n) {
+            Tensor x = q;
+            x.ne[0] = cols, x.ne[1] = n;
+            x.row_stride = uint64_t(cols) / 32 * 18, x.n_bytes = x.row_stride * uint64_t(n);
+            return x;
+        };
+        L.wq = rows(2560, 2048), L.wk = rows(2560, 1024), L.wv = rows(2560, 1024);
+        L.wo = rows(2048, 2560);
+        L.q_norm = f32(256), L.k_norm = f32(256);
+        L.post_attn_norm = f32(2560), L.post_ffn_norm = f32(2560);
+    }
+    return m;
+}
+
+// Gemma's decode on the fake H200 (the listing shows layer 0): the post-attention norm folds
+// into gate/up, and the dispatches whose staging does more than load x (that fold, down's GELU)
+// take 512-thread workgroups.
+TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
+    Adapter a = fake_gpu(0x10DE, 132);
+    a.props.limits.maxPerStageDescriptorStorageBuffers = 1u << 20;  // the fold binds 15
+    auto s = decode_stages(a, fake_gemma3());
+    const auto& gu = s["post-attention norm + norm + gate/up"];
+    EXPECT_EQ(gu.kernel, "matvec_fused_h_resid_q4_0");
+    EXPECT_EQ(gu.threads, 512u);
+    EXPECT_EQ(s["down"].kernel, "matvec_fused_h_atomic_gelu_q4_0");
+    EXPECT_EQ(s["down"].threads, 512u);
+    EXPECT_EQ(s["norm + qkv"].threads, 256u);
+    EXPECT_EQ(s["wo"].threads, 256u);
+    EXPECT_EQ(s.count("post-attention norm + residual"), 0u);
 }
 
 TEST(Plan, WithoutAnSmCountTakesTheFixedGrids) {

@@ -146,6 +146,7 @@ struct FusedMatvec {
     // subgroup mode, Store, GateUp or Qkv, without column parts or a GELU here;
     // fused_resid_supported): x is read as x + rmsnorm(resid) * resid_norm (eps), that row is
     // written to x_out (not x), and cols floats of zero are zeroed for the step's next Add mat-vec.
+    bool fold = false;  // the fold on: resid, resid_norm, x_out and zero bound
     BufferRange resid, resid_norm, x_out, zero;
     bool resid_out = true;  // false: another dispatch of the step writes x_out and zero
 };

@@ -210,7 +210,7 @@ Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& 
     // embedding table (f.embed, then at binding 3); the others ignore it. (The validation
     // layer counts 11 as written by every variant: bound to x, the dispatches of one QKV,
     // which no barrier separates, would read what another "writes".)
-    if (f.resid.buffer)  // 12-14: the residual's post-norm input and weight, the row to zero
+    if (f.fold)  // 12-14: the residual's post-norm input and weight, the row to zero
         return rec.dispatch_linear(
             shader,
             {d.w0.pieces[0].range, d.w1.pieces[0].range, d.w2.pieces[0].range, f.x, or_x(f.norm),
@@ -244,9 +244,15 @@ SubgroupGrid subgroup_grid(const Recorder& rec, const FusedDispatch& d) {
     // sixth full (7B Q4_0 +0.6-0.8%, Q8_0 +0.3-0.5% on the H200; TinyLlama's 2,048 columns not).
     const bool gu_wide = d.f.mode == FusedMode::GateUp && w0.cols >= 4096 && plan.gate_up_wide &&
                          (w0.type == GgmlType::Q4_0 || w0.type == GgmlType::Q8_0);
+    // Workgroups whose staging does more than load x (a folded post-norm's pass over r, GELU's
+    // tanh on down's input: Gemma) take 512 threads, 2 an SM, where the SM count sets the grid:
+    // x is staged half as often (Gemma 3 4B decoded 7-8% faster on the H200; at 512 the 7B SiLU
+    // shapes lost 3-4%, so they keep 256).
+    const bool heavy_staging = plan.sm_count && (d.f.fold || (d.f.silu_in && d.f.gelu));
     const uint32_t threads = std::clamp<uint32_t>(
         plan.matvec_threads ? plan.matvec_threads
         : gu_wide           ? 448
+        : heavy_staging     ? 512
                             : 256,
         32,
         std::min({sgs >= 8 ? 1024u : 512u, a.props.limits.maxComputeWorkGroupSize[0],
@@ -272,8 +278,7 @@ SubgroupGrid subgroup_grid(const Recorder& rec, const FusedDispatch& d) {
 // 320 blocks, took 5 parts, not 4 or 3, decoding 4% faster; 7B's shapes keep their parts).
 uint32_t add_column_parts(const Recorder& rec, const FusedDispatch& d, const SubgroupGrid& g) {
     const Adapter& a = rec.adapter();
-    if (d.f.mode != FusedMode::Add || d.f.norm.buffer || d.f.resid.buffer || !a.atomic_float_add)
-        return 1;
+    if (d.f.mode != FusedMode::Add || d.f.norm.buffer || d.f.fold || !a.atomic_float_add) return 1;
     const uint32_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
     const bool q4 = d.w0.type == GgmlType::Q4_0 || d.w0.type == GgmlType::Q4_K;
     const uint64_t nblk = d.w0.cols / 32, part = sgs * (q4 ? 3 : 4);
@@ -338,9 +343,9 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                           pc.has_ff + 1,
                           d.f.embed ? 1u : 0u,
                           d.f.resid_out ? 1u : 0u};
-    const std::string variant = d.f.resid.buffer ? "matvec_fused_h_resid_"
-                                : ksplit > 1     ? "matvec_fused_h_atomic_"
-                                                 : "matvec_fused_h_";
+    const std::string variant = d.f.fold     ? "matvec_fused_h_resid_"
+                                : ksplit > 1 ? "matvec_fused_h_atomic_"
+                                             : "matvec_fused_h_";
     return dispatch_fused(rec, d, variant + gelu_infix(d.f) + weight_type_suffix(d.w0.type),
                           g.threads, n_wg, SpecConstants::of(spec));
 }
@@ -403,15 +408,14 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
         return make_error("vulkan.unsupported_type", std::string("fused mat-vec: no kernel for ") +
                                                          std::string(type_name(w0.type)) +
                                                          " rows here");
-    if (f.resid.buffer && (!subgroups || f.embed || *gelu_infix(f) || !f.x_out.buffer ||
-                           rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15 ||
-                           !f.resid_norm.buffer || !f.zero.buffer))
+    if (f.fold && (!subgroups || f.embed || *gelu_infix(f) ||
+                   rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15))
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec: a post-norm folded into the input needs the subgroup "
                           "kernel (F16 arithmetic) for these " +
                               std::string(type_name(w0.type)) +
-                              " rows, no GELU or embedding lookup there, and x_out, resid_norm "
-                              "and zero bound");
+                              " rows, 15 storage buffers a stage, and no GELU or embedding lookup "
+                              "there");
     if (subgroups) return record_subgroups(rec, d, h, g);
     if (h.rows) return record_staged(rec, d, h);
     if (*gelu_infix(f))

@@ -7,8 +7,11 @@
 // - Decode mat-vecs in matvec_fused_h.comp's subgroup mode: 256 threads a workgroup, 4 of them
 //   per multiprocessor (5 for Q4_0 rows of 4,096 columns or more) where VK_NV_shader_sm_builtins
 //   gives the SM count; gate/up of Q4_0 or Q8_0 rows of 4,096+ columns on NVIDIA: 448 threads,
-//   3 an SM. Without an SM count: 256 workgroups of 256 threads (matvec_workgroups).
-//   Then never more workgroups than row groups, and the rounds evened out (Store, Add, Qkv).
+//   3 an SM; with an SM count, a staging that does more than load x (Gemma: a folded
+//   post-norm, GELU on down's input): 512 threads, 2 an SM. Without an SM count: 256
+//   workgroups of 256 threads (matvec_workgroups). Then never more workgroups than row groups,
+//   and the rounds evened out (Store, Add, Qkv). Column parts of an Add: parts of at most 96-128
+//   blocks, and enough of them for 1.5 rounds of the subgroups.
 // - matvec_fused_h.comp's per-workgroup mode (Q4_0 rows of 4,096 columns, no subgroup mode):
 //   4 workgroups an SM, else 512 (matvec_loop_workgroups).
 // - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 7/8 of the SMs (132 on

@@ -160,7 +160,7 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLa
     for (int i = 0; i < 3; ++i) {
         FusedMatvec f = normed(m, FusedMode::Store, w[i], L.attn_norm, fold_in ? b.xb : b.x, y[i]);
         if (fold_in) {
-            f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
+            f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
             f.x_out = b.x, f.zero = b.tmp, f.resid_out = i == 0;
         }
         EMBER_TRY(op_matvec_fused(rec, f));
@@ -209,7 +209,7 @@ Status gate_up(Recorder& rec, const DeviceModel& m, const Buffers& b, const Devi
             f.w[1] = L.up;
             f.gelu = gelu;
             if (fold) {
-                f.resid = b.tmp, f.resid_norm = L.post_attn_norm->pieces[0].range;
+                f.fold = true, f.resid = b.tmp, f.resid_norm = L.post_attn_norm->pieces[0].range;
                 f.x_out = b.xb, f.zero = b.u;
             }
             return op_matvec_fused(rec, f);
