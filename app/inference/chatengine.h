@@ -23,6 +23,9 @@ struct EngineLoadOptions {
     std::string device = "auto";  // "auto", "cpu", or a GPU index ("0", "1", ...)
     int threads = 0;              // 0 = the engine's default
     int contextLength = 2048;
+    // Bytes of the GPU's memory left free for other programs (the engine's gpu_mem_reserve): a
+    // model that does not fit the rest runs its first layers on the CPU.
+    uint64_t gpuMemReserve = 0;
 };
 
 // What was loaded and what actually runs it.

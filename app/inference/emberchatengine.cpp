@@ -61,10 +61,7 @@ std::vector<std::string> EmberChatEngine::listDevices() {
     return names;
 }
 
-ember::Result<EngineLoadResult> EmberChatEngine::load(const EngineLoadOptions& options,
-                                                      const EngineProgressCallback& progress,
-                                                      const std::atomic<bool>* cancel) {
-    unload();
+ember::LoadParams EmberChatEngine::loadParams(const EngineLoadOptions& options) {
     ember::LoadParams params;
     if (options.device == "cpu") {
         params.backend = ember::BackendKind::Cpu;
@@ -74,6 +71,15 @@ ember::Result<EngineLoadResult> EmberChatEngine::load(const EngineLoadOptions& o
     }
     params.n_threads = options.threads;
     params.n_ctx = options.contextLength;
+    params.gpu_mem_reserve = options.gpuMemReserve;
+    return params;
+}
+
+ember::Result<EngineLoadResult> EmberChatEngine::load(const EngineLoadOptions& options,
+                                                      const EngineProgressCallback& progress,
+                                                      const std::atomic<bool>* cancel) {
+    unload();
+    ember::LoadParams params = loadParams(options);
     params.progress = progress;
     params.cancel = cancel;
     EMBER_ASSIGN_OR_RETURN(auto model, ember::Model::load(options.path, params));

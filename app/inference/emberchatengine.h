@@ -21,6 +21,8 @@ public:
     EmberChatEngine();
     ~EmberChatEngine() override;
 
+    // The engine's load parameters for the app's options (no callbacks).
+    static ember::LoadParams loadParams(const EngineLoadOptions& options);
     std::vector<std::string> listDevices() override;
     ember::Result<EngineLoadResult> load(const EngineLoadOptions& options,
                                          const EngineProgressCallback& progress,

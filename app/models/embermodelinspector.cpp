@@ -90,10 +90,16 @@ ModelDetails EmberModelInspector::inspect(const QString& path) {
     return d;
 }
 
+ember::FitLimits EmberModelInspector::limits() const {
+    ember::FitLimits l = m_limits;
+    l.gpu_mem_reserve = std::max<uint64_t>(l.gpu_mem_reserve, m_reserve.load());
+    return l;
+}
+
 FitInfo EmberModelInspector::estimateFile(const QString& path, int contextLength,
                                           const QString& device) {
     auto est =
-        ember::estimate_fit(path.toStdString(), contextLength, device.toStdString(), m_limits);
+        ember::estimate_fit(path.toStdString(), contextLength, device.toStdString(), limits());
     return est ? toFitInfo(*est) : noEstimate(est.error());
 }
 
@@ -112,6 +118,6 @@ FitInfo EmberModelInspector::estimateEntry(const CatalogEntry& entry, int contex
     s.sliding_window = entry.shape.slidingWindow;
     s.n_ctx_train = uint32_t(std::max(entry.contextLength, 0));
     s.file_type = entry.quantization.toStdString();
-    auto est = ember::estimate_fit(s, contextLength, device.toStdString(), m_limits);
+    auto est = ember::estimate_fit(s, contextLength, device.toStdString(), limits());
     return est ? toFitInfo(*est) : noEstimate(est.error());
 }

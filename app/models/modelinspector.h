@@ -58,4 +58,7 @@ public:
     // A catalog entry by the file it would download: its shape and quantization.
     virtual FitInfo estimateEntry(const CatalogEntry& entry, int contextLength,
                                   const QString& device) = 0;
+    // Bytes of the GPU the estimates leave free for other programs (the app's setting), as a
+    // load does; set from any thread, used by the estimates after it.
+    virtual void setGpuReserve(quint64 bytes) = 0;
 };

@@ -49,6 +49,11 @@ ModelLibrary::ModelLibrary(std::unique_ptr<ModelInspector> inspector, Settings* 
     if (m_settings) {
         connect(m_settings, &Settings::deviceChanged, this, &ModelLibrary::refreshEstimates);
         connect(m_settings, &Settings::contextLengthChanged, this, &ModelLibrary::refreshEstimates);
+        m_inspector->setGpuReserve(m_settings->loadOptions({}).gpuMemReserve);
+        connect(m_settings, &Settings::gpuReserveGiBChanged, this, [this] {
+            m_inspector->setGpuReserve(m_settings->loadOptions({}).gpuMemReserve);
+            refreshEstimates();
+        });
     }
     // Files copied in by hand show up too (debounced: a copy changes the folder many times).
     m_rescan.setSingleShot(true);

@@ -46,6 +46,9 @@ Dialog {
             Label { text: qsTr("Context length") }
             SpinBox { from: 256; to: 131072; stepSize: 256; editable: true; value: root.settings.contextLength
                       onValueModified: root.settings.contextLength = value }
+            Label { text: qsTr("Leave free on the GPU for other programs (GiB)") }
+            SpinBox { objectName: "gpuReserveField"; from: 0; to: 256; editable: true; value: root.settings.gpuReserveGiB
+                      onValueModified: root.settings.gpuReserveGiB = value }
             Button {
                 Layout.columnSpan: 2
                 text: qsTr("Reload model to apply")

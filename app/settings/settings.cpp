@@ -1,6 +1,7 @@
 #include "settings.h"
 
 #include <QCoreApplication>
+#include <algorithm>
 
 #include "ember/ember.h"
 
@@ -44,6 +45,16 @@ void Settings::setContextLength(int value) {
     if (contextLength() == value) return;
     m_settings.setValue("model/contextLength", value);
     emit contextLengthChanged();
+}
+
+int Settings::gpuReserveGiB() const {
+    return std::max(0, m_settings.value("gpu/reserveGiB", int(0)).toInt());
+}
+void Settings::setGpuReserveGiB(int value) {
+    value = std::max(0, value);
+    if (gpuReserveGiB() == value) return;
+    m_settings.setValue("gpu/reserveGiB", value);
+    emit gpuReserveGiBChanged();
 }
 
 double Settings::temperature() const {
@@ -171,6 +182,7 @@ EngineLoadOptions Settings::loadOptions(const QString& modelPath) const {
     o.device = (m_deviceOverride.isEmpty() ? device() : m_deviceOverride).toStdString();
     o.threads = threads();
     o.contextLength = contextLength();
+    o.gpuMemReserve = uint64_t(gpuReserveGiB()) << 30;
     return o;
 }
 
@@ -214,6 +226,7 @@ void Settings::resetToDefaults() {
     setDevice(QString("auto"));
     setThreads(int(0));
     setContextLength(int(2048));
+    setGpuReserveGiB(0);
     setTemperature(shown(kEngine.sampling.temperature));
     setTopK(kEngine.sampling.top_k);
     setTopP(shown(kEngine.sampling.top_p));

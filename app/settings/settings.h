@@ -13,6 +13,9 @@ class Settings : public QObject {
     Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY threadsChanged)
     Q_PROPERTY(
         int contextLength READ contextLength WRITE setContextLength NOTIFY contextLengthChanged)
+    // "Leave N GiB of the GPU for other programs": loads and fit estimates keep it free.
+    Q_PROPERTY(
+        int gpuReserveGiB READ gpuReserveGiB WRITE setGpuReserveGiB NOTIFY gpuReserveGiBChanged)
     Q_PROPERTY(double temperature READ temperature WRITE setTemperature NOTIFY temperatureChanged)
     Q_PROPERTY(int topK READ topK WRITE setTopK NOTIFY topKChanged)
     Q_PROPERTY(double topP READ topP WRITE setTopP NOTIFY topPChanged)
@@ -45,6 +48,8 @@ public:
     void setThreads(int value);
     int contextLength() const;
     void setContextLength(int value);
+    int gpuReserveGiB() const;  // 0: none
+    void setGpuReserveGiB(int value);
     double temperature() const;
     void setTemperature(double value);
     int topK() const;
@@ -90,6 +95,7 @@ signals:
     void deviceChanged();
     void threadsChanged();
     void contextLengthChanged();
+    void gpuReserveGiBChanged();
     void temperatureChanged();
     void topKChanged();
     void topPChanged();

@@ -292,6 +292,41 @@ private slots:
         QCOMPARE(QString::fromStdString(result.error().code), QString("model.cancelled"));
     }
 
+    // The app's load options as the engine's parameters: the GPU reserve setting among them.
+    void loadOptionsReachTheEngine() {
+        EngineLoadOptions o;
+        o.path = "m.gguf";
+        o.device = "1";
+        o.threads = 3;
+        o.contextLength = 4096;
+        o.gpuMemReserve = uint64_t(2) << 30;
+        const ember::LoadParams p = EmberChatEngine::loadParams(o);
+        QCOMPARE(p.backend, ember::BackendKind::Vulkan);
+        QCOMPARE(QString::fromStdString(p.device), QString("1"));
+        QCOMPARE(p.n_threads, 3);
+        QCOMPARE(p.n_ctx, 4096);
+        QCOMPARE(p.gpu_mem_reserve, uint64_t(2) << 30);
+        o.device = "cpu";
+        QCOMPARE(EmberChatEngine::loadParams(o).backend, ember::BackendKind::Cpu);
+    }
+
+    // A context longer than the model's (stories260K: 2048) fails the load with the engine's
+    // message naming both, and the previous model stays.
+    void contextLongerThanTheModelIsALoadError() {
+        QVERIFY(load());
+        QSignalSpy failed(m_c.get(), &InferenceController::loadFailed);
+        EngineLoadOptions o;
+        o.path = storiesModel().toStdString();
+        o.device = "cpu";
+        o.contextLength = 4096;
+        m_c->loadModel(o);
+        QVERIFY(failed.wait(30000));
+        const QString message = failed.at(0).at(0).toString();
+        QVERIFY2(message.contains("a context of 4096 tokens is longer than the 2048 tokens"),
+                 qPrintable(message));
+        QVERIFY(m_c->modelLoaded());
+    }
+
     void missingFileIsALoadError() {
         QSignalSpy failed(m_c.get(), &InferenceController::loadFailed);
         EngineLoadOptions o;

@@ -59,6 +59,24 @@ private slots:
         checkEngineDefaults(s);
     }
 
+    // "Leave N GiB for other programs": saved, in the load options as bytes, never negative.
+    void gpuReserveIsSavedAndReachesTheLoadOptions() {
+        Settings s;
+        QCOMPARE(s.gpuReserveGiB(), 0);
+        QCOMPARE(s.loadOptions("m.gguf").gpuMemReserve, uint64_t(0));
+        QSignalSpy changed(&s, &Settings::gpuReserveGiBChanged);
+        s.setGpuReserveGiB(3);
+        QCOMPARE(changed.count(), 1);
+        Settings later;
+        QCOMPARE(later.gpuReserveGiB(), 3);
+        QCOMPARE(later.loadOptions("m.gguf").gpuMemReserve, uint64_t(3) << 30);
+        s.setGpuReserveGiB(-2);
+        QCOMPARE(s.gpuReserveGiB(), 0);
+        s.setGpuReserveGiB(5);
+        s.resetToDefaults();
+        QCOMPARE(s.gpuReserveGiB(), 0);
+    }
+
     void engineSamplingStartsFromTheEnginesDefaults() {
         const ember::GenerateParams e{};
         const EngineSampling s{};

@@ -1,6 +1,6 @@
 // A ModelInspector without the engine: a file is a model when it starts with "GGUF", and a model
-// fits the GPU when its weights are under 3 GiB (device "cpu": CPU only). Counts its calls and
-// remembers the last context.
+// fits the GPU when its weights are under 3 GiB less the GPU reserve (device "cpu": CPU only).
+// Counts its calls and remembers the last context and reserve.
 #pragma once
 
 #include <QFile>
@@ -17,7 +17,8 @@ public:
     struct Log {
         std::atomic<int> estimates{0};
         std::atomic<int> lastContext{0};
-        std::atomic<bool> noGpu{false};  // every verdict: CPU only, there is no usable GPU
+        std::atomic<bool> noGpu{false};      // every verdict: CPU only, there is no usable GPU
+        std::atomic<quint64> gpuReserve{0};  // the last setGpuReserve()
         QMutex mutex;
         QList<qint64> weightBytes;  // of each estimateShape()
         QList<qint64> shapes() {
@@ -52,6 +53,7 @@ public:
         }
         return verdict(entry.size, contextLength, device);
     }
+    void setGpuReserve(quint64 bytes) override { m_log->gpuReserve = bytes; }
 
 private:
     FitInfo verdict(qint64 bytes, int contextLength, const QString& device) {
@@ -71,8 +73,9 @@ private:
             return f;
         }
         f.needed = bytes + contextLength;
-        f.available = kGpuBytes;
-        f.verdict = f.needed < kGpuBytes ? FitInfo::Verdict::FitsGpu : FitInfo::Verdict::DoesNotFit;
+        f.available = kGpuBytes - qint64(m_log->gpuReserve.load());
+        f.verdict =
+            f.needed < f.available ? FitInfo::Verdict::FitsGpu : FitInfo::Verdict::DoesNotFit;
         f.detail = QStringLiteral("fake estimate");
         return f;
     }

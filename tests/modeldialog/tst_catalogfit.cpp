@@ -202,6 +202,31 @@ private slots:
         }
     }
 
+    // The app's "leave N GiB for other programs" comes off the GPU as the engine's
+    // gpu_mem_reserve does for a load: models that fit 2 GiB do not fit what is left of it.
+    void gpuReserveComesOffTheGpu() {
+        EmberModelInspector inspector(kLimits);
+        int checked = 0;
+        for (const CatalogEntry& e : estimatedEntries()) {
+            inspector.setGpuReserve(0);
+            const FitInfo whole = inspector.estimateEntry(e, 4096, "0");
+            if (whole.noGpu) QSKIP("no Vulkan device here");
+            if (whole.verdict != FitInfo::Verdict::FitsGpu || whole.needed < qint64(kGiB / 2))
+                continue;
+            inspector.setGpuReserve(kGiB * 7 / 4);  // a quarter of a GiB left
+            const FitInfo less = inspector.estimateEntry(e, 4096, "0");
+            QVERIFY2(less.verdict == FitInfo::Verdict::DoesNotFit, qPrintable(e.id + less.label()));
+            QVERIFY2(less.available < whole.available, qPrintable(e.id));
+            ember::FitLimits reserved = kLimits;
+            reserved.gpu_mem_reserve = kGiB * 7 / 4;
+            auto engine = ember::estimate_fit(engineShape(e), 4096, "0", reserved);
+            QVERIFY(engine.ok());
+            QCOMPARE(less.detail, QString::fromStdString(engine->message));
+            checked++;
+        }
+        QVERIFY(checked > 0);
+    }
+
     // A file type no file has is an error, not a verdict.
     void unknownQuantizationIsNoEstimate() {
         QList<CatalogEntry> entries = estimatedEntries();

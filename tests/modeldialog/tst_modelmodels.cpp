@@ -167,6 +167,37 @@ private slots:
         settings.resetToDefaults();
     }
 
+    // "Leave N GiB for other programs": the estimates keep it free, from the saved setting on and
+    // again when it changes, as the loads do (EngineLoadOptions::gpuMemReserve).
+    void gpuReserveSettingReachesTheEstimates() {
+        Settings settings;
+        settings.resetToDefaults();
+        auto verdictOf = [](ModelFilterModel* c, const QString& id) {
+            const int i = int(ids(c).indexOf(id));
+            return i < 0 ? QString() : c->get(i).value("fitVerdict").toString();
+        };
+        {
+            auto lib = makeLibrary(&settings);
+            QVERIFY(estimated(lib.get()));
+            QCOMPARE(verdictOf(lib->catalog(), "llama-1b"), QString("gpu"));
+            QSignalSpy changed(lib.get(), &ModelLibrary::estimateSettingsChanged);
+            settings.setGpuReserveGiB(2);  // of the fake's 3 GiB: a 1 GiB model no longer fits
+            QCOMPARE(changed.count(), 1);
+            QCOMPARE(m_log->gpuReserve.load(), quint64(2) << 30);
+            QCOMPARE(settings.loadOptions("m.gguf").gpuMemReserve, uint64_t(2) << 30);
+            QVERIFY(estimated(lib.get()));
+            QCOMPARE(verdictOf(lib->catalog(), "llama-1b"), QString("nofit"));
+        }
+        // Saved: a library made later starts from it.
+        m_log->gpuReserve = 0;
+        Settings later;
+        QCOMPARE(later.gpuReserveGiB(), 2);
+        auto lib = makeLibrary(&later);
+        QCOMPARE(m_log->gpuReserve.load(), quint64(2) << 30);
+        settings.resetToDefaults();
+        QCOMPARE(later.gpuReserveGiB(), 0);
+    }
+
     // No usable GPU: the library says why, for "Fits my GPU" to show instead of an empty list;
     // new estimates that find one clear it.
     void saysWhenThereIsNoGpu() {
