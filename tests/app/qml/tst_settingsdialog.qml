@@ -14,6 +14,7 @@ Item {
         property string device: "auto"
         property int threads: 0
         property int contextLength: 2048
+        property int gpuReserveGiB: 0
         property real temperature: 0.8
         property int topK: 40
         property real topP: 0.95
