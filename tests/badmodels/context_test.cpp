@@ -107,10 +107,11 @@ TEST(Context, LinearScalingOverAnOriginalContext) {
 // LongRoPE (Phi-3): context_length is the long context the factors were made for.
 TEST(Context, LongRopeRunsUpToItsContextLength) {
     const std::string path = (temp_dir() / "phi3.gguf").string();
-    auto r = run_cli(cli_path(), {"mkmodel", "-o", path, "--preset", "phi3.5-mini", "--embd", "64",
-                                  "--layers", "1", "--heads", "2", "--kv-heads", "2", "--ffn",
-                                  "128", "--vocab", "320", "--ctx", "256", "--orig-ctx", "32",
-                                  "--type", "f32", "--threads", "1"});
+    auto r = run_cli(cli_path(), {"mkmodel", "-o",         path,       "--preset",  "phi3.5-mini",
+                                  "--embd",  "64",         "--layers", "1",         "--heads",
+                                  "2",       "--kv-heads", "2",        "--ffn",     "128",
+                                  "--vocab", "320",        "--ctx",    "256",       "--orig-ctx",
+                                  "32",      "--type",     "f32",      "--threads", "1"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto m = load(path, 256);
     ASSERT_TRUE(m.ok()) << m.error().message;
@@ -122,11 +123,13 @@ TEST(Context, LongRopeRunsUpToItsContextLength) {
 // ember-cli generate and serve print the engine's message and exit with status 1.
 TEST(Context, CliAndServerShowTheMessage) {
     const std::string path = model_with("cli.gguf", {});
-    expect_cli_error({"generate", "-m", path, "-p", "Once", "-n", "4", "--backend", "cpu", "--ctx",
-                      "4096"},
-                     path, {"a context of 4096 tokens", "128 tokens this model was trained on"});
-    auto serve = run_cli(cli_path(), {"serve", "-m", path, "--port", "0", "--backend", "cpu",
-                                      "--ctx", "4096"});
+    expect_cli_error(
+        {"generate", "-m", path, "-p", "Once", "-n", "4", "--backend", "cpu", "--ctx", "4096"},
+        path, {"a context of 4096 tokens", "128 tokens this model was trained on"});
+    auto serve = run_cli(cli_path(),
+                         {"serve", "-m", path, "--port", "0", "--backend", "cpu", "--ctx", "4096"});
+    if (serve.err.find("has no server") != std::string::npos)
+        GTEST_SKIP() << "this ember-cli has no serve: " << serve.err;
     EXPECT_EQ(serve.exit_code, 1) << serve.err;
     EXPECT_NE(serve.err.find("a context of 4096 tokens is longer than the 128 tokens"),
               std::string::npos)
