@@ -85,8 +85,6 @@ int main(int argc, char* argv[]) {
                         inference.modelsDirectory());
     models.setModelInUse(
         [&inference] { return inference.modelLoaded() ? inference.modelPath() : QString(); });
-    QObject::connect(&models, &ModelLibrary::modelsChanged, &inference,
-                     &InferenceController::refreshModels);
     if (!storeOk) chat.setError(store.lastError());
     // Keep what a response has produced so far when the app closes mid-generation.
     QObject::connect(&app, &QCoreApplication::aboutToQuit, &chat, &ChatController::saveInterrupted);
@@ -94,8 +92,8 @@ int main(int argc, char* argv[]) {
     QString model = parser.value(modelOption);
     if (model.isEmpty() && QFileInfo::exists(settings.lastModelPath()))
         model = settings.lastModelPath();
-    if (model.isEmpty() && !inference.installedModels().isEmpty())
-        model = inference.installedModels().first().toMap().value("path").toString();
+    if (model.isEmpty() && models.installed()->count() > 0)
+        model = models.installed()->paths().first();
 
 #ifdef EMBER_HAVE_SERVE
     ApiServer apiServer(&settings, &inference);

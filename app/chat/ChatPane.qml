@@ -8,6 +8,7 @@ Page {
     id: root
     property var chat
     property var inference
+    property var models: null  // ModelLibrary.installed: the model menu's list
     property var settings
     property var perf   // PerfMonitor: the performance overlay's numbers
     property var apiServer: null   // ApiServer: its indicator in the header
@@ -56,6 +57,7 @@ Page {
                 Layout.maximumWidth: 240
                 chat: root.chat
                 inference: root.inference
+                models: root.models
                 onOpenFileRequested: root.openModelRequested()
                 onManageModelsRequested: root.manageModelsRequested()
             }

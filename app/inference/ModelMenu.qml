@@ -3,11 +3,13 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Window
 
-// The model button of the chat header: lists the installed models and opens a file picker.
+// The model button of the chat header: lists the installed models (the model library's own
+// list, so the menu and the library never disagree) and opens a file picker.
 Button {
     id: root
     property var chat
     property var inference
+    property var models  // ModelLibrary.installed
     signal openFileRequested()
     signal manageModelsRequested()
 
@@ -28,10 +30,7 @@ Button {
         : qsTr("Choose a model  ▾")
     ToolTip.visible: hovered && displayName.length > 0 && inference.modelName.length > 0
     ToolTip.text: inference ? inference.modelName : ""
-    onClicked: {
-        inference.refreshModels()
-        menu.open()
-    }
+    onClicked: menu.open()
 
     AppMenu {
         id: menu
@@ -43,24 +42,28 @@ Button {
         margins: 8
         maximumWidth: root.Window.width - 16
         Instantiator {
-            model: root.inference ? root.inference.installedModels : []
+            model: root.models
             delegate: MenuItem {
-                required property var modelData
+                required property string name
+                required property string path
+                required property string problem
+                required property string error
+                // What is wrong with the file: it cannot be read, or the engine cannot run it.
+                readonly property string trouble: error.length ? error : problem
                 objectName: "modelMenuItem"
                 // A broken file says so (choosing it explains and keeps the loaded model).
-                text: modelData.problem ? qsTr("%1 — %2").arg(modelData.name).arg(modelData.problem)
-                                        : modelData.name
+                text: trouble.length ? qsTr("%1 — %2").arg(name).arg(trouble) : name
                 checkable: true
-                checked: root.inference.modelPath === modelData.path
+                checked: root.inference.modelPath === path
                 enabled: !root.inference.loading && !root.inference.generating
-                onTriggered: root.chat.loadModelFile(modelData.path)
+                onTriggered: root.chat.loadModelFile(path)
             }
             onObjectAdded: (index, object) => menu.insertItem(index, object)
             onObjectRemoved: (index, object) => menu.removeItem(object)
         }
         MenuItem {
             enabled: false
-            visible: root.inference && root.inference.installedModels.length === 0
+            visible: !root.models || root.models.count === 0
             height: visible ? implicitHeight : 0
             text: qsTr("No models in %1").arg(root.inference ? root.inference.modelsDirectory : "")
         }

@@ -31,15 +31,6 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
         }
         emit tokensCounted(tokens);
     });
-    connect(this, &InferenceController::requestCheck, worker, &InferenceWorker::checkFiles);
-    connect(worker, &InferenceWorker::filesChecked, this, [this](const QVariantMap& problems) {
-        for (QVariant& entry : m_installedModels) {
-            QVariantMap m = entry.toMap();
-            m.insert("problem", problems.value(m.value("path").toString()).toString());
-            entry = m;
-        }
-        emit installedModelsChanged();
-    });
     connect(worker, &InferenceWorker::loadProgress, this, [this](double p) {
         m_loadProgress = p;
         emit loadProgressChanged();
@@ -71,7 +62,6 @@ InferenceController::InferenceController(const EngineFactory& factory, QObject* 
     m_thread.setObjectName("ember-inference");
     m_thread.start();
     emit requestDevices();
-    refreshModels();
 }
 
 InferenceController::~InferenceController() {
@@ -82,23 +72,6 @@ InferenceController::~InferenceController() {
 
 QString InferenceController::modelsDirectory() const {
     return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/models";
-}
-
-void InferenceController::refreshModels() {
-    QVariantList models;
-    QStringList paths;
-    const QDir dir(modelsDirectory());
-    for (const QFileInfo& fi : dir.entryInfoList({"*.gguf"}, QDir::Files, QDir::Name)) {
-        models << QVariantMap{{"name", fi.completeBaseName()},
-                              {"path", fi.absoluteFilePath()},
-                              {"size", fi.size()},
-                              {"problem", QString()}};
-        paths << fi.absoluteFilePath();
-    }
-    m_installedModels = models;
-    emit installedModelsChanged();
-    // The menu marks broken files once the worker has checked them (off this thread).
-    if (!paths.isEmpty()) emit requestCheck(paths);
 }
 
 void InferenceController::loadModel(const EngineLoadOptions& options) {

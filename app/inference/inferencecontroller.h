@@ -30,12 +30,10 @@ class InferenceController : public QObject {
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString lastStats READ lastStats NOTIFY lastStatsChanged)
     Q_PROPERTY(QStringList devices READ devices NOTIFY devicesChanged)
-    Q_PROPERTY(QString modelsDirectory READ modelsDirectory NOTIFY installedModelsChanged)
+    // The models folder (its files are listed once, by ModelLibrary.installed).
+    Q_PROPERTY(QString modelsDirectory READ modelsDirectory CONSTANT)
     // The same folder as a URL, for file dialogs.
-    Q_PROPERTY(QUrl modelsFolderUrl READ modelsFolderUrl NOTIFY installedModelsChanged)
-    // Each: name, path, size, and problem (what is wrong with the file, in plain words; empty
-    // when it looks loadable, filled in once the worker has checked it).
-    Q_PROPERTY(QVariantList installedModels READ installedModels NOTIFY installedModelsChanged)
+    Q_PROPERTY(QUrl modelsFolderUrl READ modelsFolderUrl CONSTANT)
 
 public:
     using EngineFactory = std::function<std::unique_ptr<ChatEngine>()>;
@@ -57,7 +55,6 @@ public:
     QStringList devices() const { return m_devices; }
     QString modelsDirectory() const;
     QUrl modelsFolderUrl() const { return QUrl::fromLocalFile(modelsDirectory()); }
-    QVariantList installedModels() const { return m_installedModels; }
     // For the memory monitor: reads the loaded model's memory from any thread.
     std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
     // For the API server, which queues its generations into the worker (never calls it directly).
@@ -70,7 +67,6 @@ public:
     // comes with tokensCounted. While one is counted, only the newest request waits.
     void countTokens(const QList<ChatTurn>& messages, const EngineSampling& sampling);
     Q_INVOKABLE void stop();
-    Q_INVOKABLE void refreshModels();
     Q_INVOKABLE void unloadModel();
 
 signals:
@@ -80,7 +76,6 @@ signals:
     void generatingChanged();
     void lastStatsChanged();
     void devicesChanged();
-    void installedModelsChanged();
     // message: what is wrong, in plain words; detail: the engine's technical message. The
     // model loaded before stays loaded (modelLoaded/modelChanged tell otherwise).
     void loadFailed(const QString& message, const QString& detail);
@@ -102,7 +97,6 @@ signals:
                          const EngineSampling& sampling);
     void requestDevices();
     void requestCount(const QList<ChatTurn>& messages, const EngineSampling& sampling);
-    void requestCheck(const QStringList& paths);
 
 private:
     void onModelLoaded(const QVariantMap& info);
@@ -130,5 +124,4 @@ private:
     bool m_counting = false;
     std::optional<std::pair<QList<ChatTurn>, EngineSampling>> m_nextCount;
     QStringList m_devices;
-    QVariantList m_installedModels;
 };

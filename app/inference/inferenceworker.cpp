@@ -33,15 +33,6 @@ QVariantMap loadInfo(const EngineLoadResult& r, const std::string& path) {
 }
 }  // namespace
 
-void InferenceWorker::checkFiles(const QStringList& paths) {
-    QVariantMap problems;
-    for (const QString& path : paths) {
-        const EngineFileProblem p = m_engine->check(path.toStdString());
-        if (!p.summary.empty()) problems.insert(path, QString::fromStdString(p.summary));
-    }
-    emit filesChecked(problems);
-}
-
 void InferenceWorker::loadModel(const EngineLoadOptions& options) {
     m_cancel.store(false);
     // A file the engine cannot run is refused before the loaded model is dropped.

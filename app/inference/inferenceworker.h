@@ -42,8 +42,6 @@ public:
 
 public slots:
     void listDevices();
-    // Checks model files (ChatEngine::check) and reports the broken ones with filesChecked.
-    void checkFiles(const QStringList& paths);
     void loadModel(const EngineLoadOptions& options);
     void unloadModel();
     void generate(quint64 requestId, const QList<ChatTurn>& messages,
@@ -53,8 +51,6 @@ public slots:
 
 signals:
     void devicesListed(const QStringList& names);
-    // path -> what is wrong with it, in plain words; files that look fine are not listed.
-    void filesChecked(const QVariantMap& problems);
     void loadProgress(double progress);
     // info: modelName, backend, device, fallbackReason, contextLength, threads
     void modelLoaded(const QVariantMap& info);

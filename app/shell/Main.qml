@@ -74,6 +74,7 @@ ApplicationWindow {
         ChatPane {
             chat: window.chat
             inference: window.inference
+            models: window.models ? window.models.installed : null
             settings: window.settings
             perf: window.perf
             apiServer: window.apiServer

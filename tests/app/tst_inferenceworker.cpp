@@ -213,30 +213,13 @@ private slots:
         QVERIFY(!c->loading());
     }
 
-    // The model menu's list marks the files the engine would refuse, with the reason.
-    void installedModelsMarkBrokenFiles() {
-        QStandardPaths::setTestModeEnabled(true);
-        FakeScript script = tokens(1, {});
-        auto probe = makeController(script);
-        const QString dir = probe->modelsDirectory();
-        probe.reset();
-        QVERIFY(QDir().mkpath(dir));
-        for (const char* name : {"good.gguf", "cut.gguf"}) {
-            QFile f(dir + "/" + name);
-            QVERIFY(f.open(QIODevice::WriteOnly));
-            f.write("GGUF");
-        }
-        script.checkFailPath = QFileInfo(dir + "/cut.gguf").absoluteFilePath().toStdString();
-        auto c = makeController(script);
-        auto problemOf = [&](const QString& name) {
-            for (const QVariant& m : c->installedModels())
-                if (m.toMap().value("name") == name) return m.toMap().value("problem").toString();
-            return QString("<missing>");
-        };
-        QTRY_VERIFY_WITH_TIMEOUT(problemOf("cut").startsWith("the file is incomplete"), 5000);
-        QCOMPARE(problemOf("good"), QString());
-        QFile::remove(dir + "/good.gguf");
-        QFile::remove(dir + "/cut.gguf");
+    // The installed models are listed once, by ModelLibrary.installed (the model menu shows
+    // that list): the controller keeps no second list, nor a way to refresh one.
+    void noSecondListOfInstalledModels() {
+        const QMetaObject& mo = InferenceController::staticMetaObject;
+        QCOMPARE(mo.indexOfProperty("installedModels"), -1);
+        QCOMPARE(mo.indexOfMethod("refreshModels()"), -1);
+        QCOMPARE(mo.indexOfSignal("installedModelsChanged()"), -1);
     }
 
     void generationFailureBecomesSignal() {

@@ -31,11 +31,9 @@ Item {
         property string modelPath: "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf"
         property string modelName: "A MODEL"
         property string modelsDirectory: "/models"
-        property var installedModels: []
         property string backend: "vulkan"
         property string device: "llvmpipe (LLVM 15.0.6, 256 bits)"
         property string lastStats: "12.5 tok/s"
-        function refreshModels() {}
         function stop() {}
     }
     QtObject {

@@ -19,12 +19,22 @@ Item {
         property string modelPath: "/models/stories260K.gguf"
         property string modelName: "STORIES 260K"
         property string modelsDirectory: "/models"
-        property var installedModels: [{ name: "stories260K", path: "/models/stories260K.gguf", size: 1 },
-                                       { name: "a-model-with-a-rather-long-file-name.Q4_K_M", path: "/models/a.gguf", size: 1 }]
         property int stops: 0
-        function refreshModels() {}
         function stop() { stops += 1 }
         function unloadModel() {}
+    }
+
+    // The model library's list of installed models (ModelLibrary.installed's roles), which the
+    // menu shows as it is: there is no second list to keep in step with it.
+    ListModel {
+        id: mockInstalled
+        ListElement { name: "stories260K"; path: "/models/stories260K.gguf"; problem: ""; error: "" }
+        ListElement {
+            name: "a-model-with-a-rather-long-file-name.Q4_K_M"
+            path: "/models/a.gguf"
+            problem: ""
+            error: ""
+        }
     }
 
     ModelMenu {
@@ -32,6 +42,7 @@ Item {
         anchors.right: parent.right
         anchors.rightMargin: 4
         inference: mockInference
+        models: mockInstalled
     }
 
     LoadProgress {
@@ -76,18 +87,35 @@ Item {
             button.menu.close()
         }
 
-        // A broken file is marked in the menu with what is wrong with it.
+        // A broken file is marked in the menu with what is wrong with it: a file that cannot be
+        // read (the library's error) or one the engine cannot run (its problem).
         function test_brokenFilesAreMarked() {
-            const before = mockInference.installedModels
-            mockInference.installedModels = [before[0], { name: "cut", path: "/models/cut.gguf", size: 1,
-                problem: "the file is incomplete: 1.0 GiB of at least 3.8 GiB; download it again" }]
+            mockInstalled.append({ name: "cut", path: "/models/cut.gguf", problem: "",
+                                   error: "cut.gguf: the file ends before its tensor data" })
+            mockInstalled.append({ name: "odd", path: "/models/odd.gguf", error: "",
+                                   problem: "architecture mamba is not supported yet" })
             button.menu.open()
             tryCompare(button.menu, "opened", true)
             compare(button.menu.itemAt(0).text, "stories260K")
-            compare(button.menu.itemAt(1).text,
-                    "cut — the file is incomplete: 1.0 GiB of at least 3.8 GiB; download it again")
+            compare(button.menu.itemAt(2).text, "cut — cut.gguf: the file ends before its tensor data")
+            compare(button.menu.itemAt(3).text, "odd — architecture mamba is not supported yet")
             button.menu.close()
-            mockInference.installedModels = before
+            mockInstalled.remove(2, 2)
+        }
+
+        // A model the library finds (a download finished, a file copied in) is in the menu at
+        // once, with nothing to refresh; one it loses leaves the menu.
+        function test_menuIsTheLibrarysList() {
+            mockInstalled.append({ name: "new", path: "/models/new.gguf", problem: "", error: "" })
+            button.menu.open()
+            tryCompare(button.menu, "opened", true)
+            compare(button.menu.itemAt(2).text, "new")
+            button.menu.close()
+            mockInstalled.remove(2)
+            button.menu.open()
+            tryCompare(button.menu, "opened", true)
+            verify(button.menu.itemAt(2).objectName !== "modelMenuItem")
+            button.menu.close()
         }
 
         function test_loadingIsIndeterminateWithCancel() {
