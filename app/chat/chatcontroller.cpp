@@ -380,39 +380,39 @@ qint64 ChatController::saveResponse(qint64 conv, const QString& text, bool compl
     return id;
 }
 
-void ChatController::onFinished(const QString& newText, const QVariantMap& stats) {
+void ChatController::onFinished(const QString& newText, const GenerationStats& stats) {
     if (!m_responding) return;  // already saved by saveInterrupted()
     m_responding = false;
     const qint64 conv = m_responseConversation;
     m_responseConversation = 0;
     const QString text = m_prefix + newText;
     // A reply stopped by the user, at the token limit or at a full context can be continued.
-    const QString stop = stats.value("stopReason").toString();
-    const bool complete = stop.isEmpty() || stop == "eog";
+    const bool complete =
+        stats.stopReason == StopReason::None || stats.stopReason == StopReason::EndOfText;
     const qint64 id = saveResponse(conv, text, complete);
     if (conv == 0) return;  // its conversation was deleted
     const MessageDetails details{
         m_inference->modelLoaded() ? QFileInfo(m_inference->modelPath()).fileName() : QString(),
-        stats.value("generatedTokens").toInt(), stats.value("tokensPerSecond").toDouble(),
-        stats.value("timeToFirstTokenMs").toDouble(), stop};
+        stats.generatedTokens, stats.tokensPerSecond, stats.timeToFirstTokenMs,
+        StopReason::name(stats.stopReason)};
     if (id != 0 && !m_store->setDetails(id, details)) setError(m_store->lastError());
     if (conv == m_conversationId && m_messages.lastIsStreaming()) {
         finishShown(id, text, complete);
         m_messages.setLastDetails(details);
     }
     refreshList();
-    if (stats.value("templateFallback").toBool() && !m_templateNoticeShown) {
+    if (stats.templateFallback && !m_templateNoticeShown) {
         m_templateNoticeShown = true;
         addInfo(tr("This model has no usable chat template; using ChatML."));
     }
-    if (const int dropped = stats.value("droppedMessages").toInt(); dropped > 0)
+    if (const int dropped = stats.droppedMessages; dropped > 0)
         addInfo(tr("%n older message(s) were left out to fit the context.", nullptr, dropped));
-    if (stats.value("systemPromptDropped").toBool())
+    if (stats.systemPromptDropped)
         addInfo(
             tr("The system prompt was left out too (this conversation keeps a rolling "
                "window)."));
     m_countTimer.start();
-    if (stats.value("stopReason").toString() == "context_full")
+    if (stats.stopReason == StopReason::ContextFull)
         addInfo(tr("The context is full; start a new conversation or raise the context length."));
     emit responseFinished(text);
 }

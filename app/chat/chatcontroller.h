@@ -2,6 +2,7 @@
 // Ties the conversation store, the message models, the settings and the inference controller.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QObject>
 #include <QTimer>
 #include <QUrl>
@@ -14,8 +15,10 @@
 
 class ChatController : public QObject {
     Q_OBJECT
-    Q_PROPERTY(MessageModel* messages READ messages NOTIFY messagesChanged)
-    Q_PROPERTY(ConversationListModel* conversations READ conversations NOTIFY conversationsChanged)
+    QML_ELEMENT
+    QML_UNCREATABLE("made by main.cpp")
+    Q_PROPERTY(MessageModel* messages READ messages CONSTANT)
+    Q_PROPERTY(ConversationListModel* conversations READ conversations CONSTANT)
     Q_PROPERTY(
         qint64 currentConversationId READ currentConversationId NOTIFY currentConversationChanged)
     Q_PROPERTY(QString currentTitle READ currentTitle NOTIFY currentConversationChanged)
@@ -112,8 +115,6 @@ public:
     void setError(const QString& message, const QString& details = {});
 
 signals:
-    void messagesChanged();
-    void conversationsChanged();
     void currentConversationChanged();
     void searchTextChanged();
     void generatingChanged();
@@ -140,7 +141,7 @@ private:
     // Stores and shows the user message as the newest reply to `parent`, then answers it.
     bool sendAfter(qint64 parent, int version, const QString& content);
     void onTextReady(const QString& text);
-    void onFinished(const QString& text, const QVariantMap& stats);
+    void onFinished(const QString& text, const GenerationStats& stats);
     void onFailed(const QString& message, const QString& partial, const QString& code);
     void onModelChanged();
     void addInfo(const QString& message);

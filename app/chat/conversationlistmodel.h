@@ -1,12 +1,15 @@
 // The sidebar's list of conversations, newest first, filtered by a search text.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
 
 #include "conversationstore.h"
 
 class ConversationListModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ChatController.conversations")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
     enum Role { IdRole = Qt::UserRole + 1, TitleRole, UpdatedRole };

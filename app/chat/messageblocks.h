@@ -4,15 +4,17 @@
 // batch costs the same at the end of a long reply as at its start.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
+#include <QQuickTextDocument>  // complete for QML: highlight() takes one
 #include <QVariantMap>
 
 #include "markdownstream.h"
 
-class QQuickTextDocument;
-
 class MessageBlocks : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("a message's blocks role")
     // The message starts with a reasoning block (<think>).
     Q_PROPERTY(bool hasReasoning READ hasReasoning NOTIFY reasoningChanged)
     // Its reasoning has not ended yet (no </think> so far).

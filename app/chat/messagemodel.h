@@ -2,6 +2,7 @@
 // still being generated (streaming).
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
 #include <QList>
 #include <functional>
@@ -11,6 +12,8 @@
 
 class MessageModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ChatController.messages")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 public:
     enum Role {

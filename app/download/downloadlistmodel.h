@@ -1,6 +1,7 @@
 // The downloads in progress, paused or failed, as a list model for the dialog. Owns the tasks.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
 #include <QList>
 
@@ -8,6 +9,8 @@
 
 class DownloadListModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ModelLibrary.downloads")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 
 public:

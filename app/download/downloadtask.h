@@ -2,6 +2,7 @@
 // QML binds to. The key is the catalog id, or the file name for a download from a URL.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QObject>
 #include <QString>
 #include <QUrl>
@@ -12,6 +13,8 @@ class QNetworkAccessManager;
 
 class DownloadTask : public QObject {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("a download's task role")
     Q_PROPERTY(QString key READ key NOTIFY changed)
     Q_PROPERTY(QString name READ name NOTIFY changed)
     Q_PROPERTY(QString fileName READ fileName NOTIFY changed)

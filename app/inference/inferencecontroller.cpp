@@ -111,17 +111,17 @@ void InferenceController::stop() {
     if ((m_generating || m_loading) && m_worker) m_worker->requestCancel();
 }
 
-void InferenceController::onModelLoaded(const QVariantMap& info) {
+void InferenceController::onModelLoaded(const LoadedModel& model) {
     m_modelLoaded = true;
     // The worker names the file it loaded (the previous one again after a failed switch).
-    m_modelPath = info.value("path", m_pendingPath).toString();
-    m_modelName = info.value("modelName").toString();
+    m_modelPath = model.path.isEmpty() ? m_pendingPath : model.path;
+    m_modelName = model.modelName;
     if (m_modelName.isEmpty()) m_modelName = QFileInfo(m_modelPath).completeBaseName();
-    m_backend = info.value("backend").toString();
-    m_device = info.value("device").toString();
-    m_fallbackReason = info.value("fallbackReason").toString();
-    m_contextLength = info.value("contextLength").toInt();
-    m_thinkingSwitch = info.value("thinkingSwitch").toBool();
+    m_backend = model.backend;
+    m_device = model.device;
+    m_fallbackReason = model.fallbackReason;
+    m_contextLength = model.contextLength;
+    m_thinkingSwitch = model.thinkingSwitch;
     setLoading(false);
     emit modelChanged();
 }
@@ -138,11 +138,10 @@ void InferenceController::onTextReady(quint64 requestId, const QString& text) {
 }
 
 void InferenceController::onFinished(quint64 requestId, const QString& text,
-                                     const QVariantMap& stats) {
+                                     const GenerationStats& stats) {
     if (requestId != m_currentRequest) return;
-    m_lastStats = tr("%1 tokens, %2 tok/s")
-                      .arg(stats.value("generatedTokens").toInt())
-                      .arg(stats.value("tokensPerSecond").toDouble(), 0, 'f', 1);
+    m_lastStats =
+        tr("%1 tokens, %2 tok/s").arg(stats.generatedTokens).arg(stats.tokensPerSecond, 0, 'f', 1);
     emit lastStatsChanged();
     emit generationFinished(text, stats);
     setGenerating(false);

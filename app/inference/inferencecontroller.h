@@ -2,6 +2,7 @@
 // properties. All calls into the worker are queued; only stop() touches it directly (an atomic).
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QObject>
 #include <QPointer>
 #include <QThread>
@@ -16,6 +17,8 @@
 
 class InferenceController : public QObject {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("made by main.cpp")
     Q_PROPERTY(bool loading READ loading NOTIFY loadingChanged)
     Q_PROPERTY(double loadProgress READ loadProgress NOTIFY loadProgressChanged)
     Q_PROPERTY(bool modelLoaded READ modelLoaded NOTIFY modelChanged)
@@ -84,7 +87,7 @@ signals:
     void promptEvaluating(int promptTokens, int evaluatedTokens);
     // Times (PerfMetrics::nowMs()) of the tokens of the current response since the last batch.
     void tokensGenerated(const QList<double>& timesMs);
-    void generationFinished(const QString& text, const QVariantMap& stats);
+    void generationFinished(const QString& text, const GenerationStats& stats);
     // The newest countTokens request's count (-1: no model).
     void tokensCounted(int tokens);
     // code: the engine's error code ("app.prompt_too_long": the prompt was never evaluated).
@@ -99,10 +102,10 @@ signals:
     void requestCount(const QList<ChatTurn>& messages, const EngineSampling& sampling);
 
 private:
-    void onModelLoaded(const QVariantMap& info);
+    void onModelLoaded(const LoadedModel& model);
     void onLoadFailed(const QString& message, const QString& detail);
     void onTextReady(quint64 requestId, const QString& text);
-    void onFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
+    void onFinished(quint64 requestId, const QString& text, const GenerationStats& stats);
     void onFailed(quint64 requestId, const QString& message, const QString& partial,
                   const QString& code);
     void setLoading(bool loading);

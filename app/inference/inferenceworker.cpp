@@ -21,15 +21,17 @@ void InferenceWorker::listDevices() {
 }
 
 namespace {
-QVariantMap loadInfo(const EngineLoadResult& r, const std::string& path) {
-    return {{"modelName", QString::fromStdString(r.modelName)},
-            {"path", QString::fromStdString(path)},
-            {"backend", QString::fromStdString(r.backend)},
-            {"device", QString::fromStdString(r.device)},
-            {"fallbackReason", QString::fromStdString(r.fallbackReason)},
-            {"contextLength", r.contextLength},
-            {"threads", r.threads},
-            {"thinkingSwitch", r.thinkingSwitch}};
+LoadedModel loadInfo(const EngineLoadResult& r, const std::string& path) {
+    LoadedModel m;
+    m.modelName = QString::fromStdString(r.modelName);
+    m.path = QString::fromStdString(path);
+    m.backend = QString::fromStdString(r.backend);
+    m.device = QString::fromStdString(r.device);
+    m.fallbackReason = QString::fromStdString(r.fallbackReason);
+    m.contextLength = r.contextLength;
+    m.threads = r.threads;
+    m.thinkingSwitch = r.thinkingSwitch;
+    return m;
 }
 }  // namespace
 
@@ -141,18 +143,19 @@ void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& message
     }
     const auto& s = result.value();
     // A stop requested by the user is reported as such whichever way the engine noticed it.
-    QString stop = QString::fromStdString(s.stopReason);
-    if (m_cancel.load() && stop == "callback") stop = "cancelled";
-    emit generationFinished(requestId, QString::fromStdString(full),
-                            {{"promptTokens", s.promptTokens},
-                             {"evaluatedTokens", s.evaluatedTokens},
-                             {"generatedTokens", s.generatedTokens},
-                             {"droppedMessages", s.droppedMessages},
-                             {"systemPromptDropped", s.systemPromptDropped},
-                             {"tokensPerSecond", s.tokensPerSecond},
-                             {"timeToFirstTokenMs", s.timeToFirstTokenMs},
-                             {"stopReason", stop},
-                             {"templateFallback", s.templateFallback},
-                             {"promptMs", s.promptMs},
-                             {"contextUsed", s.contextUsed}});
+    GenerationStats stats;
+    stats.promptTokens = s.promptTokens;
+    stats.evaluatedTokens = s.evaluatedTokens;
+    stats.generatedTokens = s.generatedTokens;
+    stats.droppedMessages = s.droppedMessages;
+    stats.systemPromptDropped = s.systemPromptDropped;
+    stats.tokensPerSecond = s.tokensPerSecond;
+    stats.timeToFirstTokenMs = s.timeToFirstTokenMs;
+    stats.promptMs = s.promptMs;
+    stats.contextUsed = s.contextUsed;
+    stats.templateFallback = s.templateFallback;
+    stats.stopReason = StopReason::fromName(s.stopReason);
+    if (m_cancel.load() && stats.stopReason == StopReason::Callback)
+        stats.stopReason = StopReason::Cancelled;
+    emit generationFinished(requestId, QString::fromStdString(full), stats);
 }

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "chatengine.h"
+#include "inferencevalues.h"
 #include "memoryprobe.h"
 
 struct ChatTurn {
@@ -52,8 +53,7 @@ public slots:
 signals:
     void devicesListed(const QStringList& names);
     void loadProgress(double progress);
-    // info: modelName, backend, device, fallbackReason, contextLength, threads
-    void modelLoaded(const QVariantMap& info);
+    void modelLoaded(const LoadedModel& model);
     // message: what is wrong in plain words; detail: the engine's technical message. Whatever
     // was loaded before stays loaded (or is loaded again: modelLoaded comes first then).
     void loadFailed(const QString& message, const QString& detail);
@@ -67,10 +67,7 @@ signals:
     void tokensTimed(quint64 requestId, const QList<double>& timesMs);
     // tokens: -1 when they cannot be counted (no model).
     void tokensCounted(int tokens);
-    // stats: promptTokens, evaluatedTokens, generatedTokens, droppedMessages,
-    // systemPromptDropped, tokensPerSecond,
-    // timeToFirstTokenMs, stopReason, templateFallback, promptMs, contextUsed
-    void generationFinished(quint64 requestId, const QString& text, const QVariantMap& stats);
+    void generationFinished(quint64 requestId, const QString& text, const GenerationStats& stats);
     // code: the engine's error code ("app.prompt_too_long": nothing was evaluated).
     void generationFailed(quint64 requestId, const QString& message, const QString& partialText,
                           const QString& code);

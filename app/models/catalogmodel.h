@@ -3,6 +3,7 @@
 // ModelFilterModel filters it for the dialog.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
 #include <QHash>
 #include <QList>
@@ -15,6 +16,8 @@
 
 class CatalogModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ModelLibrary.catalog's source")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
 
 public:

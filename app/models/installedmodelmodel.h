@@ -2,6 +2,7 @@
 // ModelLibrary lists the folder and fills in details as ModelInspectorWorker answers.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QAbstractListModel>
 #include <QList>
 #include <QStringList>
@@ -10,6 +11,8 @@
 
 class InstalledModelModel : public QAbstractListModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ModelLibrary.installed")
     Q_PROPERTY(int count READ count NOTIFY countChanged)
     Q_PROPERTY(bool inspecting READ inspecting NOTIFY inspectingChanged)
 

@@ -3,11 +3,14 @@
 // "supported"; keeps the source order, with unsupported entries last.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QSortFilterProxyModel>
 #include <QStringList>
 
 class ModelFilterModel : public QSortFilterProxyModel {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("ModelLibrary.catalog")
     Q_PROPERTY(QString searchText READ searchText WRITE setSearchText NOTIFY searchTextChanged)
     Q_PROPERTY(double maxSize READ maxSize WRITE setMaxSize NOTIFY maxSizeChanged)
     Q_PROPERTY(bool fitsGpuOnly READ fitsGpuOnly WRITE setFitsGpuOnly NOTIFY fitsGpuOnlyChanged)

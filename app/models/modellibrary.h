@@ -4,6 +4,7 @@
 // (the one the model menu lists: InferenceController::modelsDirectory()).
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QFileSystemWatcher>
 #include <QNetworkAccessManager>
 #include <QObject>
@@ -25,10 +26,12 @@ class Settings;
 
 class ModelLibrary : public QObject {
     Q_OBJECT
-    Q_PROPERTY(ModelFilterModel* catalog READ catalog NOTIFY catalogChanged)
-    Q_PROPERTY(InstalledModelModel* installed READ installed NOTIFY installedChanged)
-    Q_PROPERTY(DownloadListModel* downloads READ downloads NOTIFY downloadsChanged)
-    Q_PROPERTY(QString modelsDirectory READ modelsDirectory NOTIFY modelsDirectoryChanged)
+    QML_ELEMENT
+    QML_UNCREATABLE("made by main.cpp")
+    Q_PROPERTY(ModelFilterModel* catalog READ catalog CONSTANT)
+    Q_PROPERTY(InstalledModelModel* installed READ installed CONSTANT)
+    Q_PROPERTY(DownloadListModel* downloads READ downloads CONSTANT)
+    Q_PROPERTY(QString modelsDirectory READ modelsDirectory CONSTANT)
     Q_PROPERTY(int contextLength READ contextLength NOTIFY estimateSettingsChanged)
     Q_PROPERTY(QString deviceLabel READ deviceLabel NOTIFY estimateSettingsChanged)
     Q_PROPERTY(QString errorMessage READ errorMessage NOTIFY errorMessageChanged)
@@ -78,10 +81,6 @@ public:
     Q_INVOKABLE void dismissInfo();
 
 signals:
-    void catalogChanged();
-    void installedChanged();
-    void downloadsChanged();
-    void modelsDirectoryChanged();
     void estimateSettingsChanged();
     void errorMessageChanged();
     void infoMessageChanged();

@@ -26,7 +26,7 @@ PerfMonitor::PerfMonitor(InferenceController* inference, QObject* parent)
     connect(m_inference, &InferenceController::promptEvaluating, this, &PerfMonitor::onPrompt);
     connect(m_inference, &InferenceController::tokensGenerated, this, &PerfMonitor::onTokens);
     connect(m_inference, &InferenceController::generationFinished, this,
-            [this](const QString&, const QVariantMap& stats) { onGenerationFinished(stats); });
+            [this](const QString&, const GenerationStats& stats) { onGenerationFinished(stats); });
     connect(m_inference, &InferenceController::generationFailed, this,
             [this] { onGenerationFinished({}); });
     onModelChanged();
@@ -98,15 +98,15 @@ void PerfMonitor::onTokens(const QList<double>& timesMs) {
     emit responseChanged();
 }
 
-void PerfMonitor::onGenerationFinished(const QVariantMap& stats) {
+void PerfMonitor::onGenerationFinished(const GenerationStats& stats) {
     ResponseTotals totals;
-    totals.promptTokens = stats.value("evaluatedTokens").toInt();
-    totals.promptTotal = stats.value("promptTokens").toInt();
-    totals.promptMs = stats.value("promptMs").toDouble();
-    totals.timeToFirstTokenMs = stats.value("timeToFirstTokenMs").toDouble();
-    totals.tokensPerSecond = stats.value("tokensPerSecond").toDouble();
-    totals.generatedTokens = stats.value("generatedTokens").toInt();
-    totals.contextUsed = stats.value("contextUsed").toInt();
+    totals.promptTokens = stats.evaluatedTokens;
+    totals.promptTotal = stats.promptTokens;
+    totals.promptMs = stats.promptMs;
+    totals.timeToFirstTokenMs = stats.timeToFirstTokenMs;
+    totals.tokensPerSecond = stats.tokensPerSecond;
+    totals.generatedTokens = stats.generatedTokens;
+    totals.contextUsed = stats.contextUsed;
     m_metrics.finishResponse(totals);
     emit ratesChanged();
     emit responseChanged();

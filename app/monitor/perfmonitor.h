@@ -3,6 +3,7 @@
 // on a thread of its own while a model is loaded.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -11,6 +12,7 @@
 #include <QVariantMap>
 #include <functional>
 
+#include "inferencevalues.h"
 #include "perfmetrics.h"
 
 class InferenceController;
@@ -18,6 +20,8 @@ class MemoryMonitor;
 
 class PerfMonitor : public QObject {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("made by main.cpp")
     Q_PROPERTY(bool generating READ generating NOTIFY ratesChanged)
     Q_PROPERTY(double tokensPerSecond READ tokensPerSecond NOTIFY ratesChanged)
     Q_PROPERTY(double responseTokensPerSecond READ responseTokensPerSecond NOTIFY ratesChanged)
@@ -73,7 +77,7 @@ public slots:
     void onGenerationStarted();
     void onPrompt(int total, int evaluated);  // the prompt of the response under way
     void onTokens(const QList<double>& timesMs);
-    void onGenerationFinished(const QVariantMap& stats);  // empty map: it failed
+    void onGenerationFinished(const GenerationStats& stats);  // all zero: it failed
     void onMemorySample(quint64 used, quint64 budget, const QString& source);
     // The model now loaded (path empty: none); another model than before resets the numbers.
     void setModel(const QString& path, const QString& backend, const QString& device,

@@ -1,6 +1,7 @@
 // User settings, persisted with QSettings and exposed to QML as properties.
 #pragma once
 
+#include <QtQml/qqmlregistration.h>
 #include <QObject>
 #include <QSettings>
 #include <QString>
@@ -9,6 +10,8 @@
 
 class Settings : public QObject {
     Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("made by main.cpp")
     Q_PROPERTY(QString device READ device WRITE setDevice NOTIFY deviceChanged)
     Q_PROPERTY(int threads READ threads WRITE setThreads NOTIFY threadsChanged)
     Q_PROPERTY(
@@ -33,7 +36,8 @@ class Settings : public QObject {
     // The local API server: off by default; "allow network" listens on every interface.
     Q_PROPERTY(bool apiServerEnabled READ apiServerEnabled WRITE setApiServerEnabled NOTIFY
                    apiServerEnabledChanged)
-    Q_PROPERTY(int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY apiServerPortChanged)
+    Q_PROPERTY(
+        int apiServerPort READ apiServerPort WRITE setApiServerPort NOTIFY apiServerPortChanged)
     Q_PROPERTY(
         QString apiServerKey READ apiServerKey WRITE setApiServerKey NOTIFY apiServerKeyChanged)
     Q_PROPERTY(bool apiServerAllowNetwork READ apiServerAllowNetwork WRITE setApiServerAllowNetwork

@@ -68,10 +68,10 @@ private slots:
         const QList<ChatTurn> first{{"user", "Once upon a time"}};
         const QVariantList result = turn(first, 48, &text);
         QCOMPARE(result.size(), 2);
-        const QVariantMap stats = result.at(1).toMap();
+        const auto stats = result.at(1).value<GenerationStats>();
         QVERIFY2(text.trimmed().size() > 10, qPrintable(text));
-        QVERIFY(stats.value("generatedTokens").toInt() > 0);
-        QVERIFY(stats.value("templateFallback").toBool());  // stories260K has no chat template
+        QVERIFY(stats.generatedTokens > 0);
+        QVERIFY(stats.templateFallback);  // stories260K has no chat template
         QString streamed;
         for (const auto& b : batches) streamed += b.at(0).toString();
         QCOMPARE(streamed, text);
@@ -85,14 +85,12 @@ private slots:
             turn({{"user", "Once upon a time"}, {"assistant", text}, {"user", "Then what?"}}, 16,
                  &second);
         QCOMPARE(again.size(), 2);
-        const QVariantMap s2 = again.at(1).toMap();
+        const auto s2 = again.at(1).value<GenerationStats>();
         QCOMPARE(prompts.size(), 1);
-        QCOMPARE(prompts.at(0).at(0).toInt(), s2.value("promptTokens").toInt());
-        QCOMPARE(prompts.at(0).at(1).toInt(), s2.value("evaluatedTokens").toInt());
-        QVERIFY2(s2.value("evaluatedTokens").toInt() < s2.value("promptTokens").toInt() / 2,
-                 qPrintable(QString("%1 of %2")
-                                .arg(s2.value("evaluatedTokens").toInt())
-                                .arg(s2.value("promptTokens").toInt())));
+        QCOMPARE(prompts.at(0).at(0).toInt(), s2.promptTokens);
+        QCOMPARE(prompts.at(0).at(1).toInt(), s2.evaluatedTokens);
+        QVERIFY2(s2.evaluatedTokens < s2.promptTokens / 2,
+                 qPrintable(QString("%1 of %2").arg(s2.evaluatedTokens).arg(s2.promptTokens)));
     }
 
     // Greedy sampling with the app's repeat penalty: a regeneration (which reuses the cached
@@ -105,8 +103,8 @@ private slots:
         QCOMPARE(turn(prompt, 48, &first).size(), 2);
         const QVariantList second = turn(prompt, 48, &again);
         QCOMPARE(second.size(), 2);
-        const QVariantMap stats = second.at(1).toMap();
-        QVERIFY(stats.value("evaluatedTokens").toInt() < stats.value("promptTokens").toInt());
+        const auto stats = second.at(1).value<GenerationStats>();
+        QVERIFY(stats.evaluatedTokens < stats.promptTokens);
         QCOMPARE(again, first);
         QCOMPARE(turn(prompt, 48, &third).size(), 2);
         QCOMPARE(third, first);
@@ -123,9 +121,9 @@ private slots:
         QString text;
         const QVariantList result = turn(history, 32, &text);
         QCOMPARE(result.size(), 2);
-        const QVariantMap stats = result.at(1).toMap();
-        QVERIFY(stats.value("droppedMessages").toInt() > 0);
-        QVERIFY(stats.value("promptTokens").toInt() <= 256);
+        const auto stats = result.at(1).value<GenerationStats>();
+        QVERIFY(stats.droppedMessages > 0);
+        QVERIFY(stats.promptTokens <= 256);
     }
 
     // A full context, on 256 tokens, by the conversation's policy: the oldest turns are left out
@@ -156,17 +154,17 @@ private slots:
         };
         const QVariantList drop = run(history, ContextPolicy::DropOldest);
         QCOMPARE(drop.value(0).toString(), QString("finished"));
-        const QVariantMap dropStats = drop.at(1).toMap();
-        QVERIFY(dropStats.value("droppedMessages").toInt() > 0);
-        QVERIFY(!dropStats.value("systemPromptDropped").toBool());
-        QVERIFY(dropStats.value("promptTokens").toInt() <= 256 - 32);
+        const auto dropStats = drop.at(1).value<GenerationStats>();
+        QVERIFY(dropStats.droppedMessages > 0);
+        QVERIFY(!dropStats.systemPromptDropped);
+        QVERIFY(dropStats.promptTokens <= 256 - 32);
 
         const QVariantList rolling = run(history, ContextPolicy::RollingWindow);
         QCOMPARE(rolling.value(0).toString(), QString("finished"));
-        const QVariantMap rollingStats = rolling.at(1).toMap();
-        QVERIFY(rollingStats.value("systemPromptDropped").toBool());
-        QVERIFY(rollingStats.value("droppedMessages").toInt() > 0);
-        QVERIFY(rollingStats.value("promptTokens").toInt() <= 256 - 32);
+        const auto rollingStats = rolling.at(1).value<GenerationStats>();
+        QVERIFY(rollingStats.systemPromptDropped);
+        QVERIFY(rollingStats.droppedMessages > 0);
+        QVERIFY(rollingStats.promptTokens <= 256 - 32);
 
         const QVariantList stop = run(history, ContextPolicy::Stop);
         QCOMPARE(stop.value(0).toString(), QString("failed"));
@@ -178,13 +176,13 @@ private slots:
         const QList<ChatTurn> shortChat{{"system", "Tell stories."}, {"user", "Once upon a time"}};
         const QVariantList fits = run(shortChat, ContextPolicy::Stop);
         QCOMPARE(fits.value(0).toString(), QString("finished"));
-        QCOMPARE(fits.at(1).toMap().value("droppedMessages").toInt(), 0);
+        QCOMPARE(fits.at(1).value<GenerationStats>().droppedMessages, 0);
 
         // The token counter counts what generate() renders.
         QSignalSpy counted(m_c.get(), &InferenceController::tokensCounted);
         m_c->countTokens(shortChat, EngineSampling{});
         QVERIFY(counted.wait(30000));
-        QCOMPARE(counted.at(0).at(0).toInt(), fits.at(1).toMap().value("promptTokens").toInt());
+        QCOMPARE(counted.at(0).at(0).toInt(), fits.at(1).value<GenerationStats>().promptTokens);
     }
 
     // What does not fit is named, with the numbers: the system prompt or the message.

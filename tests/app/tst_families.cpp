@@ -159,10 +159,10 @@ private slots:
         QVERIFY2(failed.isEmpty(),
                  failed.isEmpty() ? "" : qPrintable(failed.at(0).at(0).toString()));
         const QString reply = finished.at(0).at(0).toString();
-        const QVariantMap stats = finished.at(0).at(1).toMap();
-        QVERIFY2(!stats.value("templateFallback").toBool(), f.preset);
-        QCOMPARE(stats.value("promptTokens").toInt(), promptTokens);
-        QVERIFY(stats.value("generatedTokens").toInt() > 0);
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QVERIFY2(!stats.templateFallback, f.preset);
+        QCOMPARE(stats.promptTokens, promptTokens);
+        QVERIFY(stats.generatedTokens > 0);
         QVERIFY2(!reply.isEmpty(), f.preset);
         QString streamed;
         for (const auto& b : batches) streamed += b.at(0).toString();

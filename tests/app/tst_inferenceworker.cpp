@@ -89,8 +89,8 @@ private slots:
         // 1 ms before each), i.e. a dozen 33-ms intervals. The rate limit itself is checked on a
         // fake clock in tst_textbatcher, not here against the real one.
         QVERIFY2(batches.size() >= 3, qPrintable(QString::number(batches.size())));
-        QCOMPARE(finished.at(0).at(1).toMap().value("generatedTokens").toInt(), 400);
-        QCOMPARE(finished.at(0).at(1).toMap().value("stopReason").toString(), QString("eog"));
+        QCOMPARE(finished.at(0).at(1).value<GenerationStats>().generatedTokens, 400);
+        QCOMPARE(finished.at(0).at(1).value<GenerationStats>().stopReason, StopReason::EndOfText);
 
         // The engine saw the conversation as sent.
         const auto seen = engine->lastMessages();
@@ -133,12 +133,11 @@ private slots:
         c->stop();
         const int atStop = engine->emitted();
         QVERIFY(finished.wait(5000));
-        const QVariantMap stats = finished.at(0).at(1).toMap();
-        QCOMPARE(stats.value("stopReason").toString(), QString("cancelled"));
-        QVERIFY2(stats.value("generatedTokens").toInt() <= atStop + 1,
-                 qPrintable(QString("%1 tokens after stop at %2")
-                                .arg(stats.value("generatedTokens").toInt())
-                                .arg(atStop)));
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QCOMPARE(stats.stopReason, StopReason::Cancelled);
+        QVERIFY2(stats.generatedTokens <= atStop + 1,
+                 qPrintable(
+                     QString("%1 tokens after stop at %2").arg(stats.generatedTokens).arg(atStop)));
         QString concatenated;
         for (const auto& args : batches) concatenated += args.at(0).toString();
         QCOMPARE(concatenated, finished.at(0).at(0).toString());
@@ -149,7 +148,23 @@ private slots:
         QTest::qWait(100);
         c->stop();
         QVERIFY(finished.wait(5000));
-        QVERIFY(finished.at(0).at(1).toMap().value("generatedTokens").toInt() > 0);
+        QVERIFY(finished.at(0).at(1).value<GenerationStats>().generatedTokens > 0);
+    }
+
+    // The typed stop reason keeps the engine's names, which the conversation store saves.
+    void stopReasonsKeepTheEngineNames() {
+        for (const auto& [reason, name] :
+             std::initializer_list<std::pair<StopReason::Value, const char*>>{
+                 {StopReason::EndOfText, "eog"},
+                 {StopReason::MaxTokens, "max_tokens"},
+                 {StopReason::Cancelled, "cancelled"},
+                 {StopReason::ContextFull, "context_full"},
+                 {StopReason::Callback, "callback"}}) {
+            QCOMPARE(StopReason::name(reason), QString(name));
+            QCOMPARE(StopReason::fromName(name), reason);
+        }
+        QCOMPARE(StopReason::name(StopReason::None), QString());
+        QCOMPARE(StopReason::fromName("no_such_reason"), StopReason::None);
     }
 
     void loadFailureBecomesSignal() {

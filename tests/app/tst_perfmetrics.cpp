@@ -181,12 +181,12 @@ private slots:
         perf.refresh();
         QCOMPARE(perf.history(), QList<qreal>{50.0});
         QCOMPARE(history.count(), 1);
-        perf.onGenerationFinished({{"evaluatedTokens", 12},
-                                   {"promptMs", 24.0},
-                                   {"timeToFirstTokenMs", 99.0},
-                                   {"tokensPerSecond", 48.5},
-                                   {"generatedTokens", 6},
-                                   {"contextUsed", 18}});
+        perf.onGenerationFinished({.evaluatedTokens = 12,
+                                   .generatedTokens = 6,
+                                   .tokensPerSecond = 48.5,
+                                   .timeToFirstTokenMs = 99.0,
+                                   .promptMs = 24.0,
+                                   .contextUsed = 18});
         QVERIFY(!perf.generating());
         QCOMPARE(perf.promptTokensPerSecond(), 500.0);
         QCOMPARE(perf.responseTokensPerSecond(), 48.5);
@@ -209,11 +209,11 @@ private slots:
         perf.setClock([&now] { return now; });
         perf.onGenerationStarted();
         perf.onTokens({10, 20});
-        perf.onGenerationFinished({{"promptTokens", 120},
-                                   {"evaluatedTokens", 1},
-                                   {"promptMs", 5.0},
-                                   {"generatedTokens", 2},
-                                   {"contextUsed", 122}});
+        perf.onGenerationFinished({.promptTokens = 120,
+                                   .evaluatedTokens = 1,
+                                   .generatedTokens = 2,
+                                   .promptMs = 5.0,
+                                   .contextUsed = 122});
         QCOMPARE(perf.promptTokensTotal(), 120);
         QCOMPARE(perf.promptTokens(), 1);
         QCOMPARE(perf.contextUsed(), 122);
@@ -228,7 +228,7 @@ private slots:
         perf.setModel("/m/a.gguf", "cpu", "CPU", 2048, "");
         perf.onGenerationStarted();
         perf.onTokens({10});
-        perf.onGenerationFinished({{"promptTokens", 40}, {"contextUsed", 41}});
+        perf.onGenerationFinished({.promptTokens = 40, .contextUsed = 41});
         QCOMPARE(perf.contextUsed(), 41);
 
         QSignalSpy response(&perf, &PerfMonitor::responseChanged);
@@ -244,10 +244,8 @@ private slots:
         QVERIFY(response.count() >= 1);  // the overlay's context row follows
         perf.onTokens({50});
         QCOMPARE(perf.contextUsed(), 124);
-        perf.onGenerationFinished({{"promptTokens", 120},
-                                   {"evaluatedTokens", 79},
-                                   {"generatedTokens", 4},
-                                   {"contextUsed", 123}});
+        perf.onGenerationFinished(
+            {.promptTokens = 120, .evaluatedTokens = 79, .generatedTokens = 4, .contextUsed = 123});
         QCOMPARE(perf.contextUsed(), 123);
         // A prompt reported outside a response changes nothing.
         perf.onPrompt(500, 500);
@@ -265,12 +263,12 @@ private slots:
         perf.onTokens({1100, 1120, 1140});
         now = 1500;
         perf.refresh();
-        perf.onGenerationFinished({{"promptTokens", 50},
-                                   {"evaluatedTokens", 50},
-                                   {"promptMs", 10.0},
-                                   {"tokensPerSecond", 50.0},
-                                   {"generatedTokens", 3},
-                                   {"contextUsed", 53}});
+        perf.onGenerationFinished({.promptTokens = 50,
+                                   .evaluatedTokens = 50,
+                                   .generatedTokens = 3,
+                                   .tokensPerSecond = 50.0,
+                                   .promptMs = 10.0,
+                                   .contextUsed = 53});
         QVERIFY(!perf.history().isEmpty());
         perf.setModel("/m/a.gguf", "vulkan", "GPU 0", 2048, "");  // the same model again
         QCOMPARE(perf.contextUsed(), 53);

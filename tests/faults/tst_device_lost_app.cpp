@@ -97,7 +97,7 @@ private slots:
         QCOMPARE(finished.size(), 1);
         const QString text = finished.at(0).at(0).toString();
         QVERIFY2(text.trimmed().size() > 10, qPrintable(text));
-        QVERIFY(finished.at(0).at(1).toMap().value("generatedTokens").toInt() > 0);
+        QVERIFY(finished.at(0).at(1).value<GenerationStats>().generatedTokens > 0);
         m_c.reset();  // the worker thread and the engine go away without a crash
     }
 };
