@@ -266,6 +266,40 @@ TEST_F(PartialOffload, CpuLayersWatchTheCancelFlag) {
     (*session)->set_cancel(nullptr);
 }
 
+// A split load reports the CPU layers' repack too (progress climbs past the upload's share to 1,
+// never back) and stops on the cancel flag while the CPU layers are prepared.
+TEST_F(PartialOffload, SplitLoadReportsAndCancelsItsCpuPart) {
+    EMBER_VK_REQUIRE_DEVICE();
+    LoadParams p = params(BackendKind::Vulkan, 2);  // of 5: the CPU prepares 3 layers
+    std::vector<float> seen;
+    p.progress = [&](float f) {
+        seen.push_back(f);
+        return true;
+    };
+    auto model = Model::load(ember::test::stories_model(), p);
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ASSERT_EQ((*model)->backend().n_gpu_layers, 2u) << (*model)->backend().split;
+    ASSERT_FALSE(seen.empty());
+    EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+    EXPECT_FLOAT_EQ(seen.back(), 1.0f);
+    // Reports between the upload's end (0.05 + 0.95 * 2/5 = 0.43) and 1: the CPU part's.
+    const size_t during_cpu =
+        std::count_if(seen.begin(), seen.end(), [](float f) { return f > 0.45f && f < 0.99f; });
+    std::string all;
+    for (float f : seen) all += std::to_string(f) + " ";
+    EXPECT_GE(during_cpu, 2u) << all;
+
+    std::atomic<bool> cancel{false};
+    p.cancel = &cancel;
+    p.progress = [&](float f) {
+        if (f > 0.45f) cancel = true;  // once the CPU layers are being prepared
+        return true;
+    };
+    auto stopped = Model::load(ember::test::stories_model(), p);
+    ASSERT_FALSE(stopped.ok());
+    EXPECT_EQ(stopped.error().code, "model.cancelled") << stopped.error().message;
+}
+
 // `ember-cli bench`'s text says the split too (its JSON has "split"): a prompt of 40 tokens runs
 // every layer on the device, the 2 decode steps start on the CPU.
 TEST_F(PartialOffload, BenchTextSaysTheSplit) {

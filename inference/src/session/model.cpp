@@ -158,7 +158,8 @@ Result<std::unique_ptr<Model>> Model::load(const std::string& path, const LoadPa
             EMBER_TRY(check_rest());
             // No host copy of the weights after upload, unless the CPU runs some layers.
             if (!impl->backend->info().n_gpu_layers) impl->file->release_tensor_data();
-        } else if (vk.error().code == "vulkan.cancelled" || cancelled()) {
+        } else if (vk.error().code == "vulkan.cancelled" || vk.error().code == "cpu.cancelled" ||
+                   cancelled()) {  // (cpu: the first layers of a split)
             return make_error("model.cancelled", "loading cancelled");
         } else if (vk.error().code == "model.nonfinite_weights") {
             return vk.take_error();

@@ -171,9 +171,20 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
     EMBER_TRY(check_host_memory(need, opt.n_ctx, path, "running the first layers"));
     opt.first_layer = split.first_layer;
     opt.whole_prompts = host_copy > 0;
+    // Progress: the upload, then the CPU layers' repack, each its share of the layers; both
+    // stop on the cancel flag or a progress callback that says no.
+    const float gpu_share = float(L - split.first_layer) / float(L);
+    const auto progress = opt.progress;
+    opt.progress = [progress, gpu_share](float p) { return !progress || progress(gpu_share * p); };
     EMBER_ASSIGN_OR_RETURN(auto gpu, vulkan::create_backend_model(model, opt));
+    cpu::LoadOptions copt;
+    copt.cancel = opt.cancel;
+    copt.check_rows = opt.check_rows;  // its tensors checked as it reads them, as the upload's
+    copt.progress = [progress, gpu_share](float p) {
+        return !progress || progress(gpu_share + (1 - gpu_share) * p);
+    };
     EMBER_ASSIGN_OR_RETURN(
-        auto cpu, cpu::create_backend_model(model, params.n_threads, int(split.first_layer)));
+        auto cpu, cpu::create_backend_model(model, params.n_threads, int(split.first_layer), copt));
     BackendInfo info = gpu->info();
     info.n_gpu_layers = L - split.first_layer;
     info.n_layers = L;
