@@ -230,7 +230,8 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
 }
 
 // Where the readback memory is host-cached (lavapipe's and NVIDIA's), the logits are read where
-// the GPU wrote them: the same values as another runner's copy (forward), each step's own.
+// the GPU wrote them: another runner's copy (forward) of the same step, each step's own. Not
+// bitwise: a residual add split in column parts sums with float atomics in any order.
 TEST_F(Forward, LogitsViewEqualsCopy) {
     auto s = synth_model(GgmlType::Q4_0);
     auto vk = create_backend_model(s->m, test_options(32));
@@ -248,7 +249,7 @@ TEST_F(Forward, LogitsViewEqualsCopy) {
         ASSERT_TRUE((*copy)->forward(t, pos, want.data()).ok());
         pos += int(t.size());
         ASSERT_EQ(got->size(), want.size());
-        EXPECT_EQ(std::vector<float>(got->begin(), got->end()), want) << "position " << pos;
+        EXPECT_LT(nmse(got->data(), want.data(), want.size()), 1e-9) << "position " << pos;
         EXPECT_NE(std::vector<float>(got->begin(), got->end()), prev) << "position " << pos;
         prev.assign(got->begin(), got->end());
     }
