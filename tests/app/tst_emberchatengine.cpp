@@ -4,6 +4,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
+#include <set>
 
 #include "emberchatengine.h"
 #include "inferencecontroller.h"
@@ -288,6 +290,31 @@ private slots:
             o, [](float) { return false; }, nullptr);
         QVERIFY(!result.ok());
         QCOMPARE(QString::fromStdString(result.error().code), QString("model.cancelled"));
+    }
+
+    // The progress the app shows is the engine's true progress: several steps between 0 and 1,
+    // never going back, ending at 1 (a CPU load reports per tensor checked and repacked).
+    void loadReportsSteadyProgress() {
+        EmberChatEngine engine;
+        EngineLoadOptions o;
+        o.path = storiesModel().toStdString();
+        o.device = "cpu";
+        std::vector<float> seen;
+        auto result = engine.load(
+            o,
+            [&](float p) {
+                seen.push_back(p);
+                return true;
+            },
+            nullptr);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        QVERIFY(!seen.empty());
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QCOMPARE(seen.back(), 1.0f);
+        std::set<float> between;
+        for (float p : seen)
+            if (p > 0.05f && p < 1.0f) between.insert(p);
+        QVERIFY2(between.size() >= 5, qPrintable(QString::number(between.size())));
     }
 
     // The app's load options as the engine's parameters: the GPU reserve setting among them.

@@ -118,12 +118,19 @@ Item {
             button.menu.close()
         }
 
-        function test_loadingIsIndeterminateWithCancel() {
+        function test_loadingShowsTheEnginesProgressWithCancel() {
             verify(!progress.visible)
+            mockInference.loadProgress = 0
             mockInference.loading = true
             verify(progress.visible)
-            compare(button.text, "Loading…", "no percentage that sits at 5%")
-            verify(child(progress, "loadProgressBar").indeterminate)
+            compare(button.text, "Loading…")
+            verify(child(progress, "loadProgressBar").indeterminate, "before the first report")
+            compare(child(progress, "loadProgressText").text, "Loading the model…")
+            mockInference.loadProgress = 0.42
+            verify(!child(progress, "loadProgressBar").indeterminate)
+            compare(child(progress, "loadProgressBar").value, 0.42)
+            compare(child(progress, "loadProgressText").text, "Loading the model… 42 %")
+            mockInference.loadProgress = 0.05
             mouseClick(child(progress, "cancelLoadButton"))
             compare(mockInference.stops, 1)
             mockInference.loading = false
