@@ -225,7 +225,10 @@ async function concurrency() {
   });
   assert.equal(new Set(ids).size, N, 'one job each');
 
-  // One at a time, in arrival order: the log's starts and ends alternate, ids rising.
+  // One at a time, in arrival order: the log's starts and ends alternate, ids rising. The last
+  // request's end is logged after its response is sent: wait for that line (requests end in
+  // order, so every line before it is in).
+  await s.waitFor(new RegExp(`request ${Math.max(...ids)} finished`));
   const events = s.lines.map((l) => l.match(/request (\d+) (started|finished)/)).filter(Boolean)
     .map((m) => [Number(m[1]), m[2]]).filter(([id]) => ids.includes(id));
   assert.equal(events.length, 2 * N);
