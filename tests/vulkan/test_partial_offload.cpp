@@ -45,6 +45,24 @@ LoadParams params(BackendKind kind, int n_gpu_layers) {
     return p;
 }
 
+// The greedy token of a step's logits.
+int32_t greedy(std::span<const float> logits) {
+    return int32_t(std::max_element(logits.begin(), logits.end()) - logits.begin());
+}
+
+// n greedy steps through eval_argmax from token `next`, each appended to `out`; the token after.
+int32_t decode_greedy(Session& session, int32_t next, int n, std::vector<int32_t>& out) {
+    for (int i = 0; i < n; ++i) {
+        out.push_back(next);
+        std::vector<int32_t> one = {next};
+        auto am = session.eval_argmax(one);
+        EXPECT_TRUE(am.ok()) << am.error().message;
+        if (!am.ok()) return -1;
+        next = *am;
+    }
+    return next;
+}
+
 // The prompt as one batch, then greedy decoding one token at a time, then the logits of one
 // more decoded token.
 void run(const std::string& path, const LoadParams& p, Run& out) {
@@ -58,15 +76,8 @@ void run(const std::string& path, const LoadParams& p, Run& out) {
     auto logits = (*session)->eval(prompt);
     ASSERT_TRUE(logits.ok()) << logits.error().message;
     out.logits.assign(logits->begin(), logits->end());
-    int32_t next =
-        int32_t(std::max_element(out.logits.begin(), out.logits.end()) - out.logits.begin());
-    for (int i = 0; i < kSteps; ++i) {
-        out.greedy.push_back(next);
-        std::vector<int32_t> one = {next};
-        auto am = (*session)->eval_argmax(one);
-        ASSERT_TRUE(am.ok()) << am.error().message;
-        next = *am;
-    }
+    int32_t next = decode_greedy(**session, greedy(out.logits), kSteps, out.greedy);
+    ASSERT_GE(next, 0);
     std::vector<int32_t> one = {next};
     auto l = (*session)->eval(one);
     ASSERT_TRUE(l.ok()) << l.error().message;
@@ -83,31 +94,16 @@ void run(const std::string& path, const LoadParams& p, Run& out) {
     auto l1 = (*s2)->eval(text);
     ASSERT_TRUE(l1.ok()) << l1.error().message;
     out.long1.assign(l1->begin(), l1->end());
-    auto greedy = [&](std::span<const float> from) -> int32_t {
-        return int32_t(std::max_element(from.begin(), from.end()) - from.begin());
-    };
-    next = greedy(out.long1);
-    for (int i = 0; i < 4; ++i) {
-        out.long_greedy.push_back(next);
-        std::vector<int32_t> t1 = {next};
-        auto am = (*s2)->eval_argmax(t1);
-        ASSERT_TRUE(am.ok()) << am.error().message;
-        next = *am;
-    }
+    next = decode_greedy(**s2, greedy(out.long1), 4, out.long_greedy);
+    ASSERT_GE(next, 0);
     std::vector<int32_t> more = text;
     more.erase(more.begin());  // no second BOS
     more.insert(more.begin(), next);
     auto l2 = (*s2)->eval(more);
     ASSERT_TRUE(l2.ok()) << l2.error().message;
     out.long2.assign(l2->begin(), l2->end());
-    next = greedy(out.long2);
-    for (int i = 0; i < 4; ++i) {
-        out.long_greedy.push_back(next);
-        std::vector<int32_t> t1 = {next};
-        auto am = (*s2)->eval_argmax(t1);
-        ASSERT_TRUE(am.ok()) << am.error().message;
-        next = *am;
-    }
+    next = decode_greedy(**s2, greedy(out.long2), 4, out.long_greedy);
+    ASSERT_GE(next, 0);
     std::vector<int32_t> t1 = {next};
     auto l3 = (*s2)->eval(t1);
     ASSERT_TRUE(l3.ok()) << l3.error().message;
