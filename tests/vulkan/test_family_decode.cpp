@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "cpu/ops.h"
@@ -167,21 +168,31 @@ TEST_F(FamilyDecode, GeluGateMatchesCpu) {
     check_gelu({GgmlType::Q4_0, 224, 4096, "0", "0"});  // the per-workgroup mode (product only)
 }
 
-// Without F16 arithmetic (or with the plain kernel) a GELU gate is refused, not run as SiLU.
-TEST_F(FamilyDecode, GeluGateRefusedByThePlainKernel) {
+// Whether the plain kernel (F32 arithmetic) runs a 64 x 64 Q8_0 mat-vec that `set` describes
+// (its weight and x / y buffers filled in already).
+bool plain_kernel_runs(uint64_t seed, const std::function<void(FusedMatvec&)>& set) {
     Context& ctx = shared_context();
-    const Weight w = make_weight(GgmlType::Q8_0, 64, 64, 81);
-    const Tensor t = w.tensor("gate");
+    const Weight w = make_weight(GgmlType::Q8_0, 64, 64, seed);
+    const Tensor t = w.tensor("w");
     auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
-    ASSERT_TRUE(store.ok()) << store.error().message;
+    EXPECT_TRUE(store.ok()) << store.error().message;
+    if (!store.ok()) return false;
     HostBuffer bx(ctx, 64), by(ctx, 64);
     Plan plan = make_plan(ctx.adapter());
     plan.fused_kernel = FusedKernel::Plain;
     FusedMatvec f;
-    f.mode = FusedMode::Silu;
     f.w[0] = f.w[1] = (*store)->find(t);
-    f.x = bx.range(), f.y = by.range(), f.gelu = true;
-    EXPECT_FALSE(run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
+    f.x = bx.range(), f.y = by.range();
+    set(f);
+    return run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok();
+}
+
+// Without F16 arithmetic (or with the plain kernel) a GELU gate is refused, not run as SiLU.
+TEST_F(FamilyDecode, GeluGateRefusedByThePlainKernel) {
+    EXPECT_FALSE(plain_kernel_runs(81, [](FusedMatvec& f) {
+        f.mode = FusedMode::Silu;
+        f.gelu = true;
+    }));
 }
 
 // Gemma's post-norm folded into the next mat-vec's input (FusedMatvec::resid): x' = x +
@@ -256,19 +267,11 @@ TEST_F(FamilyDecode, PostNormFoldedIntoTheNextMatvec) {
 
 // The plain kernel (F32 arithmetic) has no fold: refused, not run without it.
 TEST_F(FamilyDecode, PostNormFoldRefusedByThePlainKernel) {
-    Context& ctx = shared_context();
-    const Weight w = make_weight(GgmlType::Q8_0, 64, 64, 107);
-    const Tensor t = w.tensor("w");
-    auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
-    ASSERT_TRUE(store.ok()) << store.error().message;
-    HostBuffer bx(ctx, 64), by(ctx, 64);
-    Plan plan = make_plan(ctx.adapter());
-    plan.fused_kernel = FusedKernel::Plain;
-    FusedMatvec f;
-    f.w[0] = (*store)->find(t);
-    f.x = bx.range(), f.y = by.range(), f.norm = bx.range();
-    f.fold = true, f.resid = f.resid_norm = f.x_out = f.zero = bx.range();
-    EXPECT_FALSE(run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); }).ok());
+    EXPECT_FALSE(plain_kernel_runs(107, [](FusedMatvec& f) {
+        f.w[1] = nullptr;  // one matrix
+        f.norm = f.x;
+        f.fold = true, f.resid = f.resid_norm = f.x_out = f.zero = f.x;
+    }));
 }
 
 struct AttnCase {
