@@ -1,5 +1,6 @@
-// Q4_K / Q5_K / Q6_K against per-256 quantized activations (ActQ8K in kernels.h), AVX2.
-// Included by kernels_avx2.cpp inside its target pragma, after kernels_x86.h.
+// Q4_K / Q5_K / Q6_K against per-256 quantized activations (ActQ8K in kernels.h), on 256-bit
+// vectors. Included by kernels_avx2.cpp and kernels_avx512.cpp inside their target pragmas
+// (the AVX-512 build gets the same code, EVEX-encoded with 32 registers).
 //
 // The per-32 kernels of kernels_x86.h convert every 32-element dot to float and scale it by
 // (weight scale * activation scale). With one activation scale per 256 elements, a K-quant
