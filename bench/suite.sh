@@ -26,9 +26,12 @@
 #   on base's files and the family files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at
 #   depth 4096), offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp
 #   -ngl 16, and both on the CPU alone), load (cold and warm load time, host memory, a 512-token
-#   prompt), long (depth 16384 and 32768). offload-e, load-e and long-e are Ember's half of a
-#   job, offload-l, load-l and long-l llama.cpp's, so that llama.cpp can run while the Ember
-#   build to measure still compiles here.
+#   prompt), long (depth 16384 and 32768), prof (EMBER_VULKAN_PROFILE=1 per-dispatch GPU time of
+#   tg32 of each family file and pp512 of Qwen and Gemma), cpu (test_cpu if packed, and the CPU
+#   backend's pp64/tg32 of TinyLlama on 2 threads, at the host's ISA and at EMBER_CPU_ISA=avx2).
+#   offload-e, load-e and long-e are Ember's half of a job, offload-l, load-l and long-l
+#   llama.cpp's, so that llama.cpp can run while the Ember build to measure still compiles here.
+#   SUITE_MODELS="name ..." in start's environment makes only those GGUF files (default: all).
 # With the device tool each call runs 10 minutes at most and the machine goes back after 30 s
 # idle, so call `wait` again at once until the log says ALL DONE:
 #   run(command="bash bench/suite.sh start base fam famllama famdepth offload load", carry=[".bench", ".gl"])
@@ -60,6 +63,7 @@ pack_cmd() {
     EMBER_DEVBUILD=.devbuild-suite EMBER_DEVICE_BUILD="$build" bash "$tree/scripts/device/bundle.sh" >/dev/null
     rm -rf "$pack/new" "$pack/shared" && mkdir -p "$pack/new" "$pack/shared/models" "$pack/shared/vocab"
     cp "$dev/bin/ember-cli" "$dev/bin/test_vulkan" "$pack/new/"
+    [ -x "$dev/bin/test_cpu" ] && cp "$dev/bin/test_cpu" "$pack/new/"  # EMBER_DEVICE_TESTS="test_vulkan test_cpu"
     git -C "$tree" rev-parse --short HEAD >"$pack/new/commit"
     # The server's libraries are not on the GPU machine either.
     local lib
@@ -126,6 +130,7 @@ mk() {  # name preset type [mkmodel options]
     local n=$1 p=$2 t=$3
     shift 3
     [ -s "$M/$n.gguf" ] && return 0
+    [ -n "${SUITE_MODELS:-}" ] && ! [[ " $SUITE_MODELS " == *" $n "* ]] && return 0
     "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "$@" >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
 }
 
@@ -283,6 +288,34 @@ job_load-l() {
             echo "{\"run\":\"llama_ttft$i\",\"r\":$(mr --log "$O/lg_${n}_lt$i.log" -- $LL/llama-cli -m "$f" -ngl 99 -n 1 -no-cnv -f "$root/bench/prompt512.txt")}" >>"$o"
         done
         log "load llama.cpp $n: $(grep -ho 'wall_s": [0-9.]*' "$o" | tr '\n' ' ')"
+    done
+}
+PROF="phi-q4_k_m phi-q4_0 qw-q4_k_m g3-q4_k_m l31-q4_k_m l2-q4_0"
+job_prof() {  # GPU time per dispatch label (printed on stderr when the session ends)
+    local n
+    for n in $PROF; do
+        EMBER_VULKAN_PROFILE=1 eb $n prof_tg32 -p 0 -n 32 -r 1
+    done
+    for n in qw-q4_k_m g3-q4_k_m; do
+        EMBER_VULKAN_PROFILE=1 eb $n prof_pp512 -p 512 -n 1 -r 1
+    done
+    log "prof done: $(grep -h 'GPU profile, decode' "$O"/e_*_prof_tg32.err | tr '\n' ' ')"
+}
+job_cpu() {  # the CPU backend on this host: test_cpu whole (ISA tests un-skip), then 2-thread bench
+    local n isa
+    lscpu >"$O/lscpu.txt" 2>&1
+    if [ -x "$BIN/test_cpu" ]; then
+        timeout 400 "$BIN/test_cpu" >"$O/test_cpu.log" 2>&1
+        log "test_cpu rc=$?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$O/test_cpu.log" | tr '\n' ' ')"
+        grep -E '^\[  (FAILED|SKIPPED) +\] [A-Z]' "$O/test_cpu.log" | sort -u | tee -a "$O/progress.log"
+    fi
+    for isa in host avx2; do
+        for n in t-q4_0 t-q8_0 t-q4_k_m; do
+            ( [ $isa = avx2 ] && export EMBER_CPU_ISA=avx2
+              timeout 300 "$CLI" bench -m "$M/$n.gguf" --backend cpu --threads 2 -p 64 -n 32 -r 2 --json -v \
+                  >"$O/c_${n}_$isa.json" 2>"$O/c_${n}_$isa.err" ) || log "cpu bench $n $isa failed: $(tail -2 "$O/c_${n}_$isa.err")"
+            log "cpu $n $isa: $(toks "$O/c_${n}_$isa.json")"
+        done
     done
 }
 job_offload() { job_offload-e; job_offload-l; }
