@@ -239,8 +239,6 @@ job_offload-e() {  # Llama-2-7B Q4_0, 16 of 32 layers on the GPU; all threads of
     log "offload: --gpu-mem-limit giving 16 layers at ctx 1024: ${lim:-none}"
     eb l2-q4_0 gl16 -p 512 -n 128 -r 3 --gpu-layers 16 --threads "$THR" -v
     [ -n "$lim" ] && eb l2-q4_0 lim16 -p 512 -n 128 -r 3 --gpu-mem-limit $lim --ctx 1024 --threads "$THR" -v
-    # The same split with its prompts' CPU layers on the CPU (the path before whole-GPU prompts).
-    [ -n "$lim" ] && EMBER_SPLIT_PROMPTS=cpu eb l2-q4_0 lim16cpu -p 512 -n 128 -r 3 --gpu-mem-limit $lim --ctx 1024 --threads "$THR"
     # The split's host memory: peak RSS of a short run (the CPU layers' weights, and any host copy).
     mr --log "$O/lg_offload_rss.log" -- "$CLI" bench -m "$f" --backend vulkan -p 512 -n 16 -r 1 \
         --gpu-layers 16 --threads "$THR" >"$O/offload_rss.json"

@@ -105,7 +105,6 @@ def offload():
     print("| Llama-2-7B Q4_0 | layers on the GPU | pp512 | tg128 |")
     print("| --- | ---: | ---: | ---: |")
     for n, label in [("gl16", "Ember `--gpu-layers 16`"), ("lim16", "Ember `--gpu-mem-limit`"),
-                     ("lim16cpu", "Ember `--gpu-mem-limit`, `EMBER_SPLIT_PROMPTS=cpu`"),
                      ("cpu", "Ember `--backend cpu`")]:
         e = ej(f"e_l2-q4_0_{n}.json")
         if e:

@@ -5,6 +5,7 @@
 #include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/bench/bandwidth.h"
+#include "vulkan/device.h"
 #include "vulkan/instance.h"
 #include "vulkan/pipeline.h"
 
@@ -97,6 +98,30 @@ TEST_F(Devices, ChoosesByIndexNameOrRefuses) {
     if (by_name.ok()) {
         EXPECT_EQ((*adapters)[*by_name].info.type, "cpu");
     }
+}
+
+// A large-BAR GPU's memory types as RADV lists them: host buffers must not pick the
+// device-local host-visible type, which the GPU budget would not count.
+TEST(MemoryTypes, HostBuffersAvoidDeviceLocalWhereTheyCan) {
+    constexpr VkMemoryPropertyFlags kLocal = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                    kVisible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                                    kCached = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    VkPhysicalDeviceMemoryProperties mem{};
+    mem.memoryTypeCount = 4;
+    mem.memoryTypes[0].propertyFlags = kLocal;
+    mem.memoryTypes[1].propertyFlags = kLocal | kVisible;
+    mem.memoryTypes[2].propertyFlags = kVisible;
+    mem.memoryTypes[3].propertyFlags = kVisible | kCached;
+    EXPECT_EQ(pick_memory_type(mem, 0xF, kVisible, 0, kLocal), 2);
+    EXPECT_EQ(pick_memory_type(mem, 0xF, kVisible, kCached, kLocal), 3);
+    EXPECT_EQ(pick_memory_type(mem, 0xF, kLocal, 0, 0), 0);
+    // Nothing else allowed (an integrated GPU: all memory is device-local): take it.
+    EXPECT_EQ(pick_memory_type(mem, 0x3, kVisible, 0, kLocal), 1);
+    // The preferred flags rank above the avoided ones; none with the required flags: -1.
+    mem.memoryTypes[1].propertyFlags = kLocal | kVisible | kCached;
+    EXPECT_EQ(pick_memory_type(mem, 0x7, kVisible, kCached, kLocal), 1);
+    EXPECT_EQ(pick_memory_type(mem, 0x1, kVisible, 0, kLocal), -1);
 }
 
 TEST(VulkanErrors, EveryResultMapsToACode) {

@@ -12,6 +12,7 @@
 
 #include "ember/ember.h"
 #include "run_cli.h"
+#include "session/offload.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 
@@ -183,14 +184,14 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
     const std::string path = ember::test::stories_model();
     auto whole = ember::estimate_fit(path, 64, test_device());
     ASSERT_TRUE(whole.ok()) << whole.error().message;
-    ASSERT_EQ(whole->verdict, FitEstimate::Verdict::FitsGpu) << whole->message;
+    ASSERT_EQ(whole->verdict, ember::FitEstimate::Verdict::FitsGpu) << whole->message;
     EXPECT_EQ(whole->gpu_layers, whole->n_layers);
 
     FitLimits limits;
     limits.gpu_mem_limit = whole->total - 1;
     auto part = ember::estimate_fit(path, 64, test_device(), limits);
     ASSERT_TRUE(part.ok()) << part.error().message;
-    EXPECT_EQ(part->verdict, FitEstimate::Verdict::DoesNotFit);
+    EXPECT_EQ(part->verdict, ember::FitEstimate::Verdict::DoesNotFit);
     ASSERT_GE(part->gpu_layers, 1u) << part->message;
     ASSERT_LT(part->gpu_layers, part->n_layers) << part->message;
     EXPECT_EQ(part->total, whole->total) << "the whole model's need";
@@ -221,24 +222,15 @@ TEST_F(PartialOffload, MemoryLimitSplitsAsTheEstimateSays) {
     EXPECT_EQ((*cpu)->backend().n_gpu_layers, 0u);
 }
 
-// EMBER_SPLIT_PROMPTS=cpu: long prompts run the first layers on the CPU as decode steps do (no
-// host copy, none announced), with the same logits.
-TEST_F(PartialOffload, SplitPromptsOnTheCpuWhenAsked) {
-    EMBER_VK_REQUIRE_DEVICE();
-    const std::string path = ember::test::stories_model();
-    struct Run cpu, split;  // (Run alone is gtest's Test::Run here)
-    ASSERT_NO_FATAL_FAILURE(run(path, params(BackendKind::Cpu, -1), cpu));
-    setenv("EMBER_SPLIT_PROMPTS", "cpu", 1);
-    run(path, params(BackendKind::Vulkan, 2), split);
-    unsetenv("EMBER_SPLIT_PROMPTS");
-    ASSERT_FALSE(HasFatalFailure());
-    EXPECT_EQ(split.backend.n_gpu_layers, 2u);
-    EXPECT_EQ(split.backend.split.find("prompts of"), std::string::npos) << split.backend.split;
-    const size_t V = cpu.logits.size();
-    ASSERT_EQ(split.long2.size(), V);
-    EXPECT_LT(nmse(split.long1.data(), cpu.long1.data(), V), kTol);
-    EXPECT_LT(nmse(split.long2.data(), cpu.long2.data(), V), kTol);
-    EXPECT_LT(nmse(split.long_last.data(), cpu.long_last.data(), V), kTol);
+// The host copy for whole prompts is kept only where the RAM holds it beside the CPU layers'
+// own need; else the load goes on without it (prompts then run split, as short ones do).
+TEST(PartialOffloadMemory, HostCopyOnlyWhereTheRamHoldsIt) {
+    CpuMemoryNeed need;
+    need.kv_cache = 300;
+    need.buffers = 200;
+    EXPECT_EQ(affordable_host_copy(need, 1000, 1500), 1000u);
+    EXPECT_EQ(affordable_host_copy(need, 1000, 1499), 0u);
+    EXPECT_EQ(affordable_host_copy(need, 0, 100), 0u);
 }
 
 // The CPU side of a split watches the cancel flag: a short prompt (its first layers on the CPU)

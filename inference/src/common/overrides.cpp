@@ -21,7 +21,6 @@ Overrides read_overrides() {
     o.cpu_isa = get("EMBER_CPU_ISA");
     const std::string no_pack = get("EMBER_CPU_NO_PACK");
     o.cpu_no_pack = !no_pack.empty() && no_pack[0] != '0';
-    o.split_prompts_on_cpu = get("EMBER_SPLIT_PROMPTS") == "cpu";
     return o;
 }
 

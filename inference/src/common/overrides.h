@@ -13,8 +13,6 @@
 //   EMBER_CPU_ISA=LEVEL        cap the CPU kernels' instruction set (portable, avx2, avx512)
 //   EMBER_CPU_NO_PACK=1        keep quantized weights in the GGUF layout on the CPU, and
 //                              K-quants on the per-32 kernels
-//   EMBER_SPLIT_PROMPTS=cpu    a split model (partial offload) runs its first layers on the CPU
-//                              for prompts too, keeping no host-visible copy of their weights
 #pragma once
 
 #include <string>
@@ -29,7 +27,6 @@ struct Overrides {
     std::string fault;                                                // EMBER_FAULT
     std::string cpu_isa;                                              // EMBER_CPU_ISA
     bool cpu_no_pack = false;                                         // EMBER_CPU_NO_PACK=1
-    bool split_prompts_on_cpu = false;                                // EMBER_SPLIT_PROMPTS=cpu
 };
 
 // Reads the environment now (callers that must not see later changes keep the result).

@@ -106,7 +106,6 @@ FitEstimate verdict_for(const LlamaModel& m, int n_ctx, const std::string& devic
             f.message = std::string(all ? "partly fits: " : "split as asked: ") +
                         describe_split(f.gpu_layers, L, f.available, f.available_source) +
                         "; all of it needs " + format_bytes(f.total);
-            // (None with EMBER_SPLIT_PROMPTS=cpu.)
             if (uint64_t copy = host_copy_bytes(m, split->first_layer, n_ctx))
                 f.message +=
                     "; prompts run every layer on the GPU from a copy of the CPU's "

@@ -126,7 +126,7 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 
 #ifdef EMBER_HAVE_VULKAN
 uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ctx) {
-    if (first_layer == 0 || read_overrides().split_prompts_on_cpu) return 0;
+    if (first_layer == 0) return 0;
     std::set<const uint8_t*> device, host;
     for (const Tensor* t : vulkan::model_tensors(model, first_layer)) device.insert(t->data);
     uint64_t bytes = 0;
@@ -135,6 +135,12 @@ uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ct
             bytes += t->n_bytes;
     // F16 K and V of those layers.
     return bytes + 2ull * 2 * uint64_t(n_ctx) * model.hp.n_kv_dim() * first_layer;
+}
+
+uint64_t affordable_host_copy(const CpuMemoryNeed& need, uint64_t copy, uint64_t available) {
+    CpuMemoryNeed with_copy = need;
+    with_copy.buffers += copy;
+    return with_copy.total() <= available ? copy : 0;
 }
 
 Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const LoadParams& params,
@@ -166,7 +172,13 @@ Result<std::unique_ptr<BackendModel>> load_on_gpu(const LlamaModel& model, const
     // memory and an F16 copy of their K/V (host_copy_bytes).
     CpuMemoryNeed need = cpu_runtime_need(model.hp, opt.n_ctx, params.n_threads);
     need.kv_cache = need.kv_cache / L * split.first_layer;
-    const uint64_t host_copy = host_copy_bytes(model, split.first_layer, opt.n_ctx);
+    const uint64_t wanted = host_copy_bytes(model, split.first_layer, opt.n_ctx);
+    const uint64_t host_copy = affordable_host_copy(need, wanted, host_memory().available);
+    if (host_copy < wanted)
+        EMBER_LOG_INFO(
+            "partial offload: the RAM cannot also hold a %s copy of the CPU layers "
+            "for the GPU, so prompts run split between the CPU and the GPU",
+            format_bytes(wanted).c_str());
     need.buffers += host_copy;
     EMBER_TRY(check_host_memory(need, opt.n_ctx, path, "running the first layers"));
     opt.first_layer = split.first_layer;

@@ -12,6 +12,7 @@
 #include "ember/result.h"
 #include "model/backend.h"
 #include "model/llama.h"
+#include "session/memory.h"
 #ifdef EMBER_HAVE_VULKAN
 #include "vulkan/vulkan_backend.h"
 #endif
@@ -31,9 +32,12 @@ std::string describe_split(uint32_t gpu_layers, uint32_t n_layers, uint64_t budg
 #ifdef EMBER_HAVE_VULKAN
 // Host RAM that whole prompts on the device cost beside the CPU backend's own (layers before
 // first_layer): those layers' weights (and the embedding table) in device layout in
-// host-visible memory, and an F16 copy of their K/V at n_ctx. 0 where first_layer is 0, or
-// where EMBER_SPLIT_PROMPTS=cpu keeps prompts' first layers on the CPU (no copy).
+// host-visible memory, and an F16 copy of their K/V at n_ctx. 0 where first_layer is 0.
 uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ctx);
+
+// The copy a load keeps: all of it where `available` RAM holds the CPU layers' `need` and the
+// copy, else none (prompts then run split as decode steps do: slower, but the model loads).
+uint64_t affordable_host_copy(const CpuMemoryNeed& need, uint64_t copy, uint64_t available);
 
 // The model on the GPU: all of it where it fits the budget and params.n_gpu_layers allows, else
 // (partial offload) as many of its last layers as fit, beside the CPU backend running the first

@@ -75,18 +75,25 @@ Device::~Device() {
     }
 }
 
-Result<uint32_t> Device::memory_type(uint32_t bits, VkMemoryPropertyFlags required,
-                                     VkMemoryPropertyFlags preferred) const {
-    const auto& mem = m_adapter.mem;
-    int fallback = -1;
+int pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t bits,
+                     VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                     VkMemoryPropertyFlags avoided) {
+    int best = -1, best_rank = -1;
     for (uint32_t i = 0; i < mem.memoryTypeCount; ++i) {
         if (!(bits & (1u << i))) continue;
-        VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
+        const VkMemoryPropertyFlags f = mem.memoryTypes[i].propertyFlags;
         if ((f & required) != required) continue;
-        if ((f & preferred) == preferred) return i;
-        if (fallback < 0) fallback = int(i);
+        const int rank = ((f & preferred) == preferred ? 2 : 0) + ((f & avoided) == 0 ? 1 : 0);
+        if (rank > best_rank) best = int(i), best_rank = rank;
     }
-    if (fallback >= 0) return uint32_t(fallback);
+    return best;
+}
+
+Result<uint32_t> Device::memory_type(uint32_t bits, VkMemoryPropertyFlags required,
+                                     VkMemoryPropertyFlags preferred,
+                                     VkMemoryPropertyFlags avoided) const {
+    const int t = pick_memory_type(m_adapter.mem, bits, required, preferred, avoided);
+    if (t >= 0) return uint32_t(t);
     return make_error("vulkan.no_memory_type", "Vulkan device '" + m_adapter.info.name +
                                                    "' has no memory type with flags 0x" +
                                                    std::to_string(required));

@@ -25,9 +25,11 @@ public:
     const Adapter& adapter() const { return m_adapter; }
     const VkPhysicalDeviceLimits& limits() const { return m_adapter.props.limits; }
 
-    // A memory type allowed by type_bits with all `required` flags, preferring `preferred`.
+    // A memory type allowed by type_bits with all `required` flags, preferring `preferred`
+    // and then types without any `avoided` flag (see pick_memory_type).
     Result<uint32_t> memory_type(uint32_t type_bits, VkMemoryPropertyFlags required,
-                                 VkMemoryPropertyFlags preferred) const;
+                                 VkMemoryPropertyFlags preferred,
+                                 VkMemoryPropertyFlags avoided = 0) const;
     bool is_host_coherent(uint32_t memory_type) const;
     bool is_host_cached(uint32_t memory_type) const;
     // Submissions whose fence nobody has seen signal yet. Memory freed while this is not zero
@@ -43,6 +45,14 @@ private:
     VkQueue m_queue = VK_NULL_HANDLE;
     mutable std::atomic<int> m_in_flight{0};
 };
+
+// The memory type for memory_type(): the first allowed type with all `required` flags, ranked
+// by having the `preferred` flags, then by having none of the `avoided` ones; -1 if none has
+// the required flags. Host buffers avoid DEVICE_LOCAL: on a GPU with resizable BAR a host-visible
+// type is often also device-local, and GPU memory taken there is not in the model's estimate.
+int pick_memory_type(const VkPhysicalDeviceMemoryProperties& mem, uint32_t type_bits,
+                     VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
+                     VkMemoryPropertyFlags avoided);
 
 // A fence that knows whether work submitted with it is still in flight. No wall-clock limit
 // decides success: a slow or busy adapter (lavapipe on a loaded machine) is waited for, with a

@@ -55,6 +55,10 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
     ci.size = std::max<VkDeviceSize>(size, 4);
     ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     VkMemoryPropertyFlags required = 0, preferred = 0;
+    // Host-visible kinds stay out of device-local memory where the device lets them (see
+    // pick_memory_type): the budget counts them as host memory.
+    const VkMemoryPropertyFlags avoided =
+        kind == BufferKind::DeviceLocal ? 0 : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
     switch (kind) {
         case BufferKind::DeviceLocal:
             ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
@@ -87,7 +91,7 @@ Result<Buffer> Buffer::create(const Device& device, VkDeviceSize size, BufferKin
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device.handle(), vb, &req);
     EMBER_ASSIGN_OR_RETURN(uint32_t type,
-                           device.memory_type(req.memoryTypeBits, required, preferred));
+                           device.memory_type(req.memoryTypeBits, required, preferred, avoided));
     EMBER_ASSIGN_OR_RETURN(b.m_memory, Memory::allocate(device, req.size, type));
     EMBER_VK_TRY(vkBindBufferMemory(device.handle(), vb, b.m_memory.handle(), 0),
                  "vkBindBufferMemory");
