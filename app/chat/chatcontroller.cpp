@@ -5,6 +5,7 @@
 #include <QGuiApplication>
 #include <QRegularExpression>
 #include <QStandardPaths>
+#include <algorithm>
 #include <utility>
 
 #include "reasoning.h"
@@ -16,11 +17,12 @@ const QStringList kPolicies{"dropOldest", "rollingWindow", "stop"};
 }  // namespace
 
 ChatController::ChatController(ConversationStore* store, InferenceController* inference,
-                               Settings* settings, QObject* parent)
+                               Settings* settings, QObject* parent, MessageModel::Clock clock)
     : QObject(parent),
       m_store(store),
       m_inference(inference),
       m_settings(settings),
+      m_messages(nullptr, std::move(clock)),
       m_conversations(store) {
     connect(m_inference, &InferenceController::generatingChanged, this,
             &ChatController::generatingChanged);
@@ -158,7 +160,7 @@ void ChatController::countTokens() {
         emit contextTokensChanged();
         return;
     }
-    QList<ChatTurn> turns = promptTurns(false);
+    QList<ChatTurn> turns = promptTurns(storedBranch(), false);
     if (!m_draft.trimmed().isEmpty()) turns.append({"user", m_draft.trimmed()});
     m_inference->countTokens(turns, effectiveSampling());
 }
@@ -266,35 +268,61 @@ bool ChatController::send(const QString& text) {
         m_settings->setLastConversationId(m_conversationId);
         emit currentConversationChanged();
     }
-    const int n = m_messages.count();
-    return sendAfter(n > 0 ? m_messages.at(n - 1).id : 0, 1, content);
+    // The new message follows the last one stored on the branch the conversation is on.
+    const QList<StoredMessage> branch = storedBranch();
+    return sendAfter(branch.isEmpty() ? 0 : branch.last().id, content);
 }
 
-bool ChatController::sendAfter(qint64 parent, int version, const QString& content) {
+bool ChatController::sendAfter(qint64 parent, const QString& content) {
     const qint64 id = m_store->appendMessage(m_conversationId, "user", content, true, parent);
     if (id == 0) {
         setError(m_store->lastError());
         return false;
     }
-    StoredMessage m{id, "user", content, true, QDateTime::currentDateTime()};
-    m.parentId = parent;
-    m.version = m.versions = version;
-    m_messages.append(m);
     refreshList();
-    startResponse();
+    // The store made the message the selected version: the branch ends with it.
+    const QList<StoredMessage> branch = storedBranch();
+    if (branch.isEmpty() || branch.last().id != id) {
+        // Stored (so the input box may clear), but not answered: Regenerate answers it.
+        showBranch(branch);
+        setError(tr("The message was stored, but the conversation could not be read back: %1")
+                     .arg(m_store->lastError()));
+        return true;
+    }
+    startResponse(branch);
     m_sentMessageId = m_responding ? id : 0;
     return true;
 }
 
-QList<ChatTurn> ChatController::promptTurns(bool continueLast) const {
+QList<StoredMessage> ChatController::storedBranch() const {
+    return m_conversationId == 0 ? QList<StoredMessage>() : m_store->messages(m_conversationId);
+}
+
+void ChatController::showBranch(const QList<StoredMessage>& branch) {
+    int same = 0;
+    while (same < m_messages.count() && same < branch.size()) {
+        const StoredMessage& shown = m_messages.at(same);
+        const StoredMessage& stored = branch[same];
+        if (m_messages.rowIsStreaming(same) || shown.id != stored.id ||
+            shown.content != stored.content || shown.complete != stored.complete ||
+            shown.version != stored.version || shown.versions != stored.versions)
+            break;
+        ++same;
+    }
+    if (same < m_messages.count()) m_messages.removeFrom(same);
+    for (int i = same; i < branch.size(); ++i) m_messages.append(branch[i]);
+}
+
+QList<ChatTurn> ChatController::promptTurns(const QList<StoredMessage>& branch,
+                                            bool continueLast) const {
     QList<ChatTurn> turns;
     const QString system = effectiveSystemPrompt();
     if (!system.isEmpty()) turns.append({"system", system});
-    for (int i = 0; i < m_messages.count(); ++i) {
-        const StoredMessage& m = m_messages.at(i);
+    for (int i = 0; i < branch.size(); ++i) {
+        const StoredMessage& m = branch[i];
         // Earlier replies' reasoning stays out of the prompt, as reasoning models' templates
         // expect; a reply being continued keeps it (the model goes on from where it stopped).
-        const bool continued = continueLast && i == m_messages.count() - 1;
+        const bool continued = continueLast && i == branch.size() - 1;
         turns.append({m.role, m.role == "assistant" && !continued
                                   ? reasoning::withoutReasoning(m.content)
                                   : m.content});
@@ -302,16 +330,16 @@ QList<ChatTurn> ChatController::promptTurns(bool continueLast) const {
     return turns;
 }
 
-void ChatController::startResponse(bool continueLast, int version) {
-    const QList<ChatTurn> turns = promptTurns(continueLast);
+void ChatController::startResponse(const QList<StoredMessage>& branch, bool continueLast,
+                                   int version) {
+    const QList<ChatTurn> turns = promptTurns(branch, continueLast);
     EngineSampling sampling = effectiveSampling();
     sampling.continueLast = continueLast;
     // A continued reply keeps its stored row and grows it; a new one gets a row on its first text.
-    const StoredMessage last =
-        continueLast ? m_messages.at(m_messages.count() - 1) : StoredMessage{};
-    const qint64 parent = continueLast             ? last.parentId
-                          : m_messages.count() > 0 ? m_messages.at(m_messages.count() - 1).id
-                                                   : 0;
+    const StoredMessage last = continueLast ? branch.last() : StoredMessage{};
+    const qint64 parent = continueLast ? last.parentId : branch.isEmpty() ? 0 : branch.last().id;
+    // The view shows what the reply follows, then the reply.
+    showBranch(branch);
     if (continueLast) {
         m_messages.resumeLast();
     } else {
@@ -321,10 +349,7 @@ void ChatController::startResponse(bool continueLast, int version) {
         m_messages.append(reply, true);
     }
     if (m_inference->generate(turns, sampling) == 0) {
-        if (continueLast)
-            m_messages.finishLast(last.id, last.content, false);
-        else
-            m_messages.removeFrom(m_messages.count() - 1);
+        showBranch(storedBranch());  // the conversation as it was
         return setError(tr("The model is busy or not loaded."));
     }
     m_responding = true;
@@ -468,39 +493,47 @@ void ChatController::stop() {
 }
 
 void ChatController::regenerate() {
-    if (m_responding || m_messages.count() == 0) return;
-    const int last = m_messages.count() - 1;
-    const bool answered = m_messages.at(last).role == "assistant";
-    if (answered && (last == 0 || m_messages.at(last - 1).role != "user")) return;
-    if (!answered && m_messages.at(last).role != "user") return;
+    if (m_responding) return;
+    QList<StoredMessage> branch = storedBranch();
+    if (branch.isEmpty()) return;
+    const qsizetype last = branch.size() - 1;
+    const bool answered = branch[last].role == "assistant";
+    if (answered && (last == 0 || branch[last - 1].role != "user")) return;
+    if (!answered && branch[last].role != "user") return;
     if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
-    // The answer shown stays stored as a version; the new one follows it.
+    // The answer stays stored as a version; the new one follows the question beside it.
     int version = 1;
     if (answered) {
-        version = m_messages.at(last).versions + 1;
-        m_messages.removeFrom(last);
+        version = branch[last].versions + 1;
+        branch.removeLast();
     }
-    startResponse(false, version);
+    startResponse(branch, false, version);
 }
 
 void ChatController::continueResponse() {
-    if (m_responding || m_messages.count() == 0) return;
-    const StoredMessage& last = m_messages.at(m_messages.count() - 1);
+    if (m_responding) return;
+    const QList<StoredMessage> branch = storedBranch();
+    if (branch.isEmpty()) return;
+    const StoredMessage& last = branch.last();
     // An unanswered message gets its answer; a complete answer has nothing to continue.
     if (last.role == "user") return regenerate();
-    if (last.role != "assistant" || last.complete || last.id == 0) return;
+    if (last.role != "assistant" || last.complete) return;
     if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
-    startResponse(true);
+    startResponse(branch, true);
 }
 
 void ChatController::editAndResend(int row, const QString& text) {
     if (m_responding || row < 0 || row >= m_messages.count()) return;
     if (m_messages.at(row).role != "user" || text.trimmed().isEmpty()) return;
     if (!m_inference->modelLoaded()) return setError(tr("Load a model first (Model menu)."));
+    // The row names the message; what it follows is the store's.
+    const QList<StoredMessage> branch = storedBranch();
+    const qint64 id = m_messages.at(row).id;
+    const auto old = std::find_if(branch.begin(), branch.end(),
+                                  [id](const StoredMessage& m) { return m.id == id; });
+    if (old == branch.end()) return showBranch(branch);
     // The old version and what followed it stay stored; the edit is a new version beside it.
-    const StoredMessage old = m_messages.at(row);
-    m_messages.removeFrom(row);
-    sendAfter(old.parentId, old.versions + 1, text.trimmed());
+    sendAfter(old->parentId, text.trimmed());
 }
 
 void ChatController::switchVersion(int row, int step) {
@@ -510,10 +543,8 @@ void ChatController::switchVersion(int row, int step) {
     const int to = static_cast<int>(ids.indexOf(m_messages.at(row).id)) + step;
     if (to < 0 || to >= ids.size()) return;
     if (!m_store->selectVersion(ids[to])) return setError(m_store->lastError());
-    // The rows from this one on are the chosen version and what follows it.
-    const QList<StoredMessage> shown = m_store->messages(m_conversationId);
-    m_messages.removeFrom(row);
-    for (int i = row; i < shown.size(); ++i) m_messages.append(shown[i]);
+    // The view follows the store: the chosen version and what follows it.
+    showBranch(storedBranch());
     m_countTimer.start();
 }
 

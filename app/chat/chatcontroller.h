@@ -45,8 +45,9 @@ class ChatController : public QObject {
     Q_PROPERTY(int contextLength READ contextLength NOTIFY contextTokensChanged)
 
 public:
+    // clock: times the reasoning of streamed replies (MessageModel's; a test may inject one).
     ChatController(ConversationStore* store, InferenceController* inference, Settings* settings,
-                   QObject* parent = nullptr);
+                   QObject* parent = nullptr, MessageModel::Clock clock = {});
     ~ChatController() override;
 
     MessageModel* messages() { return &m_messages; }
@@ -132,14 +133,16 @@ signals:
     void messageNotSent(const QString& text);
 
 private:
-    // Answers the last message shown (a new version of `version`), or continues the last answer.
-    void startResponse(bool continueLast = false, int version = 1);
+    // Answers the last message of `branch` (the reply is the parent's `version`-th), or continues
+    // it when it is an answer.
+    void startResponse(const QList<StoredMessage>& branch, bool continueLast = false,
+                       int version = 1);
     // Writes the running reply's text so far to the store (incomplete); no-op when unchanged.
     void savePartial();
     // Ends the running reply's stored row: the final text, or deletes it when there is none.
     qint64 saveResponse(qint64 conv, const QString& text, bool complete);
     // Stores and shows the user message as the newest reply to `parent`, then answers it.
-    bool sendAfter(qint64 parent, int version, const QString& content);
+    bool sendAfter(qint64 parent, const QString& content);
     void onTextReady(const QString& text);
     void onFinished(const QString& text, const GenerationStats& stats);
     void onFailed(const QString& message, const QString& partial, const QString& code);
@@ -149,8 +152,15 @@ private:
     // Marks the streaming last row done and stores how long its reasoning took.
     void finishShown(qint64 id, const QString& text, bool complete);
     void refreshList();
-    // The conversation as the engine gets it (the reply being continued last).
-    QList<ChatTurn> promptTurns(bool continueLast) const;
+    // The open conversation as stored: from its first message, the selected version of each
+    // (empty for a conversation not stored yet). The prompt is built from this, never from the
+    // view, so that what the model sees is what a restart or an export shows.
+    QList<StoredMessage> storedBranch() const;
+    // Makes the view show `branch`: the rows it already shows unchanged stay.
+    void showBranch(const QList<StoredMessage>& branch);
+    // The conversation as the engine gets it: the system prompt, then `branch` (the reply being
+    // continued last).
+    QList<ChatTurn> promptTurns(const QList<StoredMessage>& branch, bool continueLast) const;
     void countTokens();
     // Loads the conversation's model when another one is loaded.
     void useConversationModel();

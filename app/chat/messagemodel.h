@@ -54,6 +54,7 @@ public:
     void resumeLast();
     const StoredMessage& at(int row) const { return m_rows[row].message; }
     bool lastIsStreaming() const { return !m_rows.isEmpty() && m_rows.last().streaming; }
+    bool rowIsStreaming(int row) const { return m_rows[row].streaming; }
 
 signals:
     void countChanged();

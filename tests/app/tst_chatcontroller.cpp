@@ -15,6 +15,13 @@ FakeScript words(int n, std::chrono::microseconds delay = {}) {
     s.delay = delay;
     return s;
 }
+// What the engine was sent, one "role: content" line per message.
+QStringList sent(const std::vector<EngineMessage>& messages) {
+    QStringList out;
+    for (const EngineMessage& m : messages)
+        out << QString::fromStdString(m.role + ": " + m.content);
+    return out;
+}
 }  // namespace
 
 class TestChatController : public QObject {
@@ -153,6 +160,88 @@ private slots:
         sendAndWait("Third question");
         QCOMPARE(m_engine->lastMessages().size(), size_t(6));
         QCOMPARE(m_store->messages(conv).size(), 6);
+    }
+
+    // The prompt is built from the store: after a restart (a new controller on the same database)
+    // the same conversation gives the same prompt, with the versions chosen and the branch taken
+    // before, and earlier replies' reasoning left out.
+    void promptIsTheSameAfterARestart() {
+        FakeScript script;
+        script.pieces = {"<think>", "secret plan", "</think>", "Answer."};
+        setUp(script);
+        sendAndWait("Q1");
+        const qint64 conv = m_chat->currentConversationId();
+        QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
+        m_chat->regenerate();  // Q1's reply gets a second version, the one shown
+        QVERIFY(done.wait(5000));
+        // Its first version is told apart by its text.
+        QVERIFY(m_store->updateMessage(m_store->versions(m_store->messages(conv)[1].id)[0],
+                                       "Old answer.", true));
+        sendAndWait("Q2");
+        m_chat->editAndResend(2, "Q2 edited");  // a branch beside Q2
+        QVERIFY(done.wait(5000));
+        m_chat->switchVersion(2, -1);  // back to Q2 and its reply
+        QCOMPARE(m_chat->messages()->at(2).content, QString("Q2"));
+        const QStringList expected{"system: You are terse.", "user: Q1", "assistant: Answer.",
+                                   "user: Q2"};
+        m_chat->regenerate();
+        QVERIFY(done.wait(5000));
+        const QStringList before = sent(m_engine->lastMessages());
+        QCOMPARE(before, expected);
+
+        // The app closes and starts again: a new store connection and a new controller.
+        m_chat.reset();
+        m_store = std::make_unique<ConversationStore>();
+        QVERIFY(m_store->open(m_dir.filePath("chat.sqlite")));
+        m_chat =
+            std::make_unique<ChatController>(m_store.get(), m_inference.get(), m_settings.get());
+        QCOMPARE(m_chat->currentConversationId(), conv);
+        QCOMPARE(m_chat->messages()->at(1).version, 2);
+        QCOMPARE(m_chat->messages()->at(3).version, 2);
+        QSignalSpy doneAfter(m_chat.get(), &ChatController::responseFinished);
+        m_chat->regenerate();
+        QVERIFY(doneAfter.wait(5000));
+        QCOMPARE(sent(m_engine->lastMessages()), before);
+        QCOMPARE(m_chat->messages()->at(3).versions, 3);
+        sendAndWait("Q3");
+        QCOMPARE(sent(m_engine->lastMessages()),
+                 (expected + QStringList{"assistant: Answer.", "user: Q3"}));
+    }
+
+    // What only the view shows never reaches the model: the prompt is the stored conversation,
+    // and a version chosen in the view reaches the prompt through the store.
+    void viewOnlyChangesDoNotReachThePrompt() {
+        setUp(words(2));
+        sendAndWait("Q1");
+        sendAndWait("Q2");
+        const qint64 conv = m_chat->currentConversationId();
+        QCOMPARE(m_chat->messages()->count(), 4);
+        // The view loses rows and gains one that was never stored.
+        m_chat->messages()->removeFrom(1);
+        StoredMessage unstored;
+        unstored.role = "user";
+        unstored.content = "never stored";
+        m_chat->messages()->append(unstored);
+        sendAndWait("Q3");
+        QCOMPARE(sent(m_engine->lastMessages()),
+                 (QStringList{"system: You are terse.", "user: Q1", "assistant: w w", "user: Q2",
+                              "assistant: w w", "user: Q3"}));
+        // The view shows the stored conversation again.
+        QCOMPARE(m_chat->messages()->count(), 6);
+        for (int i = 0; i < 6; ++i)
+            QCOMPARE(m_chat->messages()->at(i).id, m_store->messages(conv)[i].id);
+
+        // A second reply to Q3; the first one's stored text is told apart.
+        const qint64 first = m_store->messages(conv)[5].id;
+        QVERIFY(m_store->updateMessage(first, "first reply", true));
+        QSignalSpy done(m_chat.get(), &ChatController::responseFinished);
+        m_chat->regenerate();
+        QVERIFY(done.wait(5000));
+        m_chat->switchVersion(5, -1);  // the view's arrows choose the first reply in the store
+        QCOMPARE(m_chat->messages()->at(5).content, QString("first reply"));
+        sendAndWait("Q4");
+        QCOMPARE(sent(m_engine->lastMessages()).at(6), QString("assistant: first reply"));
+        QCOMPARE(m_store->messages(conv)[6].parentId, first);
     }
 
     // Under each reply: the model, tokens, speed and time to first token, stored with it.
