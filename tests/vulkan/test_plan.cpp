@@ -3,6 +3,7 @@
 // are the ones plan.h documents; no device is used.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -185,6 +186,32 @@ TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     EXPECT_EQ(s["norm + qkv"].threads, 256u);
     EXPECT_EQ(s["wo"].threads, 256u);
     EXPECT_EQ(s.count("post-attention norm + residual"), 0u);
+}
+
+// A family's prompt attention (Gemma 3: heads of 256, sliding windows) on the tensor cores where
+// the adapter has them, two workgroups a head (each half of the output) for 64 queries; on the
+// scalar kernel, one workgroup per head and token, where it has none.
+TEST(Plan, FamilyPromptAttentionTakesTheTensorCores) {
+    Adapter a = fake_gpu(0x10DE, 132);
+    a.props.limits.maxPerStageDescriptorStorageBuffers = 1u << 20;
+    for (bool cores : {true, false}) {
+        a.coopmat_nv = cores;
+        EXPECT_EQ(make_plan(a).family_attn_coopmat, cores);
+        auto d =
+            planned_dispatches(fake_gemma3(), a, make_plan(a), {512, Output::None, false}, 4096);
+        ASSERT_TRUE(d.ok()) << d.error().message;
+        auto att = std::find_if(d->begin(), d->end(),
+                                [](const PlannedDispatch& x) { return x.stage == "attention"; });
+        ASSERT_NE(att, d->end());
+        if (cores) {
+            EXPECT_EQ(att->kernel, "attention_coopmat_family_split_f16_f32");
+            EXPECT_EQ(att->threads, 128u);
+            EXPECT_EQ(att->gx * att->gy * att->gz, 8u * 512 / 64 * 2);
+        } else {
+            EXPECT_EQ(att->kernel, "attention_family_f16_f32");
+            EXPECT_EQ(att->gx * att->gy * att->gz, 8u * 512);
+        }
+    }
 }
 
 TEST(Plan, WithoutAnSmCountTakesTheFixedGrids) {

@@ -12,6 +12,16 @@ constexpr uint32_t kWgAttn = 64;   // attention_family.comp's tile (its shared a
 constexpr uint32_t kWgElem = 256;  // elementwise
 constexpr int kMaxHeadDim = 512;   // the shaders' shared head arrays
 
+constexpr uint32_t kWgCoopmat = 128;  // attention_coopmat.comp: 4 subgroups of 32
+constexpr int kCoopmatQueries = 64;   // its queries a workgroup (SG * BQ)
+constexpr int kCoopmatHead = 128;     // its staged rows of K and V (LDK, LDV) without SPLIT_O
+constexpr int kCoopmatMaxHead = 256;  // and with SPLIT_O (two workgroups a head, 48 KiB shared)
+
+// attention_coopmat.comp's specialization constants, in constant_id order (1).
+struct AttentionCoopmatSpec {
+    uint32_t head_dim;
+};
+
 Status bad_shape(const std::string& what) {
     return make_error("vulkan.unsupported_shape", what);
 }
@@ -101,6 +111,45 @@ bool family_attention_supported(const AttentionShape& s) {
            s.n_head % s.n_head_kv == 0;
 }
 
+bool family_attention_on_tensor_cores(const Plan& plan, const FamilyAttention& a) {
+    const AttentionShape& s = a.s;
+    return plan.family_attn_coopmat && s.n_tokens >= 16 && s.head_dim % 16 == 0 &&
+           s.head_dim <= kCoopmatMaxHead && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
+           a.q.off % 4 == 0 && a.q.stride % 4 == 0;
+}
+
+namespace {
+// The batch on the tensor cores: 64 queries of one head a workgroup (of 256-wide heads two
+// workgroups, each summing half of the output), keys and values of every position from the F16
+// caches.
+Status attention_family_coopmat(Recorder& rec, const FamilyAttention& a) {
+    const AttentionShape& s = a.s;
+    struct {
+        uint32_t n_head, n_head_kv, q_stride, kv_stride, o_stride;
+        float scale;
+        uint32_t n_tokens, q_off;
+        float softcap;
+        uint32_t window, kv_ring;
+    } pc{uint32_t(s.n_head),
+         uint32_t(s.n_head_kv),
+         a.q.stride,
+         uint32_t(s.n_head_kv * s.head_dim),
+         uint32_t(s.n_head * s.head_dim),
+         s.scale,
+         uint32_t(s.n_tokens),
+         a.q.off,
+         a.softcap,
+         uint32_t(a.window > 0 ? a.window : 0),
+         a.kv_ring};
+    const bool split = s.head_dim > kCoopmatHead;
+    return rec.dispatch(
+        split ? "attention_coopmat_family_split_f16_f32" : "attention_coopmat_family_f16_f32",
+        {a.q.buf, a.k_cache, a.v_cache, a.out, a.step}, &pc, push_size<decltype(pc)>(), kWgCoopmat,
+        uint32_t(s.n_head), uint32_t((s.n_tokens + kCoopmatQueries - 1) / kCoopmatQueries),
+        split ? 2 : 1, SpecConstants::of(AttentionCoopmatSpec{uint32_t(s.head_dim)}));
+}
+}  // namespace
+
 Status op_attention_family(Recorder& rec, const FamilyAttention& a) {
     const AttentionShape& s = a.s;
     if (!family_attention_supported(s))
@@ -118,6 +167,7 @@ Status op_attention_family(Recorder& rec, const FamilyAttention& a) {
                               " rows needs a window of at most " +
                               std::to_string(int64_t(a.kv_ring) - s.n_tokens + 1) +
                               " positions for a batch of " + std::to_string(s.n_tokens));
+    if (family_attention_on_tensor_cores(rec.plan(), a)) return attention_family_coopmat(rec, a);
     struct {
         uint32_t n_head, n_head_kv, head_dim, q_off, q_stride, kv_stride, o_stride;
         float scale, softcap;

@@ -64,6 +64,12 @@ struct FamilyAttention {
 };
 // Head sizes the family attention takes: even and at most 512.
 bool family_attention_supported(const AttentionShape& s);
+// Whether op_attention_family runs this batch on the tensor cores (attention_coopmat.comp,
+// FAMILY; Plan::family_attn_coopmat): batches of 16+ tokens, head sizes a multiple of 16 up to
+// 256, q rows at offsets and strides of whole vec4s. Then every position's K and V come from the
+// F16 caches (the batch's are stored there first; k_batch / v_batch are not read), and Q and
+// the probabilities are rounded to F16.
+bool family_attention_on_tensor_cores(const Plan& plan, const FamilyAttention& a);
 Status op_attention_family(Recorder& rec, const FamilyAttention& a);
 
 // out[r][i] = act(gate[r][i]) * up[r][i], r < n_rows, i < n; out contiguous (F16 with out_f16).

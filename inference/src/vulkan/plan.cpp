@@ -65,6 +65,7 @@ Plan make_plan(const Adapter& a, const Overrides& o) {
     }
     p.sm_count = a.sm_count;
     if (a.sm_count) p.coopmat_sms = a.sm_count;
+    p.family_attn_coopmat = a.coopmat_nv;
     // 3 workgroups of 14 subgroups an SM for wide gate/up rows: needs the SM count and
     // subgroups of 32 (the register budget behind it is NVIDIA's).
     p.gate_up_wide = a.sm_count != 0 && a.subgroup_size == 32;

@@ -16,6 +16,9 @@
 //   4 workgroups an SM, else 512 (matvec_loop_workgroups).
 // - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 7/8 of the SMs (132 on
 //   the H200; 128 assumed without a count), else 128 x 64 from 1,024 rows, else 64 x 64.
+// - Prompt attention: tensor cores, 64 queries a workgroup (128 threads), Llama's and the
+//   families' (soft-cap, sliding window, head sizes 16..256; from 144 on two workgroups a head,
+//   each summing half of the output) where the adapter has them.
 // - Decode attention: 256 threads, 8 positions a thread a pass, runs of at least 2 passes;
 //   with the output projection fused: 8 workgroups per head.
 #pragma once
@@ -72,6 +75,11 @@ struct Plan {
     // Prompt matmuls on tensor cores (matmul_coopmat.comp).
     uint32_t coopmat_sms = 128;                    // SMs assumed for the tile choice
     uint64_t coopmat_token_order_bytes = 4 << 20;  // weights from this size: token tiles first
+
+    // Prompt attention of the decoder families (n > 1): on the tensor cores
+    // (attention_coopmat.comp's FAMILY variant) where the adapter has them and the head size is a
+    // multiple of 16 up to 256 (family_attention_on_tensor_cores), else attention_family.comp.
+    bool family_attn_coopmat = false;
 
     // Decode attention (attention.comp; its threads and passes are fixed in ops.cpp).
     uint32_t attn_wo_slices = 8;  // workgroups per head with the output projection fused
