@@ -1,5 +1,8 @@
 // ChatController with the fake engine and a real store: sending, saving, regenerating, editing,
 // and keeping a response that is still generating when the app closes.
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -131,6 +134,17 @@ private slots:
         QCOMPARE(m_chat->currentConversationId(), conv);
         QCOMPARE(m_chat->messages()->at(1).id, oldId);
         QCOMPARE(m_chat->messages()->at(1).versions, 2);
+        // The export (the chat's Export menu) has both versions, and the one chosen.
+        const QString file = m_dir.filePath("versions.json");
+        QVERIFY(m_chat->exportConversation(QUrl::fromLocalFile(file), "json"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray shown = root.value("messages").toArray();
+        QCOMPARE(shown.size(), 2);
+        QCOMPARE(shown[1].toObject().value("version").toInt(), 1);
+        QCOMPARE(shown[1].toObject().value("versions").toInt(), 2);
+        QCOMPARE(root.value("allMessages").toArray().size(), 3);
     }
 
     // Editing a message starts a branch: the old question and what followed it stay stored.
