@@ -108,7 +108,11 @@ void InferenceController::countTokens(const QList<ChatTurn>& messages,
 }
 
 void InferenceController::stop() {
-    if ((m_generating || m_loading) && m_worker) m_worker->requestCancel();
+    if (!m_worker) return;
+    if (m_generating)
+        m_worker->requestCancel(m_currentRequest);
+    else if (m_loading)
+        m_worker->requestCancel();
 }
 
 void InferenceController::onModelLoaded(const LoadedModel& model) {

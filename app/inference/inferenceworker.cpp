@@ -97,7 +97,7 @@ void InferenceWorker::countTokens(const QList<ChatTurn>& messages, const EngineS
 
 void InferenceWorker::generate(quint64 requestId, const QList<ChatTurn>& messages,
                                const EngineSampling& sampling) {
-    m_cancel.store(false);
+    m_cancel.store(requestId <= m_cancelledUpTo.load());
     std::vector<EngineMessage> turns;
     for (const auto& m : messages) turns.push_back({m.role.toStdString(), m.content.toStdString()});
 

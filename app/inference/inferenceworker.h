@@ -35,6 +35,14 @@ public:
 
     // Thread-safe: stops the running load or generation within one token.
     void requestCancel() { m_cancel.store(true); }
+    // Thread-safe: also stops generation `requestId` when it has not started yet (a Stop pressed
+    // while the request still waits behind a token count, say), and any earlier one.
+    void requestCancel(quint64 requestId) {
+        quint64 seen = m_cancelledUpTo.load();
+        while (seen < requestId && !m_cancelledUpTo.compare_exchange_weak(seen, requestId)) {
+        }
+        m_cancel.store(true);
+    }
     // Reads the loaded model's memory from another thread (the memory monitor's).
     std::shared_ptr<MemoryProbe> memoryProbe() const { return m_probe; }
     // On the worker's thread only: tasks that other parts of the app (the API server) queue
@@ -76,5 +84,6 @@ private:
     std::unique_ptr<ChatEngine> m_engine;
     std::shared_ptr<MemoryProbe> m_probe = std::make_shared<MemoryProbe>();
     std::atomic<bool> m_cancel{false};
+    std::atomic<quint64> m_cancelledUpTo{0};    // generations up to this id were stopped
     std::optional<EngineLoadOptions> m_loaded;  // what the engine holds now
 };

@@ -151,6 +151,30 @@ private slots:
         QVERIFY(finished.at(0).at(1).value<GenerationStats>().generatedTokens > 0);
     }
 
+    // A Stop pressed while the request still waits in the worker's queue (behind other work)
+    // is not lost when the worker gets to it.
+    void stopBeforeTheWorkerStarts() {
+        auto c = makeController(tokens(200, std::chrono::milliseconds(2)));
+        load(*c);
+        std::atomic<bool> busy{true};
+        QMetaObject::invokeMethod(c->worker(), [&busy] {
+            while (busy.load()) QThread::msleep(1);
+        });
+        QSignalSpy finished(c.get(), &InferenceController::generationFinished);
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        c->stop();
+        busy = false;
+        QVERIFY(finished.wait(5000));
+        const auto stats = finished.at(0).at(1).value<GenerationStats>();
+        QCOMPARE(stats.stopReason, StopReason::Cancelled);
+        QCOMPARE(stats.generatedTokens, 0);
+        // The next request runs normally.
+        finished.clear();
+        QVERIFY(c->generate(prompt(), {}) != 0);
+        QVERIFY(finished.wait(5000));
+        QCOMPARE(finished.at(0).at(1).value<GenerationStats>().generatedTokens, 200);
+    }
+
     // The typed stop reason keeps the engine's names, which the conversation store saves.
     void stopReasonsKeepTheEngineNames() {
         for (const auto& [reason, name] :
