@@ -189,6 +189,52 @@ TEST(Matmul, RowStride) {
     }
 }
 
+// matmul_many (Q/K/V, gate/up in one pass) gives each matrix exactly what matmul alone gives:
+// mixed kernel paths (per-32, K-quant, float, packed) sharing one input, decode and prefill,
+// and a skipped empty view.
+TEST(Matmul, ManyEqualsOneByOne) {
+    ThreadPool pool(2);
+    const int64_t cols = 512;
+    const Matrix q4 = random_matrix(GgmlType::Q4_0, 37, cols, 1);
+    const Matrix q6k = random_matrix(GgmlType::Q6_K, 8, cols, 2);
+    const Matrix f16 = random_matrix(GgmlType::F16, 21, cols, 3);
+    const Matrix q8 = random_matrix(GgmlType::Q8_0, 64, cols, 4);
+    const Matrix* mats[] = {&q4, &q6k, &f16, &q8};
+    // Q4_0/Q8_0 also in the layout they are packed into where the kernels have one.
+    std::vector<std::vector<uint8_t>> packed_bufs;
+    std::vector<WeightView> views;
+    for (const Matrix* m : mats) {
+        WeightView v = m->view();
+        if (should_pack(v)) {
+            packed_bufs.emplace_back(m->data.size() + 64);
+            auto* dst = reinterpret_cast<uint8_t*>(
+                (reinterpret_cast<uintptr_t>(packed_bufs.back().data()) + 63) / 64 * 64);
+            v = pack_weight(pool, v, dst);
+        }
+        views.push_back(v);
+    }
+    const WeightView empty{};
+    for (int n : {1, 5}) {
+        const std::vector<float> x = random_x(cols * n, 7 + n);
+        std::vector<std::vector<float>> one(4), many(4);
+        MatmulScratch s;
+        for (int i = 0; i < 4; ++i) {
+            one[i].assign(size_t(views[i].rows) * n, 0.0f);
+            many[i].assign(size_t(views[i].rows) * n, -1.0f);
+            matmul(pool, views[i], x.data(), n, one[i].data(), s);
+        }
+        const MatmulOut outs[] = {{&views[0], many[0].data()},
+                                  {&views[1], many[1].data()},
+                                  {&empty, nullptr},
+                                  {&views[2], many[2].data()}};
+        matmul_many(pool, outs, x.data(), n, s);
+        const MatmulOut rest[] = {{&views[3], many[3].data()}};
+        matmul_many(pool, rest, x.data(), n, s);
+        for (int i = 0; i < 4; ++i)
+            EXPECT_EQ(one[i], many[i]) << type_name(views[i].type) << " n=" << n;
+    }
+}
+
 // ---- throughput (not run in CI) ----
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

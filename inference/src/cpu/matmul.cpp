@@ -71,8 +71,9 @@ void silu_mul_portable(const float* gate, const float* up, float* out, int n) {
     }
 }
 
-const KernelSet kPortable = {"portable", nullptr,      portable_rows, quantize_act_scalar,
-                             nullptr,    dot_portable, axpy_portable, silu_mul_portable, 0};
+const KernelSet kPortable = {"portable",          nullptr,           portable_rows,
+                             quantize_act_scalar, nullptr,           dot_portable,
+                             axpy_portable,       silu_mul_portable, 0};
 
 // ---- ISA selection ----
 
@@ -91,8 +92,7 @@ const KernelSet* best_for_level(int max_level) {
 
 const KernelSet* detect() {
     int level = 2;
-    if (const std::string env = read_overrides().cpu_isa; level_of(env) >= 0)
-        level = level_of(env);
+    if (const std::string env = read_overrides().cpu_isa; level_of(env) >= 0) level = level_of(env);
     return best_for_level(level);
 }
 
@@ -176,122 +176,162 @@ bool is_k_quant(GgmlType t) {
     return t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 
-// K-quant weights with the set's kquant_rows: per-256 activations (see ActQ8K).
-void matmul_kquant(ThreadPool& pool, const KernelSet& k, const WeightView& w, const float* x,
-                   int n_tokens, float* y, int64_t chunk, MatmulScratch& scratch) {
-    struct Ctx {
-        const KernelSet& k;
-        const WeightView& w;
-        const float* x;
-        int n_tokens;
-        float* y;
-        int64_t chunk;
-        ActQ8K a;
-    } c{k, w, x, n_tokens, y, chunk, {}};
-    c.a.cols = w.cols;
-    const size_t need = c.a.stride() * size_t(n_tokens) + 64;
+// How one matrix is computed with kernel set k, and so which activations it reads.
+enum class Path : uint8_t {
+    Float,           // float_rows on float x (float weights, or the portable set's dequantizing)
+    PackedPortable,  // Packed weights without packed_rows: dequantized rows on float x
+    Quant,           // quant_rows on per-32 activations (ActQ8)
+    PackedQ4,        // packed_rows on ActPacked with offset 8 (Q4_0)
+    PackedQ8,        // packed_rows on ActPacked with the set's Q8_0 offset
+    KQuant,          // kquant_rows on per-256 activations (ActQ8K)
+};
+
+Path path_of(const KernelSet& k, const WeightView& w) {
+    // EMBER_CPU_NO_PACK=1 keeps K-quants on the per-32 kernels too (to measure the difference).
+    static const bool no_kquant = read_overrides().cpu_no_pack;
+    if (w.layout == WeightLayout::Packed) {
+        if (!k.packed_rows) return Path::PackedPortable;
+        return w.type == GgmlType::Q4_0 ? Path::PackedQ4 : Path::PackedQ8;
+    }
+    if (is_float_type(w.type) || !k.quant_rows) return Path::Float;
+    if (k.kquant_rows && !no_kquant && is_k_quant(w.type) && w.cols % 256 == 0) return Path::KQuant;
+    return Path::Quant;
+}
+
+// Rows per task. Decode: many small chunks for load balance; prefill: larger ones so a
+// chunk's weights stay in cache while every token tile passes over them.
+int64_t chunk_rows(int64_t rows, int n_threads, int n_tokens) {
+    const int64_t per_thread = (rows + n_threads - 1) / n_threads;
+    int64_t chunk = n_tokens == 1 ? per_thread / 8 : std::min<int64_t>(64, per_thread / 2);
+    return std::max<int64_t>(4, (chunk + 3) / 4 * 4);
+}
+
+constexpr int kMaxOuts = 4;
+
+// Everything the pool's tasks read; the lambdas capture one pointer to it, so std::function
+// stores them inline (no allocation).
+struct ManyCtx {
+    ManyCtx(const KernelSet& k, const float* x, int n_tokens) : k(k), x(x), n_tokens(n_tokens) {}
+    const KernelSet& k;
+    const float* x;
+    int n_tokens;
+    int n_outs = 0;
+    MatmulOut outs[kMaxOuts] = {};
+    Path path[kMaxOuts] = {};
+    int64_t chunk[kMaxOuts] = {};
+    int first_task[kMaxOuts + 1] = {};  // tasks [first_task[i], first_task[i + 1]) are outs[i]'s
+    bool need_q8 = false, need_q4p = false, need_q8p = false, need_k = false;
+    ActQ8 a;
+    ActPacked ap_q4, ap_q8;
+    ActQ8K ak;
+
+    // Token t's activations in every form some matrix reads.
+    void quantize(int t) const {
+        const int64_t cols = a.cols;
+        const float* xt = x + int64_t(t) * cols;
+        if (need_q8) {
+            k.quantize_act(xt, cols, a.qs(t), a.d(t), a.s(t));
+            if (need_q4p) pack_activations(a.qs(t), a.d(t), a.s(t), cols, 8, ap_q4, t);
+            if (need_q8p)
+                pack_activations(a.qs(t), a.d(t), a.s(t), cols, k.packed_q8_offset, ap_q8, t);
+        }
+        if (need_k)
+            (k.quantize_act_k ? k.quantize_act_k : quantize_act_k)(xt, cols, ak.qs(t), ak.d(t),
+                                                                   ak.bsums(t));
+    }
+
+    void run(int task) const {
+        int i = 0;
+        while (task >= first_task[i + 1]) ++i;
+        const WeightView& w = *outs[i].w;
+        float* y = outs[i].y;
+        const int64_t r0 = (task - first_task[i]) * chunk[i];
+        const int64_t r1 = std::min(w.rows, r0 + chunk[i]);
+        switch (path[i]) {
+            case Path::Float:
+                return k.float_rows(w, r0, r1, x, n_tokens, y);
+            case Path::PackedPortable:
+                return packed_rows_portable(w, r0, r1, x, n_tokens, y);
+            case Path::Quant:
+                return k.quant_rows(w, r0, r1, a, n_tokens, y);
+            case Path::PackedQ4:
+                return k.packed_rows(w, r0, r1, ap_q4, n_tokens, y);
+            case Path::PackedQ8:
+                return k.packed_rows(w, r0, r1, ap_q8, n_tokens, y);
+            case Path::KQuant:
+                return k.kquant_rows(w, r0, r1, ak, n_tokens, y);
+        }
+    }
+};
+
+// Lays the activation forms the matrices need out in scratch, 64-byte aligned.
+void place_activations(ManyCtx& c, int64_t cols, MatmulScratch& scratch) {
+    const size_t nt = size_t(c.n_tokens);
+    c.a.cols = cols;
+    c.a.nb_pad = int64_t(ActQ8::align_up(size_t(cols / 32), 8));
+    c.a.stride = ActQ8::token_bytes(cols);
+    c.ap_q4.ng = c.ap_q8.ng = (cols / 32 + 15) / 16;
+    c.ak.cols = cols;
+    const size_t q8 = c.need_q8 ? c.a.stride * nt : 0;
+    const size_t q4p = c.need_q4p ? c.ap_q4.stride() * nt : 0;
+    const size_t q8p = c.need_q8p ? c.ap_q8.stride() * nt : 0;
+    const size_t kq = c.need_k ? c.ak.stride() * nt : 0;
+    const size_t need = q8 + q4p + q8p + kq + 64;
     if (scratch.buf.size() < need) scratch.buf.resize(need);
     const uintptr_t p = reinterpret_cast<uintptr_t>(scratch.buf.data());
-    c.a.base = reinterpret_cast<uint8_t*>((p + 63) / 64 * 64);
-    auto quantize = [](const Ctx& c, int t) {
-        (c.k.quantize_act_k ? c.k.quantize_act_k : quantize_act_k)(
-            c.x + int64_t(t) * c.w.cols, c.w.cols, c.a.qs(t), c.a.d(t), c.a.bsums(t));
-    };
-    if (n_tokens == 1)
-        quantize(c, 0);
-    else
-        pool.parallel_for(n_tokens, [cp = &c, quantize](int t, int) { quantize(*cp, t); });
-    const int n_tasks = int((w.rows + chunk - 1) / chunk);
-    pool.parallel_for(n_tasks, [cp = &c](int task, int) {
-        const int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
-        cp->k.kquant_rows(cp->w, r0, r1, cp->a, cp->n_tokens, cp->y);
-    });
+    uint8_t* at = reinterpret_cast<uint8_t*>((p + 63) / 64 * 64);
+    c.a.base = at;
+    c.ap_q4.base = at += q8;
+    c.ap_q8.base = at += q4p;
+    c.ak.base = at += q8p;
 }
 
 }  // namespace
 
+void matmul_many(ThreadPool& pool, std::span<const MatmulOut> outs, const float* x, int n_tokens,
+                 MatmulScratch& scratch) {
+    assert(outs.size() <= size_t(kMaxOuts));
+    if (n_tokens <= 0) return;
+    ManyCtx c(kernels(), x, n_tokens);
+    int64_t cols = -1;
+    int n_tasks = 0;
+    for (const MatmulOut& o : outs) {
+        if (!o.w || o.w->rows <= 0) continue;
+        const WeightView& w = *o.w;
+        assert(w.cols % 32 == 0 || is_float_type(w.type));
+        assert(cols < 0 || cols == w.cols);  // one input for every matrix
+        cols = w.cols;
+        const int i = c.n_outs++;
+        c.outs[i] = o;
+        c.path[i] = path_of(c.k, w);
+        c.chunk[i] = chunk_rows(w.rows, pool.size(), n_tokens);
+        c.first_task[i] = n_tasks;
+        n_tasks += int((w.rows + c.chunk[i] - 1) / c.chunk[i]);
+        c.need_q8 |=
+            c.path[i] == Path::Quant || c.path[i] == Path::PackedQ4 || c.path[i] == Path::PackedQ8;
+        c.need_q4p |= c.path[i] == Path::PackedQ4;
+        c.need_q8p |= c.path[i] == Path::PackedQ8;
+        c.need_k |= c.path[i] == Path::KQuant;
+    }
+    if (c.n_outs == 0) return;
+    c.first_task[c.n_outs] = n_tasks;
+    place_activations(c, cols, scratch);
+
+    // The activations once for all the matrices, then every matrix's row chunks in one pass
+    // over the pool (one wait for all of them).
+    if (c.need_q8 || c.need_k) {
+        if (n_tokens == 1)
+            c.quantize(0);
+        else
+            pool.parallel_for(n_tokens, [cp = &c](int t, int) { cp->quantize(t); });
+    }
+    pool.parallel_for(n_tasks, [cp = &c](int task, int) { cp->run(task); });
+}
+
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens, float* y,
             MatmulScratch& scratch) {
-    assert(w.cols % 32 == 0 || is_float_type(w.type));
-    if (w.rows <= 0 || n_tokens <= 0) return;
-    const KernelSet& k = kernels();
-    const int n_threads = pool.size();
-
-    // Row chunks: many small ones for decode (load balance), larger ones for prefill so a
-    // chunk's weights stay in cache while every token tile passes over them.
-    int64_t per_thread = (w.rows + n_threads - 1) / n_threads;
-    int64_t chunk = n_tokens == 1 ? per_thread / 8 : std::min<int64_t>(64, per_thread / 2);
-    chunk = std::max<int64_t>(4, (chunk + 3) / 4 * 4);
-    const int n_tasks = int((w.rows + chunk - 1) / chunk);
-    // EMBER_CPU_NO_PACK=1 keeps K-quants on the per-32 kernels too (to measure the difference).
-    static const bool no_kquant = read_overrides().cpu_no_pack;
-    if (k.kquant_rows && !no_kquant && is_k_quant(w.type) && w.layout == WeightLayout::Ggml &&
-        w.cols % 256 == 0)
-        return matmul_kquant(pool, k, w, x, n_tokens, y, chunk, scratch);
-
-    // The lambdas capture one pointer so std::function stores them inline (no allocation).
-    struct Ctx {
-        const KernelSet& k;
-        const WeightView& w;
-        const float* x;
-        int n_tokens;
-        float* y;
-        int64_t chunk;
-        ActQ8 a;
-        ActPacked ap;
-    } c{k, w, x, n_tokens, y, chunk, {}, {}};
-
-    if (w.layout == WeightLayout::Packed && !k.packed_rows) {
-        pool.parallel_for(n_tasks, [cp = &c](int task, int) {
-            int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
-            packed_rows_portable(cp->w, r0, r1, cp->x, cp->n_tokens, cp->y);
-        });
-        return;
-    }
-    if (is_float_type(w.type) || !k.quant_rows) {
-        pool.parallel_for(n_tasks, [cp = &c](int task, int) {
-            int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
-            cp->k.float_rows(cp->w, r0, r1, cp->x, cp->n_tokens, cp->y);
-        });
-        return;
-    }
-
-    ActQ8& a = c.a;
-    a.cols = w.cols;
-    a.nb_pad = int64_t(ActQ8::align_up(size_t(w.cols / 32), 8));
-    a.stride = ActQ8::token_bytes(w.cols);
-    const bool packed = w.layout == WeightLayout::Packed;
-    // Packed weights: natural-order activations first, then rearranged into c.ap.
-    c.ap.ng = (w.cols / 32 + 15) / 16;
-    const size_t packed_bytes = packed ? ActPacked::token_bytes(c.ap.ng) * size_t(n_tokens) : 0;
-    size_t need = a.stride * size_t(n_tokens) + packed_bytes + 64;
-    if (scratch.buf.size() < need) scratch.buf.resize(need);
-    uintptr_t p = reinterpret_cast<uintptr_t>(scratch.buf.data());
-    a.base = reinterpret_cast<uint8_t*>((p + 63) / 64 * 64);
-    c.ap.base = a.base + a.stride * size_t(n_tokens);
-
-    auto quantize = [](const Ctx& c, int t) {
-        c.k.quantize_act(c.x + int64_t(t) * c.w.cols, c.w.cols, c.a.qs(t), c.a.d(t), c.a.s(t));
-        if (c.w.layout == WeightLayout::Packed)
-            pack_activations(c.a.qs(t), c.a.d(t), c.a.s(t), c.w.cols,
-                             c.w.type == GgmlType::Q4_0 ? 8 : c.k.packed_q8_offset, c.ap, t);
-    };
-    if (n_tokens == 1) {
-        quantize(c, 0);
-    } else {
-        pool.parallel_for(n_tokens, [cp = &c, quantize](int t, int) { quantize(*cp, t); });
-    }
-    if (packed) {
-        pool.parallel_for(n_tasks, [cp = &c](int task, int) {
-            int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
-            cp->k.packed_rows(cp->w, r0, r1, cp->ap, cp->n_tokens, cp->y);
-        });
-        return;
-    }
-    pool.parallel_for(n_tasks, [cp = &c](int task, int) {
-        int64_t r0 = task * cp->chunk, r1 = std::min(cp->w.rows, r0 + cp->chunk);
-        cp->k.quant_rows(cp->w, r0, r1, cp->a, cp->n_tokens, cp->y);
-    });
+    const MatmulOut one{&w, y};
+    matmul_many(pool, {&one, 1}, x, n_tokens, scratch);
 }
 
 void get_row(const WeightView& w, int64_t row, float* dst) {

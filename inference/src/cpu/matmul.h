@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "cpu/threadpool.h"
@@ -41,6 +42,17 @@ struct MatmulScratch {
 // to 8 bits first (as ggml does), which changes results by about 1e-3 relative.
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int n_tokens, float* y,
             MatmulScratch& scratch);
+
+// One matrix of matmul_many: y [n_tokens][w->rows]. A null w or one without rows is skipped.
+struct MatmulOut {
+    const WeightView* w = nullptr;
+    float* y = nullptr;
+};
+// matmul of up to 4 matrices (any types) with the same cols on the same x: the activations
+// are quantized once and all the matrices' rows share one pass over the pool, so Q/K/V or
+// gate/up cost one wait for the threads instead of three or two.
+void matmul_many(ThreadPool& pool, std::span<const MatmulOut> outs, const float* x, int n_tokens,
+                 MatmulScratch& scratch);
 
 // Copies row `row` of w into dst as floats (embedding lookup); either layout.
 void get_row(const WeightView& w, int64_t row, float* dst);
