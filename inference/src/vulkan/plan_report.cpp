@@ -53,6 +53,8 @@ std::string reason_for(const std::string& kernel, const Plan& p) {
     if (starts("matmul_") || starts("matvec_")) return "plain compute kernel";
     if (starts("attention_wo")) return "output projection fused, float atomics";
     if (starts("attention_split")) return "split over positions; grid set per step";
+    if (starts("attention_coopmat_family_split"))
+        return "tensor cores, 64 queries and half of a head's output a workgroup";
     if (starts("attention_coopmat")) return "tensor cores, 64 queries a workgroup";
     if (starts("attention")) return "one workgroup per head and token";
     return "elementwise";

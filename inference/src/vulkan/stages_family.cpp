@@ -148,8 +148,8 @@ Status qkv_rope(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, ui
     return op_qkv_rope(rec, r);
 }
 
-// A prompt attends over its own unrounded K/V; a decoded token reads the F16
-// cache.
+// A prompt attends over its own unrounded K/V (on the tensor cores: over the F16
+// cache, which qkv_rope filled first); a decoded token reads the F16 cache.
 Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, uint32_t l) {
     const LlamaHParams& hp = m.hp;
     const QkvViews v = qkv_views(m, m.layers[l], b);
