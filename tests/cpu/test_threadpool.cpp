@@ -27,20 +27,23 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
     }
 }
 
-// Workers that went to sleep between calls must wake for the next one.
+// Workers that went to sleep between calls must wake for the next one. Each of the 3 tasks
+// waits until all 3 have started, so every thread must take one (a worker that never wakes
+// hangs the test rather than failing it by chance on a busy machine, where a worker may get
+// no CPU while the caller alone runs through a batch of short tasks).
 TEST(ThreadPool, WakesAfterIdle) {
     ThreadPool pool(3);
     for (int round = 0; round < 3; ++round) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        std::atomic<int> sum{0};
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the workers go to sleep
+        std::atomic<int> sum{0}, started{0};
         std::vector<std::atomic<int>> seen(3);
-        pool.parallel_for(64, [&](int task, int thread) {
+        pool.parallel_for(3, [&](int task, int thread) {
             sum.fetch_add(task);
-            seen[thread].store(1);
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
+            seen[thread].fetch_add(1);
+            started.fetch_add(1);
+            while (started.load() < 3) std::this_thread::yield();
         });
-        EXPECT_EQ(sum.load(), 64 * 63 / 2);
-        // With 64 tasks of 200 us each, every thread gets some work.
+        EXPECT_EQ(sum.load(), 0 + 1 + 2);
         for (auto& s : seen) EXPECT_EQ(s.load(), 1);
     }
 }
