@@ -292,12 +292,12 @@ TEST_F(PartialOffload, SplitLoadReportsAndCancelsItsCpuPart) {
 // every layer on the device, the 2 decode steps start on the CPU.
 TEST_F(PartialOffload, BenchTextSaysTheSplit) {
     EMBER_VK_REQUIRE_DEVICE();
-    if (!std::filesystem::exists(ember::test::cli_path()))  // a test binary carried elsewhere
-        GTEST_SKIP() << "no " << ember::test::cli_path();
-    auto r = ember::test::run_cli(ember::test::cli_path(),
-                                  {"bench", "-m", ember::test::stories_model(), "-p", "40", "-n",
-                                   "2", "-r", "1", "--backend", "vulkan", "--device", test_device(),
-                                   "--gpu-layers", "2", "--threads", "2", "--ctx", "64"});
+    // A test binary carried elsewhere finds ember-cli through $EMBER_CLI_PATH, or skips.
+    if (!std::filesystem::exists(cli())) GTEST_SKIP() << "no " << cli();
+    auto r = ember::test::run_cli(
+        cli(), {"bench", "-m", ember::test::stories_model(), "-p", "40", "-n", "2", "-r", "1",
+                "--backend", "vulkan", "--device", test_device(), "--gpu-layers", "2", "--threads",
+                "2", "--ctx", "64"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("split: 2 of 5 layers on the GPU, 3 on the CPU"), std::string::npos)
         << r.out;

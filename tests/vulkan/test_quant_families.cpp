@@ -118,12 +118,6 @@ Status write_dequantized_twin(const std::string& from, const std::string& to) {
     return w.write(to);
 }
 
-// $EMBER_CLI_PATH where set (a bundle run on another machine than its build), else the build's.
-std::string cli() {
-    const char* e = std::getenv("EMBER_CLI_PATH");
-    return e && *e ? e : ember::test::cli_path();
-}
-
 std::unique_ptr<Model> load(const std::string& path, BackendKind kind, int n_ctx) {
     LoadParams p;
     p.backend = kind;

@@ -24,6 +24,13 @@ inline std::string test_device() {
     return e && *e ? e : "llvmpipe";
 }
 
+// The ember-cli that tests run: $EMBER_CLI_PATH where set (a test binary carried to a machine
+// without its build tree, with an ember-cli beside it), else the build's.
+inline std::string cli() {
+    const char* e = std::getenv("EMBER_CLI_PATH");
+    return e && *e ? e : EMBER_CLI_PATH;
+}
+
 // Empty when a Vulkan device exists; otherwise why not (the test then skips).
 std::string no_device_reason();
 
