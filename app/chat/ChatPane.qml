@@ -2,13 +2,14 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // The right side of the window: header (title, model, backend), banners, messages, input.
 Page {
     id: root
     property var chat
     property var inference
-    property var models: null  // ModelLibrary.installed: the model menu's list
+    property InstalledModelModel models: null  // ModelLibrary.installed: the model menu's list
     property var settings
     property var perf   // PerfMonitor: the performance overlay's numbers
     property var apiServer: null   // ApiServer: its indicator in the header

@@ -1,13 +1,14 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // The model being loaded: the engine's progress (the share of the weights read, checked and
 // uploaded or repacked; indeterminate until its first report) with a Cancel button.
 // `inference` needs: loading, loadProgress, stop().
 RowLayout {
     id: root
-    property var inference
+    property InferenceController inference
 
     visible: !!inference && inference.loading
     spacing: 8

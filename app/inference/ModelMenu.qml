@@ -2,14 +2,15 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Window
+import Ember
 
 // The model button of the chat header: lists the installed models (the model library's own
 // list, so the menu and the library never disagree) and opens a file picker.
 Button {
     id: root
-    property var chat
-    property var inference
-    property var models  // ModelLibrary.installed
+    property ChatController chat
+    property InferenceController inference
+    property InstalledModelModel models  // ModelLibrary.installed
     signal openFileRequested()
     signal manageModelsRequested()
 

@@ -1,13 +1,14 @@
 import QtQuick
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // The performance overlay: a translucent panel over the chat with the generation rates, the
 // time to first token, context and memory use, and a sparkline of the last minute. `metrics`
-// is a PerfMonitor (or a mock with the same properties); the values stay after a response.
+// is a PerfMonitor; the values stay after a response.
 Rectangle {
     id: root
-    property var metrics
+    property PerfMonitor metrics
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     readonly property real liveRate: metrics ? metrics.tokensPerSecond : 0

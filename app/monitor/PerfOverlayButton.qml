@@ -1,11 +1,12 @@
 import QtQuick
 import QtQuick.Controls
+import Ember
 
 // Shows or hides the performance overlay (also Ctrl+Shift+P); the choice is a setting, so it
 // is remembered across runs.
 ToolButton {
     id: root
-    property var settings
+    property Settings settings
 
     objectName: "perfOverlayButton"
     text: "▁▃▆"

@@ -5,7 +5,7 @@ import QtQuick.Controls.Material
 // vertical scale follows the largest value shown.
 Canvas {
     id: root
-    property var values: []
+    property list<real> values
     property int capacity: 120
     property color lineColor: theme.sparkline
     readonly property real maxValue: values.length ? Math.max.apply(null, values) : 0

@@ -1,12 +1,13 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
+import Ember
 
 // In the header while the local API server runs: its address and how many requests it
 // served; red when it could not start. A click opens the settings.
 ToolButton {
     id: root
-    property var server   // ApiServer, or null
+    property ApiServerStatus server   // null when the app was built without the server
     signal settingsRequested()
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 

@@ -2,13 +2,14 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // Settings: the local API server (OpenAI-compatible, docs/api.md) serving the loaded model.
 // Off by default; "allow other computers" listens on every interface, with a warning.
 GridLayout {
     id: root
-    property var settings
-    property var server   // ApiServer; null when the app was built without the server
+    property Settings settings
+    property ApiServerStatus server   // null when the app was built without the server
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
 
     columns: 2

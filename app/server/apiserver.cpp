@@ -88,7 +88,7 @@ QString listenError(const ember::Error& e, const QString& host, int port) {
 }  // namespace
 
 ApiServer::ApiServer(Settings* settings, InferenceController* inference, QObject* parent)
-    : QObject(parent), m_settings(settings), m_inference(inference) {
+    : ApiServerStatus(parent), m_settings(settings), m_inference(inference) {
     for (auto signal : {&Settings::apiServerEnabledChanged, &Settings::apiServerPortChanged,
                         &Settings::apiServerKeyChanged, &Settings::apiServerAllowNetworkChanged})
         connect(settings, signal, this, &ApiServer::apply);

@@ -11,6 +11,8 @@
 #include <memory>
 #include <thread>
 
+#include "apiserverstatus.h"
+
 class InferenceController;
 class Settings;
 
@@ -22,33 +24,20 @@ class HttpServer;
 class Service;
 }  // namespace ember::server
 
-class ApiServer : public QObject {
+class ApiServer : public ApiServerStatus {
     Q_OBJECT
-    Q_PROPERTY(bool running READ running NOTIFY runningChanged)
-    Q_PROPERTY(QString address READ address NOTIFY runningChanged)  // http://host:port/v1
-    Q_PROPERTY(int port READ port NOTIFY runningChanged)            // the bound port
-    Q_PROPERTY(QString error READ error NOTIFY errorChanged)        // plain words; empty: none
-    Q_PROPERTY(int requestsServed READ requestsServed NOTIFY requestsServedChanged)
-    Q_PROPERTY(int requestsWaiting READ requestsWaiting NOTIFY requestsServedChanged)
-    Q_PROPERTY(QString modelId READ modelId NOTIFY modelIdChanged)  // "" while none is served
 
 public:
     ApiServer(Settings* settings, InferenceController* inference, QObject* parent = nullptr);
     ~ApiServer() override;
 
-    bool running() const { return m_http != nullptr; }
-    QString address() const;
-    int port() const { return m_port; }
-    QString error() const { return m_error; }
-    int requestsServed() const { return int(m_servedBefore + m_servedNow); }
-    int requestsWaiting() const { return m_waiting; }
-    QString modelId() const { return m_modelId; }
-
-signals:
-    void runningChanged();
-    void errorChanged();
-    void requestsServedChanged();
-    void modelIdChanged();
+    bool running() const override { return m_http != nullptr; }
+    QString address() const override;
+    int port() const override { return m_port; }
+    QString error() const override { return m_error; }
+    int requestsServed() const override { return int(m_servedBefore + m_servedNow); }
+    int requestsWaiting() const override { return m_waiting; }
+    QString modelId() const override { return m_modelId; }
 
 private:
     // Starts, stops or restarts to match the settings.

@@ -1,14 +1,15 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // Device, threads, context, sampling defaults, system prompt and appearance.
 Dialog {
     id: root
-    property var settings
-    property var inference
-    property var chat
-    property var apiServer: null
+    property Settings settings
+    property InferenceController inference
+    property ChatController chat
+    property ApiServerStatus apiServer: null
 
     title: qsTr("Settings")
     modal: true
@@ -17,8 +18,8 @@ Dialog {
     height: Math.min(parent ? parent.height - 80 : 640, 640)
 
     // "auto", each GPU by index, "cpu"
-    readonly property var deviceValues: ["auto"].concat(inference.devices.map((n, i) => String(i))).concat(["cpu"])
-    readonly property var deviceNames: [qsTr("Auto")].concat(inference.devices.map((n, i) => qsTr("GPU %1: %2").arg(i).arg(n))).concat([qsTr("CPU")])
+    readonly property list<string> deviceValues: ["auto"].concat(inference.devices.map((n, i) => String(i))).concat(["cpu"])
+    readonly property list<string> deviceNames: [qsTr("Auto")].concat(inference.devices.map((n, i) => qsTr("GPU %1: %2").arg(i).arg(n))).concat([qsTr("CPU")])
 
     ScrollView {
         id: scroll
@@ -35,6 +36,7 @@ Dialog {
             Label { text: qsTr("Model"); font.bold: true; Layout.columnSpan: 2 }
             Label { text: qsTr("Device") }
             ComboBox {
+                objectName: "deviceField"
                 Layout.fillWidth: true
                 model: root.deviceNames
                 currentIndex: Math.max(0, root.deviceValues.indexOf(root.settings.device))
@@ -82,7 +84,7 @@ Dialog {
             Label { text: qsTr("Appearance"); font.bold: true; Layout.columnSpan: 2; Layout.topMargin: 12 }
             Label { text: qsTr("Theme") }
             ComboBox {
-                readonly property var values: ["system", "light", "dark"]
+                readonly property list<string> values: ["system", "light", "dark"]
                 Layout.fillWidth: true
                 model: [qsTr("System"), qsTr("Light"), qsTr("Dark")]
                 currentIndex: Math.max(0, values.indexOf(root.settings.theme))

@@ -1,5 +1,6 @@
 import QtQuick
 import QtQuick.Controls
+import Ember
 
 // The window's actions with their keyboard shortcuts, shared by the menus. Escape stops a
 // generation (popups and dialogs take Escape first while open); Ctrl+, opens the settings.
@@ -7,8 +8,8 @@ import QtQuick.Controls
 // `inference` needs: modelLoaded.
 Item {
     id: root
-    property var chat
-    property var inference
+    property ChatController chat
+    property InferenceController inference
     property bool haveModels: false
     signal openModelRequested()
     signal manageModelsRequested()

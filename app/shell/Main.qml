@@ -4,18 +4,19 @@ import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Dialogs
 import QtQuick.Layouts
+import Ember
 
 // The main window. The C++ side passes the controllers in as initial properties.
 ApplicationWindow {
     id: window
-    required property var chat
-    required property var inference
-    required property var settings
-    property var perf: null             // PerfMonitor, for the performance overlay
+    required property ChatController chat
+    required property InferenceController inference
+    required property Settings settings
+    property PerfMonitor perf: null     // for the performance overlay
     property bool askForModel: false   // no model given or found: open the model dialog on start
-    property var models: null          // ModelLibrary, for the model dialog
+    property ModelLibrary models: null  // for the model dialog
     property bool showSettings: false  // open the settings dialog on start (--show-settings)
-    property var apiServer: null       // ApiServer: the local API server (null: not built)
+    property ApiServerStatus apiServer: null  // the local API server (null: not built)
 
     width: 1180
     height: 760
@@ -119,6 +120,7 @@ ApplicationWindow {
 
     Component.onCompleted: {
         if (showSettings) settingsDialog.open()
-        else if (askForModel) (window.models ? modelLibraryDialog : modelDialog).open()
+        else if (askForModel && window.models) modelLibraryDialog.open()
+        else if (askForModel) modelDialog.open()
     }
 }

@@ -3,11 +3,12 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // Conversations: new, search, select, rename, delete.
 Pane {
     id: root
-    property var chat
+    property ChatController chat
     padding: 8
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
     Material.background: theme.sidebar
@@ -38,7 +39,7 @@ Pane {
             ScrollBar.vertical: ScrollBar {}
             delegate: ItemDelegate {
                 id: item
-                required property var conversationId
+                required property real conversationId  // the store's qint64 row id
                 required property string title
                 width: list.width
                 text: title
@@ -79,7 +80,7 @@ Pane {
 
     Dialog {
         id: renameDialog
-        property var conversationId
+        property real conversationId
         function ask(id, title) { conversationId = id; nameField.text = title; open(); nameField.selectAll() }
         parent: Overlay.overlay
         anchors.centerIn: parent
@@ -96,7 +97,7 @@ Pane {
     }
     Dialog {
         id: deleteDialog
-        property var conversationId
+        property real conversationId
         property string name
         function ask(id, title) { conversationId = id; name = title; open() }
         parent: Overlay.overlay

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "apiserverstatus.h"
 #include "chatcontroller.h"
 #include "conversationstore.h"
 #include "ember/ember.h"
@@ -94,9 +95,9 @@ int runEmber(int argc, char* argv[], const AppHooks& hooks) {
 
 #ifdef EMBER_HAVE_SERVE
     ApiServer apiServer(&settings, &inference);
-    QObject* apiServerObject = &apiServer;
+    ApiServerStatus* apiServerObject = &apiServer;
 #else
-    QObject* apiServerObject = nullptr;
+    ApiServerStatus* apiServerObject = nullptr;
 #endif
 
     QQmlApplicationEngine engine;

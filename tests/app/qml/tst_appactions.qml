@@ -10,24 +10,15 @@ Item {
     width: 700
     height: 500
 
-    QtObject {
-        id: mockChat
-        property bool generating: false
-        property int currentConversationId: 3
-        property int stops: 0
-        function stop() { stops += 1 }
-        function regenerate() {}
-        function newConversation() {}
-    }
-    QtObject {
-        id: mockInference
-        property bool modelLoaded: true
-    }
+    // The real controllers over a fake engine: a reply runs until it is stopped.
+    readonly property Settings settings: fixture.settings()
+    readonly property InferenceController inference: fixture.inference()
+    readonly property ChatController chat: fixture.chat(inference, settings)
 
     AppActions {
         id: actions
-        chat: mockChat
-        inference: mockInference
+        chat: root.chat
+        inference: root.inference
         property int settingsOpened: 0
         onSettingsRequested: settingsOpened += 1
     }
@@ -51,14 +42,19 @@ Item {
         }
 
         function test_escapeStopsAGeneration() {
-            mockChat.stops = 0
-            mockChat.generating = false
+            fixture.loadModel(root.inference, "/models/fake.gguf")
+            fixture.loadStep(1)
+            tryCompare(root.inference, "modelLoaded", true)
+            verify(!actions.stop.enabled, "nothing to stop")
             keyClick(Qt.Key_Escape)
-            compare(mockChat.stops, 0, "nothing to stop")
-            mockChat.generating = true
+            verify(root.chat.send("Hello"))
+            tryVerify(() => fixture.engineGenerating(), 5000, "the reply is under way")
+            verify(root.chat.generating)
+            verify(actions.stop.enabled)
+            verify(!actions.regenerate.enabled, "not while a reply is under way")
             keyClick(Qt.Key_Escape)
-            compare(mockChat.stops, 1)
-            mockChat.generating = false
+            tryCompare(root.chat, "generating", false)
+            verify(actions.exportMarkdown.enabled, "the conversation exists now")
         }
 
         function test_ctrlCommaOpensSettings() {

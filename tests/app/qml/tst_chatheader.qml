@@ -11,66 +11,19 @@ Item {
     width: 460
     height: 480
 
-    ListModel { id: noMessages }
-    QtObject {
-        id: mockChat
-        property string currentTitle: "Poem about the sea"
-        property string errorMessage: ""
-        property string infoMessage: ""
-        property bool generating: false
-        property var messages: noMessages
-        function send(t) { return true }
-        function stop() {}
-    }
-    QtObject {
-        id: mockInference
-        property bool loading: false
-        property real loadProgress: 0
-        property bool modelLoaded: true
-        property bool generating: false
-        property string modelPath: "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf"
-        property string modelName: "A MODEL"
-        property string modelsDirectory: "/models"
-        property string backend: "vulkan"
-        property string device: "llvmpipe (LLVM 15.0.6, 256 bits)"
-        property string lastStats: "12.5 tok/s"
-        function stop() {}
-    }
-    QtObject {
-        id: mockPerf
-        property bool generating: true
-        property real tokensPerSecond: 40
-        property real responseTokensPerSecond: 38
-        property int generatedTokens: 64
-        property real promptTokensPerSecond: 480
-        property int promptTokens: 12
-        property int promptTokensTotal: 12
-        property real timeToFirstTokenMs: 125
-        property int contextUsed: 76
-        property int contextSize: 2048
-        property bool modelLoaded: true
-        property string backend: "cpu"
-        property string device: "CPU"
-        property string fallbackReason: ""
-        property real memoryUsed: 1
-        property real memoryBudget: 2
-        property string memorySource: "process RSS"
-        property var history: [1, 2]
-        property int historyCapacity: 120
-    }
-    QtObject {
-        id: mockSettings
-        property int fontSize: 14
-        property bool perfOverlay: false
-    }
+    // The real controllers (over a fake engine), monitor and settings.
+    readonly property Settings settings: fixture.settings()
+    readonly property InferenceController inference: fixture.inference()
+    readonly property ChatController chat: fixture.chat(inference, settings)
+    readonly property PerfMonitor perf: fixture.perf()
 
     ChatPane {
         id: pane
         anchors.fill: parent
-        chat: mockChat
-        inference: mockInference
-        settings: mockSettings
-        perf: mockPerf
+        chat: root.chat
+        inference: root.inference
+        settings: root.settings
+        perf: root.perf
     }
 
     TestCase {
@@ -86,6 +39,20 @@ Item {
             return null
         }
 
+        // A long model name, and a conversation with a title.
+        function initTestCase() {
+            root.settings.perfOverlay = false
+            root.settings.fontSize = 14
+            fixture.loadModel(root.inference, "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf")
+            fixture.loadStep(1)
+            tryCompare(root.inference, "modelLoaded", true)
+            verify(root.chat.send("Poem about the sea"))
+            tryVerify(() => fixture.engineGenerating(), 5000, "the reply is under way")
+            root.chat.stop()
+            tryCompare(root.chat, "generating", false)
+            compare(root.chat.currentTitle, "Poem about the sea")
+        }
+
         function test_titleFitsAtTheMinimumWidth() {
             const title = child(pane.header, "conversationTitle")
             verify(title.visible)
@@ -97,7 +64,7 @@ Item {
 
         function test_overlayIsDockedBesideTheMessages() {
             root.width = 900
-            mockSettings.perfOverlay = true
+            root.settings.perfOverlay = true
             const overlay = child(pane, "perfOverlay")
             const view = child(pane, "chatView")
             verify(overlay.visible)
@@ -106,7 +73,7 @@ Item {
             tryVerify(beside, 2000, "the overlay starts at " + overlay.mapToItem(root, 0, 0).x
                       + ", the messages end at " + (view.mapToItem(root, 0, 0).x + view.width))
             verify(view.width >= 400, "the messages keep their room: " + view.width)
-            mockSettings.perfOverlay = false
+            root.settings.perfOverlay = false
             tryVerify(() => view.width > 800, 2000, "the messages take the whole width again")
             root.width = 460
         }

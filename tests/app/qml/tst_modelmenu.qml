@@ -10,46 +10,29 @@ Item {
     width: 640
     height: 480
 
-    QtObject {
-        id: mockInference
-        property bool loading: false
-        property real loadProgress: 0.05
-        property bool modelLoaded: true
-        property bool generating: false
-        property string modelPath: "/models/stories260K.gguf"
-        property string modelName: "STORIES 260K"
-        property string modelsDirectory: "/models"
-        property int stops: 0
-        function stop() { stops += 1 }
-        function unloadModel() {}
-    }
-
-    // The model library's list of installed models (ModelLibrary.installed's roles), which the
-    // menu shows as it is: there is no second list to keep in step with it.
-    ListModel {
-        id: mockInstalled
-        ListElement { name: "stories260K"; path: "/models/stories260K.gguf"; problem: ""; error: "" }
-        ListElement {
-            name: "a-model-with-a-rather-long-file-name.Q4_K_M"
-            path: "/models/a.gguf"
-            problem: ""
-            error: ""
-        }
+    // The real controller over a fake engine whose loading the test steps through.
+    readonly property InferenceController inference: fixture.inference()
+    // The model library's list of installed models (ModelLibrary.installed), which the menu
+    // shows as it is: there is no second list to keep in step with it.
+    readonly property InstalledModelModel installed: fixture.installed()
+    Component.onCompleted: {
+        fixture.addInstalled(installed, "/models/stories260K.gguf")
+        fixture.addInstalled(installed, "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf")
     }
 
     ModelMenu {
         id: button
         anchors.right: parent.right
         anchors.rightMargin: 4
-        inference: mockInference
-        models: mockInstalled
+        inference: root.inference
+        models: root.installed
     }
 
     LoadProgress {
         id: progress
         y: 100
         width: parent.width
-        inference: mockInference
+        inference: root.inference
     }
 
     TestCase {
@@ -63,6 +46,12 @@ Item {
                 if (found) return found
             }
             return null
+        }
+
+        function initTestCase() {
+            fixture.loadModel(root.inference, "/models/stories260K.gguf")
+            fixture.loadStep(1)
+            tryCompare(root.inference, "modelLoaded", true)
         }
 
         function test_displayNameIsTheMenusName() {
@@ -90,28 +79,29 @@ Item {
         // A broken file is marked in the menu with what is wrong with it: a file that cannot be
         // read (the library's error) or one the engine cannot run (its problem).
         function test_brokenFilesAreMarked() {
-            mockInstalled.append({ name: "cut", path: "/models/cut.gguf", problem: "",
-                                   error: "cut.gguf: the file ends before its tensor data" })
-            mockInstalled.append({ name: "odd", path: "/models/odd.gguf", error: "",
-                                   problem: "architecture mamba is not supported yet" })
+            fixture.addInstalled(root.installed, "/models/cut.gguf", "",
+                                 "cut.gguf: the file ends before its tensor data")
+            fixture.addInstalled(root.installed, "/models/odd.gguf",
+                                 "architecture mamba is not supported yet")
             button.menu.open()
             tryCompare(button.menu, "opened", true)
             compare(button.menu.itemAt(0).text, "stories260K")
             compare(button.menu.itemAt(2).text, "cut — cut.gguf: the file ends before its tensor data")
             compare(button.menu.itemAt(3).text, "odd — architecture mamba is not supported yet")
             button.menu.close()
-            mockInstalled.remove(2, 2)
+            fixture.removeInstalled(root.installed, "/models/cut.gguf")
+            fixture.removeInstalled(root.installed, "/models/odd.gguf")
         }
 
         // A model the library finds (a download finished, a file copied in) is in the menu at
         // once, with nothing to refresh; one it loses leaves the menu.
         function test_menuIsTheLibrarysList() {
-            mockInstalled.append({ name: "new", path: "/models/new.gguf", problem: "", error: "" })
+            fixture.addInstalled(root.installed, "/models/new.gguf")
             button.menu.open()
             tryCompare(button.menu, "opened", true)
             compare(button.menu.itemAt(2).text, "new")
             button.menu.close()
-            mockInstalled.remove(2)
+            fixture.removeInstalled(root.installed, "/models/new.gguf")
             button.menu.open()
             tryCompare(button.menu, "opened", true)
             verify(button.menu.itemAt(2).objectName !== "modelMenuItem")
@@ -120,21 +110,21 @@ Item {
 
         function test_loadingShowsTheEnginesProgressWithCancel() {
             verify(!progress.visible)
-            mockInference.loadProgress = 0
-            mockInference.loading = true
-            verify(progress.visible)
+            fixture.loadModel(root.inference, "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf")
+            tryCompare(progress, "visible", true)
             compare(button.text, "Loading…")
             verify(child(progress, "loadProgressBar").indeterminate, "before the first report")
             compare(child(progress, "loadProgressText").text, "Loading the model…")
-            mockInference.loadProgress = 0.42
-            verify(!child(progress, "loadProgressBar").indeterminate)
-            compare(child(progress, "loadProgressBar").value, 0.42)
-            compare(child(progress, "loadProgressText").text, "Loading the model… 42 %")
-            mockInference.loadProgress = 0.05
+            fixture.loadStep(0.375)  // exact in the engine's float
+            tryVerify(() => !child(progress, "loadProgressBar").indeterminate, 5000, "the engine's report")
+            compare(child(progress, "loadProgressBar").value, 0.375)
+            compare(child(progress, "loadProgressText").text, "Loading the model… 37 %")
             mouseClick(child(progress, "cancelLoadButton"))
-            compare(mockInference.stops, 1)
-            mockInference.loading = false
+            fixture.loadStep(1)  // the worker loads the previous model again
+            tryCompare(root.inference, "loading", false)
             verify(!progress.visible)
+            compare(root.inference.modelPath, "/models/stories260K.gguf")
+            compare(button.text, "stories260K  ▾")
         }
     }
 }

@@ -2,52 +2,30 @@ import QtQuick
 import QtTest
 import Ember
 
-// The performance overlay against mock settings and a mock PerfMonitor: the toolbar button and
-// Ctrl+Shift+P toggle it through the setting, and its rows follow the metrics.
+// The performance overlay over the real Settings and a real PerfMonitor (fed through its slots, on
+// the test's clock): the toolbar button and Ctrl+Shift+P toggle it through the setting, and its
+// rows follow the metrics.
 Item {
     id: root
     width: 700
     height: 600
 
-    QtObject {
-        id: mockSettings
-        property bool perfOverlay: false
-    }
-
-    QtObject {
-        id: mockMetrics
-        property bool generating: true
-        property real tokensPerSecond: 42.46
-        property real responseTokensPerSecond: 38.21
-        property int generatedTokens: 64
-        property real promptTokensPerSecond: 480
-        property int promptTokens: 12
-        property int promptTokensTotal: 12
-        property string fallbackReason: ""
-        property real timeToFirstTokenMs: 125.4
-        property int contextUsed: 76
-        property int contextSize: 2048
-        property bool modelLoaded: true
-        property string backend: "vulkan"
-        property string device: "llvmpipe (LLVM 15.0.6, 256 bits)"
-        property real memoryUsed: 300 * 1024 * 1024
-        property real memoryBudget: 2 * 1024 * 1024 * 1024
-        property string memorySource: "VK_EXT_memory_budget"
-        property var history: [0, 10, 40, 25]
-        property int historyCapacity: 120
-    }
+    readonly property Settings settings: fixture.settings()
+    readonly property PerfMonitor metrics: fixture.perf()
+    readonly property real mib: 1024 * 1024
+    readonly property real gib: 1024 * 1024 * 1024
 
     PerfOverlayButton {
         id: button
-        settings: mockSettings
+        settings: root.settings
     }
 
     PerfOverlay {
         id: overlay
         y: 60
         width: 300
-        metrics: mockMetrics
-        visible: mockSettings.perfOverlay
+        metrics: root.metrics
+        visible: root.settings.perfOverlay
     }
 
     TestCase {
@@ -65,24 +43,39 @@ Item {
         function rowText(name) { return child(overlay, name).valueItem.text }
         function text(name) { return child(overlay, name).text }
 
-        function init() { mockSettings.perfOverlay = false }
+
+        function init() { root.settings.perfOverlay = false }
+
+        // A model on the GPU, and a response under way: 12 prompt tokens, the first token
+        // 125 ms after the start, the second 25 ms later (40 tok/s).
+        function generate(backend, fallbackReason) {
+            root.metrics.setModel("/models/a.gguf", backend, "llvmpipe (LLVM 15.0.6, 256 bits)", 2048,
+                                  fallbackReason)
+            root.metrics.onMemorySample(300 * root.mib, 2 * root.gib, "VK_EXT_memory_budget")
+            fixture.setTime(1000)
+            root.metrics.onGenerationStarted()
+            root.metrics.onPrompt(12, 12)
+            root.metrics.onTokens([1125, 1150])
+            fixture.setTime(1150)
+            root.metrics.refresh()
+        }
 
         function test_buttonToggles() {
             verify(!overlay.visible)
             verify(!button.checked)
             mouseClick(button)
-            verify(mockSettings.perfOverlay, "the choice goes to the setting")
+            verify(root.settings.perfOverlay, "the choice goes to the setting")
             verify(overlay.visible)
             verify(button.checked)
             mouseClick(button)
-            verify(!mockSettings.perfOverlay)
+            verify(!root.settings.perfOverlay)
             verify(!overlay.visible)
             verify(!button.checked)
         }
 
         function test_shortcutToggles() {
             keyClick(Qt.Key_P, Qt.ControlModifier | Qt.ShiftModifier)
-            verify(mockSettings.perfOverlay)
+            verify(root.settings.perfOverlay)
             verify(overlay.visible)
             verify(button.checked, "the button follows a change made elsewhere")
             keyClick(Qt.Key_P, Qt.ControlModifier | Qt.ShiftModifier)
@@ -92,86 +85,83 @@ Item {
         }
 
         function test_valuesFollowTheMetrics() {
-            mockSettings.perfOverlay = true
-            compare(text("perfLiveRate"), "42.5")
-            compare(text("perfResponseRate"), "38.2 tok/s")
+            root.settings.perfOverlay = true
+            generate("vulkan", "")
+            compare(text("perfLiveRate"), "40.0")
+            compare(text("perfResponseRate"), "40.0 tok/s")
             compare(text("perfState"), "generating")
-            compare(rowText("perfPrompt"), "12 tok · 480 tok/s")
+            compare(rowText("perfPrompt"), "12 tok", "no rate before the worker's figures")
             compare(rowText("perfTtft"), "125 ms")
-            compare(rowText("perfTokens"), "64")
-            compare(rowText("perfContext"), "76 / 2048")
+            compare(rowText("perfTokens"), "2")
+            compare(rowText("perfContext"), "14 / 2048")
             compare(rowText("perfBackend"), "VULKAN")
             compare(rowText("perfDevice"), "llvmpipe (LLVM 15.0.6, 256 bits)")
             compare(child(overlay, "perfMemory").label, "GPU memory")
             compare(rowText("perfMemory"), "300.0 MiB / 2.00 GiB")
             compare(text("perfMemorySource"), "VK_EXT_memory_budget")
             fuzzyCompare(child(overlay, "perfMemoryBar").fraction, 300 / 2048, 1e-6)
-            fuzzyCompare(child(overlay, "perfContextBar").fraction, 76 / 2048, 1e-6)
-            compare(child(overlay, "perfSparkline").maxValue, 40)
-            compare(text("perfSparklineCaption"), "last 60 s · peak 40.0 tok/s")
+            fuzzyCompare(child(overlay, "perfContextBar").fraction, 14 / 2048, 1e-6)
+            const spark = child(overlay, "perfSparkline")
+            compare(spark.values.length, root.metrics.history.length)
+            compare(spark.maxValue, root.metrics.history.length ? Math.max.apply(null, root.metrics.history) : 0)
+            compare(text("perfSparklineCaption"), "last 60 s · peak %1 tok/s".arg(overlay.rate(spark.maxValue)))
 
-            // Generation ended, on the CPU: the numbers stay, the labels follow.
-            mockMetrics.generating = false
-            mockMetrics.tokensPerSecond = 150.2
-            mockMetrics.generatedTokens = 200
-            mockMetrics.backend = "cpu"
-            mockMetrics.memorySource = "process RSS"
-            mockMetrics.memoryUsed = 1.5 * 1024 * 1024 * 1024
-            mockMetrics.history = [0, 150.2, 0]
+            // The response ended with the worker's figures; the numbers stay, the state follows.
+            fixture.finish(root.metrics, 64, 38.21, 125.4, 12, 12, 25, 76)
             compare(text("perfState"), "idle")
-            compare(text("perfLiveRate"), "150")
-            compare(rowText("perfTokens"), "200")
+            compare(text("perfLiveRate"), "40.0")
+            compare(text("perfResponseRate"), "38.2 tok/s")
+            compare(rowText("perfPrompt"), "12 tok · 480 tok/s")
+            compare(rowText("perfTokens"), "64")
+            compare(rowText("perfContext"), "76 / 2048")
+
+            // On the CPU: the labels follow.
+            root.metrics.setModel("/models/a.gguf", "cpu", "CPU", 2048, "")
+            root.metrics.onMemorySample(1.5 * root.gib, 2 * root.gib, "process RSS")
+            compare(rowText("perfBackend"), "CPU")
             compare(child(overlay, "perfMemory").label, "Memory")
             compare(rowText("perfMemory"), "1.50 GiB / 2.00 GiB")
             compare(text("perfMemorySource"), "process RSS")
-            compare(child(overlay, "perfSparkline").maxValue, 150.2)
         }
 
         function test_promptTotalAndEvaluated() {
             // A regenerate: the prompt came from the cache but for one token.
-            mockSettings.perfOverlay = true
-            mockMetrics.promptTokensTotal = 120
-            mockMetrics.promptTokens = 1
-            compare(rowText("perfPrompt"), "120 tok (1 new) · 480 tok/s")
-            mockMetrics.promptTokensTotal = 12
-            mockMetrics.promptTokens = 12
+            root.settings.perfOverlay = true
+            generate("vulkan", "")
+            fixture.finish(root.metrics, 64, 38.21, 125.4, 120, 1, 2, 185)
+            compare(rowText("perfPrompt"), "120 tok (1 new) · 500 tok/s")
+            generate("vulkan", "")
+            fixture.finish(root.metrics, 64, 38.21, 125.4, 12, 12, 25, 76)
             compare(rowText("perfPrompt"), "12 tok · 480 tok/s")
         }
 
         function test_fallbackReasonShown() {
-            mockSettings.perfOverlay = true
+            root.settings.perfOverlay = true
+            generate("vulkan", "")
             verify(!child(overlay, "perfFallback").visible)
-            mockMetrics.fallbackReason = "no Vulkan device"
+            generate("cpu", "no Vulkan device")
             verify(child(overlay, "perfFallback").visible)
             compare(text("perfFallback"), "On the CPU: no Vulkan device")
-            mockMetrics.fallbackReason = ""
         }
 
         function test_unknownValuesShowDashes() {
-            mockSettings.perfOverlay = true
-            const saved = [mockMetrics.tokensPerSecond, mockMetrics.promptTokensPerSecond,
-                           mockMetrics.timeToFirstTokenMs, mockMetrics.memoryBudget, mockMetrics.contextSize]
-            mockMetrics.tokensPerSecond = 0
-            mockMetrics.promptTokensPerSecond = 0
-            mockMetrics.timeToFirstTokenMs = -1
-            mockMetrics.memoryBudget = 0
-            mockMetrics.contextSize = 0
+            root.settings.perfOverlay = true
+            generate("vulkan", "")
+            // Another model, nothing measured on it yet.
+            root.metrics.setModel("/models/b.gguf", "vulkan", "llvmpipe", 0, "")
+            root.metrics.onMemorySample(0, 0, "")
             compare(text("perfLiveRate"), "—")
-            compare(rowText("perfPrompt"), "12 tok", "the count without a rate")
-            mockMetrics.promptTokens = 0
-            mockMetrics.promptTokensTotal = 0
             compare(rowText("perfPrompt"), "—")
-            mockMetrics.promptTokens = 12
-            mockMetrics.promptTokensTotal = 12
             compare(rowText("perfTtft"), "—")
             compare(rowText("perfMemory"), "—")
             compare(rowText("perfContext"), "—")
             compare(child(overlay, "perfMemoryBar").fraction, 0)
-            mockMetrics.tokensPerSecond = saved[0]
-            mockMetrics.promptTokensPerSecond = saved[1]
-            mockMetrics.timeToFirstTokenMs = saved[2]
-            mockMetrics.memoryBudget = saved[3]
-            mockMetrics.contextSize = saved[4]
+            // A response whose prompt has no rate yet: the count alone.
+            fixture.setTime(5000)
+            root.metrics.onGenerationStarted()
+            root.metrics.onPrompt(12, 12)
+            compare(rowText("perfPrompt"), "12 tok")
+            compare(text("perfLiveRate"), "—")
         }
     }
 }

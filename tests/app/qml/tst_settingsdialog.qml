@@ -3,48 +3,24 @@ import QtQuick.Controls
 import QtTest
 import Ember
 
-// The settings dialog in a short window: the scroll bar does not cover the fields.
+// The settings dialog in a short window: the scroll bar does not cover the fields; the fields
+// write the real Settings.
 Item {
     id: root
     width: 720
     height: 480
 
-    QtObject {
-        id: mockSettings
-        property string device: "auto"
-        property int threads: 0
-        property int contextLength: 2048
-        property int gpuReserveGiB: 0
-        property real temperature: 0.8
-        property int topK: 40
-        property real topP: 0.95
-        property real minP: 0.05
-        property real repeatPenalty: 1.1
-        property int maxTokens: 512
-        property string systemPrompt: ""
-        property string theme: "system"
-        property int fontSize: 14
-        property bool apiServerEnabled: false
-        property int apiServerPort: 8080
-        property string apiServerKey: ""
-        property bool apiServerAllowNetwork: false
-        function resetToDefaults() {}
-    }
-    QtObject {
-        id: mockInference
-        property var devices: ["llvmpipe"]
-        property bool modelLoaded: true
-        property bool generating: false
-        property bool loading: false
-    }
-    QtObject { id: mockChat; function reloadModel() {} }
+    // The real settings and controllers (over a fake engine).
+    readonly property Settings settings: fixture.settings()
+    readonly property InferenceController inference: fixture.inference()
+    readonly property ChatController chat: fixture.chat(inference, settings)
 
     SettingsDialog {
         id: dialog
         parent: root
-        settings: mockSettings
-        inference: mockInference
-        chat: mockChat
+        settings: root.settings
+        inference: root.inference
+        chat: root.chat
     }
 
     TestCase {
@@ -73,6 +49,25 @@ Item {
             dialog.close()
         }
 
+        // The devices the engine lists, between "Auto" and "CPU"; choosing one writes the setting.
+        function test_devicesFromTheEngine() {
+            root.settings.device = "auto"
+            dialog.open()
+            tryCompare(dialog, "opened", true)
+            const combo = child(dialog.contentItem, "deviceField")
+            tryCompare(combo, "count", 3)
+            compare(Array.from(dialog.deviceNames).join("|"), "Auto|GPU 0: Fake GPU|CPU")
+            compare(combo.currentIndex, 0)
+            combo.activated(1)
+            compare(root.settings.device, "0")
+            combo.activated(2)
+            compare(root.settings.device, "cpu")
+            compare(combo.currentIndex, 2)
+            root.settings.device = "auto"
+            dialog.close()
+            tryCompare(dialog, "visible", false)
+        }
+
         // Typed into a number field and confirmed with Enter.
         function typeInto(field, text) {
             const scroll = child(dialog.contentItem, "settingsScroll")
@@ -85,6 +80,10 @@ Item {
 
         // The engine's sampling fields: each shows the setting and writes what is typed back.
         function test_samplingFields() {
+            root.settings.topK = 40
+            root.settings.topP = 0.95
+            root.settings.minP = 0.05
+            root.settings.repeatPenalty = 1.1
             dialog.open()
             tryCompare(dialog, "opened", true)
             const topK = child(dialog.contentItem, "topKField")
@@ -99,15 +98,15 @@ Item {
 
             topK.forceActiveFocus()
             keyClick(Qt.Key_Up)
-            compare(mockSettings.topK, 41)
+            compare(root.settings.topK, 41)
             typeInto(topP, "0.5")
-            compare(mockSettings.topP, 0.5)
+            compare(root.settings.topP, 0.5)
             typeInto(minP, "0.2")
-            compare(mockSettings.minP, 0.2)
+            compare(root.settings.minP, 0.2)
             typeInto(penalty, "1.3")
-            compare(mockSettings.repeatPenalty, 1.3)
+            compare(root.settings.repeatPenalty, 1.3)
             typeInto(penalty, "7")  // above the field's maximum: not taken
-            compare(mockSettings.repeatPenalty, 1.3)
+            compare(root.settings.repeatPenalty, 1.3)
             dialog.close()
             tryCompare(dialog, "visible", false)
         }
