@@ -2,13 +2,14 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // One download's progress bar, its status (size, speed, time left, or the error) and its
 // pause / resume / cancel buttons. task: a DownloadTask.
 ColumnLayout {
     id: root
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
-    property var task
+    property DownloadTask task  // null: none
     signal removeRequested()
 
     readonly property bool failed: !!task && task.state === "failed"

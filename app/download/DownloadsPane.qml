@@ -3,12 +3,13 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // The downloads tab: every download in progress, paused (also those found unfinished at start)
 // or failed, with its controls.
 ListView {
     id: root
-    property var library
+    property ModelLibrary library
 
     objectName: "downloadList"
     clip: true
@@ -17,7 +18,7 @@ ListView {
     ScrollBar.vertical: ScrollBar {}
     delegate: Pane {
         id: item
-        required property var task
+        required property DownloadTask task
         required property string key
         required property string name
         width: ListView.view.width

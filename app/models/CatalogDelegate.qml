@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // One catalog entry: name, facts, fit estimate, and the download button or the download's
 // progress; entries the engine cannot run say why instead.
@@ -22,8 +23,8 @@ ItemDelegate {
     required property string fitVerdict
     required property string fitText
     required property string fitDetail
-    required property var download
-    property var library
+    required property DownloadTask download  // null: not downloading
+    property ModelLibrary library
 
     objectName: "catalogEntry_" + modelId
     width: ListView.view ? ListView.view.width : implicitWidth

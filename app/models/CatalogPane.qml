@@ -3,14 +3,15 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // The catalog tab: search, size limit, "fits my GPU", and the filtered list of models.
 ColumnLayout {
     id: root
-    property var library
+    property ModelLibrary library
 
     // Size limits offered, in bytes (0 = any).
-    readonly property var sizeLimits: [0, 2 * 1024 * 1024 * 1024, 4 * 1024 * 1024 * 1024,
+    readonly property list<real> sizeLimits: [0, 2 * 1024 * 1024 * 1024, 4 * 1024 * 1024 * 1024,
                                        8 * 1024 * 1024 * 1024]
     spacing: 8
 

@@ -3,11 +3,12 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // The installed tab: the models folder's files with their details; delete asks first.
 ColumnLayout {
     id: root
-    property var library
+    property ModelLibrary library
     property string currentPath   // the loaded model's path
     readonly property alias deleteDialog: confirmDelete
     signal useRequested(string path)

@@ -3,14 +3,15 @@ import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Dialogs
 import QtQuick.Layouts
+import Ember
 
 // Choosing, downloading and managing models: the catalog, the installed models and the
 // downloads, each with a fit estimate; adds local files and links. library: a ModelLibrary.
 Dialog {
     id: root
-    property var library
-    property var chat        // ChatController: "Use" loads the model
-    property var inference   // InferenceController: which model is loaded
+    property ModelLibrary library
+    property ChatController chat              // "Use" loads the model
+    property InferenceController inference    // which model is loaded
     property alias currentTab: tabs.currentIndex
 
     objectName: "modelDialog"
