@@ -7,12 +7,12 @@ import Ember
 // The right side of the window: header (title, model, backend), banners, messages, input.
 Page {
     id: root
-    property var chat
-    property var inference
+    required property ChatController chat
+    required property InferenceController inference
     property InstalledModelModel models: null  // ModelLibrary.installed: the model menu's list
-    property var settings
-    property var perf   // PerfMonitor: the performance overlay's numbers
-    property var apiServer: null   // ApiServer: its indicator in the header
+    required property Settings settings
+    property PerfMonitor perf: null  // the performance overlay's numbers
+    property ApiServerStatus apiServer: null  // the local API server: its indicator in the header
     signal apiServerSettingsRequested()
     signal openModelRequested()
     signal manageModelsRequested()
@@ -74,10 +74,9 @@ Page {
             Layout.fillWidth: true
             Layout.leftMargin: 16
             Layout.rightMargin: 8
-            visible: root.chat.settingsSummary !== undefined
             Label {
                 objectName: "conversationSettingsLabel"
-                text: root.chat.settingsSummary || ""
+                text: root.chat.settingsSummary
                 color: Material.hintTextColor
                 font.pixelSize: 12
                 elide: Text.ElideRight

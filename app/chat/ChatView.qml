@@ -2,13 +2,13 @@ pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
+import Ember
 
 // The messages of the open conversation. Follows the end while a response streams in, unless
-// the user has scrolled up. `controller` needs: messages (a model), generating, and what
-// MessageDelegate uses.
+// the user has scrolled up.
 ListView {
     id: root
-    property var controller
+    required property ChatController controller
     property int fontSize: 14
     property bool following: true
 

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls.Material
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // A fenced code block: language label, Copy button, monospace text with syntax highlighting.
 // `highlighter` (a MessageBlocks) attaches the C++ highlighter to the text; without one the code
@@ -12,7 +13,7 @@ Rectangle {
     property string code
     property string language
     property int fontSize: 14
-    property var highlighter: null
+    property MessageBlocks highlighter: null
     property string shown: ""  // what codeText holds
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
     // Always dark, so its buttons (Copy) take the dark theme's light text in both themes.
@@ -31,7 +32,7 @@ Rectangle {
         shown = code
     }
     function attachHighlighter() {
-        if (highlighter && typeof highlighter.highlight === "function")
+        if (highlighter)
             highlighter.highlight(codeText.textDocument, language, {
                 keyword: theme.codeKeyword, type: theme.codeType, string: theme.codeString,
                 comment: theme.codeComment, number: theme.codeNumber })

@@ -1,17 +1,17 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // This conversation's own settings: system prompt, sampling and what happens when the context
 // is full. Each field starts at the value in effect (the conversation's, else the app's); only a
-// field changed here becomes the conversation's own. `chat` needs: conversationSettings,
-// setConversationSetting(key, value). `settings`: the app's defaults.
+// field changed here becomes the conversation's own. `settings`: the app's defaults.
 Dialog {
     id: root
-    property var chat
-    property var settings
-    readonly property var own: chat ? chat.conversationSettings : ({})
-    readonly property var policies: ["dropOldest", "rollingWindow", "stop"]
+    required property ChatController chat
+    required property Settings settings
+    readonly property var own: chat ? chat.conversationSettings : ({})  // a QVariantMap: text, numbers
+    readonly property list<string> policies: ["dropOldest", "rollingWindow", "stop"]
 
     function valueOf(key, fallback) { return own[key] !== undefined ? own[key] : fallback }
     function set(key, value) { root.chat.setConversationSetting(key, value) }

@@ -1,17 +1,18 @@
 import QtQuick
 import QtQuick.Dialogs
+import Ember
 
 // Saves the open conversation as Markdown or JSON: a Save dialog that opens in the folder of
 // the suggested file (the documents folder if there is one, else home) with that name filled
-// in. `chat` needs: suggestedExportFile(format), exportConversation(file, format).
+// in.
 FileDialog {
     id: root
-    property var chat
+    required property ChatController chat
     property string format: "markdown"
 
     function ask(f) {
         format = f
-        const file = String(chat.suggestedExportFile(f))
+        const file = String(root.chat.suggestedExportFile(f))
         currentFolder = file.substring(0, file.lastIndexOf("/"))
         selectedFile = file
         open()
@@ -22,5 +23,5 @@ FileDialog {
     acceptLabel: qsTr("Save")
     defaultSuffix: format === "json" ? "json" : "md"
     nameFilters: format === "json" ? [qsTr("JSON (*.json)")] : [qsTr("Markdown (*.md)")]
-    onAccepted: chat.exportConversation(selectedFile, format)
+    onAccepted: root.chat.exportConversation(selectedFile, format)
 }

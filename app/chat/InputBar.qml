@@ -1,14 +1,13 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // The message box: Enter sends, Shift+Enter starts a new line; Stop replaces Send while a
-// response is generating; a Think switch where the model can reason or not. `controller` needs:
-// generating, send(text) (true once the message is stored), stop(); optionally thinking,
-// thinkingSwitch, and for the token counter setDraft(text), contextTokens and contextLength.
+// response is generating; a Think switch where the model can reason or not; the token counter.
 Pane {
     id: root
-    property var controller
+    required property ChatController controller
     property bool ready: true           // a model is loaded
     property alias text: input.text
     readonly property bool generating: controller ? controller.generating : false
@@ -47,7 +46,7 @@ Pane {
                                             : qsTr("Load a model to start chatting")
                 wrapMode: TextArea.Wrap
                 focus: true
-                onTextChanged: if (root.controller && root.controller.setDraft) root.controller.setDraft(text)
+                onTextChanged: if (root.controller) root.controller.setDraft(text)
                 Keys.onPressed: (event) => {
                     if (event.key !== Qt.Key_Return && event.key !== Qt.Key_Enter)
                         return
@@ -62,10 +61,8 @@ Pane {
         Label {
             // The conversation with this message, in the model's tokens, against the context.
             objectName: "tokenCounter"
-            readonly property int used: root.controller && root.controller.contextTokens !== undefined
-                                        ? root.controller.contextTokens : -1
-            readonly property int total: root.controller && root.controller.contextLength !== undefined
-                                         ? root.controller.contextLength : 0
+            readonly property int used: root.controller ? root.controller.contextTokens : -1
+            readonly property int total: root.controller ? root.controller.contextLength : 0
             visible: used >= 0 && total > 0
             text: qsTr("%1 / %2").arg(used).arg(total)
             font.bold: used > total
@@ -79,8 +76,8 @@ Pane {
             // take enable_thinking).
             objectName: "thinkSwitch"
             text: qsTr("Think")
-            visible: root.controller ? root.controller.thinkingSwitch === true : false
-            checked: root.controller ? root.controller.thinking === true : false
+            visible: root.controller ? root.controller.thinkingSwitch : false
+            checked: root.controller ? root.controller.thinking : false
             focusPolicy: Qt.NoFocus
             ToolTip.visible: hovered
             ToolTip.text: qsTr("Let the model reason before it answers, in this conversation")

@@ -3,12 +3,11 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Controls.Material
 import QtQuick.Layouts
+import Ember
 
 // One message: its reasoning (collapsible), Markdown prose and code blocks, with Copy, Edit (own
 // messages) and Regenerate (the last answer). `blocks` is the message parsed in C++
 // (MessageBlocks): one row per Markdown block, so that a streamed batch changes only the last.
-// `controller` needs: generating, copyText, regenerate, continueResponse, editAndResend,
-// switchVersion.
 Item {
     id: root
     required property int index
@@ -16,7 +15,7 @@ Item {
     required property string content
     required property bool streaming
     required property bool complete
-    required property var blocks
+    required property MessageBlocks blocks
     required property int reasoningMs
     required property int version
     required property int versions
@@ -25,7 +24,7 @@ Item {
     required property real tokensPerSecond
     required property real ttftMs
     required property string stopReason
-    property var controller
+    required property ChatController controller
     property bool isLast: false
     property int fontSize: 14
     property bool editing: false

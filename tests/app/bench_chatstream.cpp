@@ -1,8 +1,9 @@
 // Benchmark (not a test): the UI thread's time per streamed batch while a long reply with
 // Markdown and code streams into the chat view, from the first batch to the last. The real
-// ChatView and MessageDelegate (the Ember QML module) over the real MessageModel; each batch is
-// appended as the worker hands it over, then one frame is produced (polish, layout, sync,
-// render) as the window would, and the time of both is recorded.
+// ChatView and MessageDelegate (the Ember QML module) over the real ChatController and its
+// MessageModel, answering a stored message (the fake engine's reply is held back); each batch is
+// appended to the streaming reply as the worker hands it over, then one frame is produced
+// (polish, layout, sync, render) as the window would, and the time of both is recorded.
 //
 //   bench_app_chat_stream [--tokens 4000] [--per-batch 4] [--csv FILE] [--ui DIR]
 // Prints the median and 90th percentile per tenth of the batches: flat is the aim.
@@ -15,29 +16,22 @@
 #include <QQmlEngine>
 #include <QQuickItem>
 #include <QQuickWindow>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QtQml/QQmlExtensionPlugin>
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 
+#include "chatcontroller.h"
+#include "conversationstore.h"
+#include "fakechatengine.h"
+#include "inferencecontroller.h"
 #include "messagemodel.h"
+#include "settings.h"
 
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
-
-// What ChatView and MessageDelegate ask of the controller.
-class BenchController : public QObject {
-    Q_OBJECT
-    Q_PROPERTY(bool generating READ generating CONSTANT)
-    Q_PROPERTY(QObject* messages READ messages CONSTANT)
-public:
-    bool generating() const { return true; }
-    QObject* messages() { return &model; }
-    Q_INVOKABLE void copyText(const QString&) {}
-    Q_INVOKABLE void regenerate() {}
-    Q_INVOKABLE void continueResponse() {}
-    Q_INVOKABLE void editAndResend(int, const QString&) {}
-    MessageModel model;
-};
 
 namespace {
 
@@ -116,7 +110,36 @@ int main(int argc, char* argv[]) {
     const int tokens = args.value("tokens").toInt();
     const int perBatch = std::max(1, args.value("per-batch").toInt());
 
-    BenchController controller;
+    // The chat, its store and settings in a scratch folder; an engine that holds its reply back
+    // until stopped, so that the chat is generating throughout, as while a reply streams in.
+    QTemporaryDir dir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, dir.path());
+    QCoreApplication::setApplicationName(QStringLiteral("ember-bench"));
+    ConversationStore store;
+    if (!store.open(dir.filePath("chat.sqlite"))) {
+        std::fprintf(stderr, "bench: %s\n", qPrintable(store.lastError()));
+        return 1;
+    }
+    Settings settings;
+    std::atomic<bool> hold{true};
+    InferenceController inference([&hold] {
+        FakeScript script;
+        script.hold = &hold;
+        return std::make_unique<FakeChatEngine>(script);
+    });
+    QSignalSpy loaded(&inference, &InferenceController::modelChanged);
+    EngineLoadOptions load;
+    load.path = "bench.gguf";
+    inference.loadModel(load);
+    ChatController controller(&store, &inference, &settings);
+    if (!loaded.wait(10000)) {
+        std::fprintf(stderr, "bench: the fake model did not load\n");
+        return 1;
+    }
+    const qint64 conversation = store.createConversation("Bench");
+    store.appendMessage(conversation, "user", "Write a parser, step by step.");
+    controller.selectConversation(conversation);
+
     QQmlEngine engine;
     engine.addImportPath(QStringLiteral("qrc:/"));  // where the Ember module lives
     engine.rootContext()->setContextProperty("benchController", &controller);
@@ -138,8 +161,11 @@ int main(int argc, char* argv[]) {
     view->setParentItem(window.contentItem());
     window.show();
 
-    controller.model.append({1, "user", "Write a parser, step by step.", true, QDateTime()});
-    controller.model.append({0, "assistant", {}, false, QDateTime()}, true);
+    controller.regenerate();  // the stored message is answered: a streaming reply row
+    if (!controller.generating() || controller.messages()->count() != 2) {
+        std::fprintf(stderr, "bench: the reply did not start\n");
+        return 1;
+    }
     window.grabWindow();  // the first frame, untimed
 
     const QStringList pieces = replyTokens(tokens);
@@ -150,7 +176,7 @@ int main(int argc, char* argv[]) {
         for (qsizetype k = i; k < std::min(pieces.size(), i + perBatch); ++k) batch += pieces[k];
         timer.start();
         const double start = threadMs();
-        controller.model.appendText(batch);  // what ChatController does per batch
+        controller.messages()->appendText(batch);  // what ChatController does per batch
         model.push_back(threadMs() - start);
         QCoreApplication::processEvents();  // bindings, Qt.callLater, layout
         update.push_back(threadMs() - start);
@@ -171,7 +197,7 @@ int main(int argc, char* argv[]) {
     report("of which the model and QML update", update);
     report("of which the model (parsing)", model);
     report("wall-clock ms per batch (includes waiting for a busy CPU)", wall);
+    delete view;
+    controller.stop();
     return 0;
 }
-
-#include "bench_chatstream.moc"

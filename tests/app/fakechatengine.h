@@ -2,6 +2,7 @@
 // and honours the cancel flag like the real engine (checked before each token).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -25,6 +26,8 @@ struct FakeScript {
     double ttftMs = 0;
     std::string checkFailPath;  // check() finds this file incomplete
     std::string loadFailPath;   // load() of this file fails after dropping the loaded model
+    // generate() gives nothing while this is set (until cancelled); null: it never waits.
+    const std::atomic<bool>* hold = nullptr;
 };
 
 class FakeChatEngine : public ChatEngine {
@@ -95,6 +98,8 @@ public:
         stats.evaluatedTokens = m_script.evaluatedTokens;
         if (onPrompt) onPrompt(stats.promptTokens, stats.evaluatedTokens);
         m_emitted.store(0);
+        while (m_script.hold && m_script.hold->load() && !(cancel && cancel->load()))
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
         for (size_t i = 0; i < m_script.pieces.size(); ++i) {
             if (!m_script.generateError.empty() && static_cast<int>(i) == m_script.failAfter)
                 return ember::make_error(m_script.generateErrorCode, m_script.generateError);

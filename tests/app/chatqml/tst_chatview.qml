@@ -2,45 +2,41 @@ import QtQuick
 import QtTest
 import Ember
 
-// The chat view over the real message model (Markdown parsed in C++), with a mock controller.
+// The chat view over the real ChatController (its message model parses Markdown in C++, its
+// store keeps the conversation) and a fake engine.
 Item {
     id: root
     width: 700
     height: 500
 
-    QtObject {
-        id: mock
-        property bool generating: false
-        property var messages: fixture.messages()
-        property var copied: []
-        property int regenerated: 0
-        property var edits: []
-        function copyText(t) { copied = copied.concat([t]) }
-        function regenerate() { regenerated += 1 }
-        property int continued: 0
-        function continueResponse() { continued += 1 }
-        function editAndResend(row, text) { edits = edits.concat([[row, text]]) }
-        property var switches: []
-        function switchVersion(row, step) { switches = switches.concat([[row, step]]) }
-    }
+    readonly property ChatController chat: fixture.chat()
     readonly property string answer: "Here is **bold** prose.\n\n```c\nint main() { return 0; }\n```\n\nAnd more prose."
 
     ChatView {
         id: view
         anchors.fill: parent
-        controller: mock
+        controller: root.chat
     }
 
     TestCase {
         name: "ChatView"
         when: windowShown
 
-        function init() {
-            fixture.removeFrom(mock.messages, 0)
-            fixture.append(mock.messages, 1, "user", "Show me C", true, false)
-            fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
+        // Opens a stored conversation and waits until the view shows it.
+        function open(messages) {
+            fixture.conversation(root.chat, messages)
             view.forceLayout()  // the view takes model changes in at its next layout
-            tryVerify(() => view.count === 2 && delegateAt(1) !== null, 5000, "both messages shown")
+            tryVerify(() => view.count === messages.length && delegateAt(messages.length - 1) !== null,
+                      5000, "the conversation shown")
+        }
+        function init() {
+            fixture.hold(false)
+            open([["user", "Show me C"], ["assistant", root.answer]])
+        }
+        function cleanup() {
+            root.chat.stop()
+            tryVerify(() => !root.chat.generating, 5000, "the reply stopped")
+            fixture.hold(false)
         }
 
         function findAll(item, name, out) {
@@ -70,31 +66,36 @@ Item {
             verify(findAll(answer, "regenerateButton", [])[0].visible, "the last answer can be regenerated")
             verify(!findAll(user, "regenerateButton", [])[0].visible)
             mouseClick(findAll(answer, "copyMessageButton", [])[0])
-            compare(mock.copied.length, 1)
-            verify(mock.copied[0].startsWith("Here is **bold**"))
+            verify(fixture.clipboard().startsWith("Here is **bold**"), fixture.clipboard())
             mouseClick(findAll(answer, "regenerateButton", [])[0])
-            compare(mock.regenerated, 1)
+            // A second version of the answer, stored; the first one stays.
+            tryVerify(() => !root.chat.generating && delegateAt(1) !== null
+                            && delegateAt(1).versions === 2, 5000, "regenerated")
+            compare(delegateAt(1).content, "New answer.")
+            compare(fixture.stored(root.chat), ["Show me C", "New answer."])
         }
 
         // After a crash: an incomplete last answer offers Continue and Regenerate; an unanswered
         // last message offers Regenerate.
         function test_incompleteOrUnansweredLastMessage() {
+            verify(!findAll(delegateAt(1), "continueButton", [])[0].visible, "a complete answer")
+            open([["user", "Show me C"], ["assistant", "Here is", false]])
             const answer = delegateAt(1)
-            verify(!findAll(answer, "continueButton", [])[0].visible, "a complete answer")
-            fixture.finishLast(mock.messages, 2, root.answer, false)
             verify(findAll(answer, "continueButton", [])[0].visible)
             verify(findAll(answer, "regenerateButton", [])[0].visible)
             mouseClick(findAll(answer, "continueButton", [])[0])
-            compare(mock.continued, 1)
-            fixture.removeFrom(mock.messages, 1)
-            view.forceLayout()  // the view takes model changes in at its next layout
-            tryVerify(() => view.count === 1 && delegateAt(0) !== null)
+            // The same reply, grown.
+            tryVerify(() => !root.chat.generating && delegateAt(1) !== null
+                            && delegateAt(1).content === "Here isNew answer.", 5000, "continued")
+            compare(fixture.stored(root.chat), ["Show me C", "Here isNew answer."])
+            compare(delegateAt(1).versions, 1)
+            open([["user", "Show me C"]])
             const user = delegateAt(0)
             tryVerify(() => findAll(user, "regenerateButton", [])[0].visible, 5000,
                       "an unanswered message")
             verify(!findAll(user, "continueButton", [])[0].visible)
-            fixture.append(mock.messages, 2, "assistant", root.answer, true, false)
-            view.forceLayout()  // the view takes model changes in at its next layout
+            mouseClick(findAll(user, "regenerateButton", [])[0])
+            tryVerify(() => view.count === 2 && !root.chat.generating, 5000, "answered")
             tryVerify(() => !findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
 
@@ -102,22 +103,30 @@ Item {
         // stopped reply stopped.
         function test_versionsAndDetails() {
             verify(!findAll(delegateAt(1), "messageFooter", [])[0].visible, "one version, no details")
-            fixture.removeFrom(mock.messages, 1)
-            fixture.appendVersion(mock.messages, 5, "assistant", "Another answer", 2, 3)
-            fixture.setLastDetails(mock.messages, "tiny.gguf", 120, 42.25, 350, "max_tokens")
-            fixture.finishLast(mock.messages, 5, "Another answer", false)
+            for (let n = 2; n <= 3; ++n) {
+                root.chat.regenerate()
+                tryVerify(() => !root.chat.generating && delegateAt(1) !== null
+                                && delegateAt(1).versions === n, 5000, "version " + n)
+            }
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => delegateAt(1) !== null
                             && findAll(delegateAt(1), "messageFooter", [])[0].visible)
-            const answer = delegateAt(1)
-            compare(findAll(answer, "versionLabel", [])[0].text, "2/3")
+            let answer = delegateAt(1)
+            compare(findAll(answer, "versionLabel", [])[0].text, "3/3")
             compare(findAll(answer, "detailsLabel", [])[0].text,
-                    "tiny.gguf · 120 tokens · 42.3 tok/s · 0.35 s to first token")
+                    "fake.gguf · 2 tokens · 42.3 tok/s · 0.35 s to first token")
             compare(findAll(answer, "stoppedLabel", [])[0].text, "(stopped at the token limit)")
             verify(findAll(answer, "continueButton", [])[0].visible)
+            // The arrows choose the version in the store; the view shows it.
             mouseClick(findAll(answer, "previousVersionButton", [])[0])
-            mouseClick(findAll(answer, "nextVersionButton", [])[0])
-            compare(mock.switches, [[1, -1], [1, 1]])
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 5000)
+            mouseClick(findAll(delegateAt(1), "previousVersionButton", [])[0])
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 1, 5000)
+            compare(delegateAt(1).content, root.answer)
+            compare(fixture.stored(root.chat), ["Show me C", root.answer])
+            mouseClick(findAll(delegateAt(1), "nextVersionButton", [])[0])
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 5000)
+            compare(fixture.stored(root.chat), ["Show me C", "New answer."])
             // The user's message has one version: no arrows.
             verify(!findAll(delegateAt(0), "previousVersionButton", [])[0].visible)
         }
@@ -130,10 +139,13 @@ Item {
             compare(area.text, "Show me C")
             area.text = "Show me Rust"
             mouseClick(findAll(user, "saveAndSendButton", [])[0])
-            compare(mock.edits.length, 1)
-            compare(mock.edits[0][0], 0)
-            compare(mock.edits[0][1], "Show me Rust")
             verify(!user.editing)
+            // A new version of the message, answered; the old one stays stored beside it.
+            tryVerify(() => !root.chat.generating && view.count === 2 && delegateAt(0) !== null
+                            && delegateAt(0).content === "Show me Rust", 5000)
+            compare(delegateAt(0).version, 2)
+            compare(delegateAt(0).versions, 2)
+            compare(fixture.stored(root.chat), ["Show me Rust", "New answer."])
         }
 
         // A long reply: blocks scrolled out of view are not drawn (the block leaves the scene
@@ -142,7 +154,7 @@ Item {
         function test_blocksOutOfViewAreNotDrawn() {
             let text = ""
             for (let i = 0; i < 80; ++i) text += "Paragraph " + i + " of a long reply.\n\n"
-            fixture.append(mock.messages, 3, "assistant", text, true, false)
+            fixture.append(root.chat.messages, 3, "assistant", text, true, false)
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => delegateAt(2) !== null
                             && findAll(delegateAt(2), "proseText", []).length === 80)
@@ -176,11 +188,12 @@ Item {
         }
 
         function test_streamingUpdates() {
-            fixture.append(mock.messages, 3, "user", "More", true, false)
-            fixture.append(mock.messages, 0, "assistant", "", false, true)
-            mock.generating = true
+            open([["user", "Show me C"], ["assistant", root.answer], ["user", "More"]])
+            fixture.hold(true)  // the reply is generating until the test is done
+            root.chat.regenerate()
+            verify(root.chat.generating)
             compare(view.count, 4)
-            fixture.appendText(mock.messages, "Partial\n```py\nprint(1)")
+            fixture.appendText(root.chat.messages, "Partial\n```py\nprint(1)")
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => delegateAt(3) !== null
                             && findAll(delegateAt(3), "codeText", []).length === 1)
@@ -189,7 +202,7 @@ Item {
             let code = findAll(last, "codeText", [])
             compare(code.length, 1)
             const block = code[0]
-            fixture.appendText(mock.messages, "\nprint(2)\n```\nDone.")
+            fixture.appendText(root.chat.messages, "\nprint(2)\n```\nDone.")
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => findAll(last, "proseText", []).length === 2)
             code = findAll(last, "codeText", [])
@@ -200,7 +213,6 @@ Item {
             // Actions are hidden while streaming; Regenerate is disabled while generating.
             verify(!findAll(last, "copyMessageButton", [])[0].parent.visible)
             verify(!findAll(delegateAt(0), "editButton", [])[0].enabled)
-            mock.generating = false
         }
     }
 }

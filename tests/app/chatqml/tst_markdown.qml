@@ -10,26 +10,19 @@ Item {
     width: 600
     height: 600
 
-    QtObject {
-        id: mock
-        property bool generating: false
-        property var messages: fixture.messages()
-        function copyText(t) {}
-        function regenerate() {}
-        function continueResponse() {}
-        function editAndResend(row, text) {}
-    }
+    // The chat's own view rows (what it shows), set by the test.
+    readonly property ChatController chat: fixture.chat()
     ChatView {
         id: view
         anchors.fill: parent
-        controller: mock
+        controller: root.chat
     }
 
     TestCase {
         name: "Markdown"
         when: windowShown
 
-        function init() { fixture.removeFrom(mock.messages, 0) }
+        function init() { fixture.removeFrom(root.chat.messages, 0) }
 
         function findAll(item, name, out) {
             if (item.objectName === name && item.visible) out.push(item)
@@ -40,7 +33,7 @@ Item {
             return findAll(view.itemAtIndex(row), "proseText", []).map(t => t.getText(0, t.length))
         }
         function show(content, reasoningMs) {
-            fixture.append(mock.messages, 1, "assistant", content, true, false, reasoningMs || 0)
+            fixture.append(root.chat.messages, 1, "assistant", content, true, false, reasoningMs || 0)
             view.forceLayout()  // the view takes model changes in at its next layout
             return view.itemAtIndex(0)
         }
@@ -76,8 +69,8 @@ Item {
         }
 
         function test_streamedReasoningShowsThenFolds() {
-            fixture.append(mock.messages, 0, "assistant", "", false, true)
-            fixture.appendText(mock.messages, "<think>\nLet me see")
+            fixture.append(root.chat.messages, 0, "assistant", "", false, true)
+            fixture.appendText(root.chat.messages, "<think>\nLet me see")
             view.forceLayout()
             tryVerify(() => texts(0).length === 1)
             const d = view.itemAtIndex(0)
@@ -85,7 +78,7 @@ Item {
             verify(header.text.indexOf("Thinking") >= 0, header.text)
             compare(texts(0), ["Let me see"], "the reasoning shows while it runs")
             fixture.advance(7000)
-            fixture.appendText(mock.messages, ", yes.</think>\n\nYes.")
+            fixture.appendText(root.chat.messages, ", yes.</think>\n\nYes.")
             tryVerify(() => header.text.indexOf("Thought for 7 s") >= 0, 5000, header.text)
             verify(header.text.indexOf("Thought for 7 s") >= 0, header.text)
             compare(texts(0), ["Yes."], "folded when the answer starts")

@@ -12,8 +12,10 @@ Item {
     Material.theme: Material.Dark
 
     Theme { id: theme; dark: true }
+    readonly property ChatController chat: fixture.chat()
     MessageDelegate {
         id: message
+        controller: root.chat
         width: 600
         index: 0
         role: "assistant"

@@ -9,18 +9,11 @@ Item {
     width: 600
     height: 120
 
-    QtObject {
-        id: mock
-        property bool generating: false
-        property bool thinkingSwitch: false
-        property bool thinking: true
-        function send(text) { return true }
-        function stop() {}
-    }
+    readonly property ChatController chat: fixture.chat()
     InputBar {
         id: bar
         anchors.fill: parent
-        controller: mock
+        controller: root.chat
     }
 
     TestCase {
@@ -40,12 +33,12 @@ Item {
             const s = child(bar, "thinkSwitch")
             verify(s)
             verify(!s.visible, "hidden for templates without enable_thinking")
-            mock.thinkingSwitch = true
-            verify(s.visible)
+            verify(fixture.load(root.chat, "think.gguf"))  // its template takes enable_thinking
+            tryVerify(() => s.visible)
             verify(s.checked)
             mouseClick(s)
-            compare(mock.thinking, false)
-            mock.thinking = true  // another conversation selected
+            compare(root.chat.thinking, false)
+            root.chat.newConversation()  // a new conversation thinks
             verify(s.checked)
         }
     }

@@ -159,8 +159,9 @@ public:
     explicit QmlFixture(QObject* parent) : QObject(parent) {}
     ~QmlFixture() override {
         m_gate->close();  // the engines return, so that the worker threads can end
-        // The chats go before their stores (members, deleted before the children).
-        for (QObject* child : children())
+        // The chats go before their stores (members, deleted before the children). A copy of
+        // the list: deleting a child takes it out of children().
+        for (QObject* child : QObjectList(children()))
             if (qobject_cast<ChatController*>(child)) delete child;
     }
 

@@ -3,35 +3,21 @@ import QtQuick.Controls
 import QtTest
 import Ember
 
-// The conversation's settings dialog against a mock controller: fields start at the value in
-// effect (the conversation's own, else the app's); a change becomes the conversation's own.
+// The conversation's settings dialog on the real ChatController and Settings: fields start at
+// the value in effect (the conversation's own, else the app's); a change becomes the
+// conversation's own.
 Item {
     id: root
     width: 700
     height: 600
 
-    QtObject {
-        id: mockChat
-        property var conversationSettings: ({})
-        property var calls: []
-        function setConversationSetting(key, value) {
-            calls = calls.concat([[key, value]])
-            const s = Object.assign({}, conversationSettings)
-            if (value === undefined) delete s[key]; else s[key] = value
-            conversationSettings = s
-        }
-    }
-    QtObject {
-        id: mockSettings
-        property string systemPrompt: "You are helpful."
-        property real temperature: 0.8
-        property int maxTokens: 512
-    }
+    readonly property Settings settings: fixture.settings()
+    readonly property ChatController chat: fixture.chat(fixture.inference(), root.settings)
 
     ConversationSettingsDialog {
         id: dialog
-        chat: mockChat
-        settings: mockSettings
+        chat: root.chat
+        settings: root.settings
     }
 
     TestCase {
@@ -49,6 +35,7 @@ Item {
         }
 
         function test_fieldsAndChanges() {
+            root.settings.systemPrompt = "You are helpful."
             dialog.open()
             tryVerify(() => dialog.opened)
             const prompt = findChildNamed(dialog.contentItem, "systemPromptField")
@@ -56,15 +43,16 @@ Item {
             const policy = findChildNamed(dialog.contentItem, "contextPolicyField")
             compare(policy.currentIndex, 0)
             policy.activated(2)
-            compare(mockChat.calls, [["contextPolicy", "stop"]])
+            compare(root.chat.conversationSettings.contextPolicy, "stop")
             compare(policy.currentIndex, 2)
-            mockChat.setConversationSetting("systemPrompt", "Be a pirate.")
+            root.chat.setConversationSetting("systemPrompt", "Be a pirate.")
             compare(prompt.text, "Be a pirate.", "the conversation's own")
             const temperature = findChildNamed(dialog.contentItem, "temperatureField")
             temperature.numberEdited(0.3)
-            compare(mockChat.conversationSettings.temperature, 0.3)
+            compare(root.chat.conversationSettings.temperature, 0.3)
+            verify(root.chat.settingsSummary.indexOf("temperature 0.3") >= 0, root.chat.settingsSummary)
             mouseClick(findChildNamed(dialog.contentItem, "resetConversationSettings"))
-            compare(Object.keys(mockChat.conversationSettings).length, 0)
+            compare(Object.keys(root.chat.conversationSettings).length, 0)
             compare(prompt.text, "You are helpful.")
             compare(policy.currentIndex, 0)
             dialog.close()

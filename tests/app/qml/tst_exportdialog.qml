@@ -3,24 +3,18 @@ import QtQuick.Dialogs
 import QtTest
 import Ember
 
-// The export dialog is a Save dialog that opens in the suggested file's folder.
+// The export dialog is a Save dialog that opens in the suggested file's folder, and saves through
+// the real ChatController.
 Item {
     id: root
     width: 800
     height: 600
 
-    QtObject {
-        id: mockChat
-        property var exported: []
-        function suggestedExportFile(format) {
-            return "file:///home/someone/Documents/My chat." + (format === "json" ? "json" : "md")
-        }
-        function exportConversation(file, format) { exported = exported.concat([[String(file), format]]) }
-    }
+    readonly property ChatController chat: fixture.chat(fixture.inference(), fixture.settings())
 
     ExportDialog {
         id: dialog
-        chat: mockChat
+        chat: root.chat
     }
 
     TestCase {
@@ -28,16 +22,24 @@ Item {
         when: windowShown
 
         function test_saveDialogInTheSuggestedFolder() {
+            const suggested = String(root.chat.suggestedExportFile("markdown"))
+            verify(suggested.startsWith("file:///") && suggested.endsWith("/conversation.md"),
+                   suggested)
             dialog.ask("markdown")
             compare(dialog.fileMode, FileDialog.SaveFile)
             compare(dialog.acceptLabel, "Save")
-            compare(String(dialog.currentFolder), "file:///home/someone/Documents")
-            compare(String(dialog.selectedFile), "file:///home/someone/Documents/My chat.md")
+            compare(String(dialog.currentFolder), suggested.substring(0, suggested.lastIndexOf("/")))
+            compare(String(dialog.selectedFile), suggested)
             compare(dialog.nameFilters[0], "Markdown (*.md)")
             dialog.close()
             dialog.ask("json")
             compare(dialog.defaultSuffix, "json")
-            compare(String(dialog.selectedFile), "file:///home/someone/Documents/My chat.json")
+            compare(String(dialog.selectedFile), String(root.chat.suggestedExportFile("json")))
+            verify(String(dialog.selectedFile).endsWith("/conversation.json"))
+            // Accepted, it asks the chat to export (which has nothing yet, and says so).
+            dialog.accepted()
+            compare(root.chat.errorMessage, "Nothing to export yet.")
+            root.chat.dismissError()
             dialog.close()
         }
     }

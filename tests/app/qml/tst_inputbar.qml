@@ -2,32 +2,24 @@ import QtQuick
 import QtTest
 import Ember
 
-// The input box against a mock controller: Enter sends, Shift+Enter adds a line,
-// Stop replaces Send while generating, the text stays when the message is not accepted.
+// The input box on the real ChatController (a fake engine whose reply runs until stopped): Enter
+// sends, Shift+Enter adds a line, Stop replaces Send while generating, the text stays when the
+// message is not stored.
 Item {
     id: root
     width: 600
     height: 200
 
-    QtObject {
-        id: mock
-        property bool generating: false
-        property var sent: []
-        property int stops: 0
-        property bool accepts: true  // false: as when the message cannot be stored
-        function send(text) { sent = sent.concat([text]); return accepts }
-        function stop() { stops += 1 }
-        signal messageNotSent(string text)
-        property string draft: ""
-        property int contextTokens: -1
-        property int contextLength: 256
-        function setDraft(text) { draft = text }
-    }
+    readonly property Settings settings: fixture.settings()
+    readonly property InferenceController inference: fixture.inference()
+    readonly property ChatController chat: fixture.chat(root.inference, root.settings)
+    // A chat with no model loaded: it stores nothing.
+    readonly property ChatController unloaded: fixture.chat(fixture.inference(), root.settings)
 
     InputBar {
         id: bar
         anchors.fill: parent
-        controller: mock
+        controller: root.chat
     }
 
     TestCase {
@@ -43,19 +35,29 @@ Item {
             return null
         }
         function init() {
-            mock.generating = false
-            mock.sent = []
-            mock.stops = 0
-            mock.accepts = true
+            if (!root.inference.modelLoaded) {
+                fixture.loadModel(root.inference, "fake.gguf")
+                fixture.loadStep(1)
+                tryVerify(() => root.inference.modelLoaded, 5000, "the fake model loaded")
+            }
+            root.chat.newConversation()
+            bar.controller = root.chat
             bar.ready = true
             bar.text = ""
             findChildNamed(bar, "messageInput").forceActiveFocus()
         }
+        function cleanup() {
+            root.chat.stop()
+            tryVerify(() => !root.chat.generating, 5000, "the reply stopped")
+            root.chat.dismissError()
+        }
+        // The messages the chat stored in its open conversation (0: none).
+        function sent() { return root.chat.currentConversationId === 0 ? "" : root.chat.currentTitle }
 
         function test_enterSends() {
             keyClick("H"); keyClick("i")
             keyClick(Qt.Key_Return)
-            compare(mock.sent, ["Hi"])
+            compare(sent(), "Hi")
             compare(bar.text, "", "the box is cleared after sending")
         }
 
@@ -64,44 +66,46 @@ Item {
             keyClick("H"); keyClick("i")
             keyClick(Qt.Key_Return)
             compare(bar.text, "")
-            mock.messageNotSent("Hi")
+            root.chat.messageNotSent("Hi")
             compare(bar.text, "Hi")
             bar.text = "New text"
-            mock.messageNotSent("Hi")
+            root.chat.messageNotSent("Hi")
             compare(bar.text, "New text")
         }
 
         function test_textStaysWhenNotAccepted() {
-            mock.accepts = false
+            bar.controller = root.unloaded
             keyClick("H"); keyClick("i")
             keyClick(Qt.Key_Return)
-            compare(mock.sent, ["Hi"])
+            compare(root.unloaded.currentConversationId, 0, "nothing stored")
+            verify(root.unloaded.errorMessage.length > 0)
             compare(bar.text, "Hi", "the typed message is kept")
             mouseClick(findChildNamed(bar, "sendButton"))
-            compare(mock.sent, ["Hi", "Hi"])
+            compare(root.unloaded.currentConversationId, 0)
             compare(bar.text, "Hi")
+            root.unloaded.dismissError()
         }
 
         function test_keypadEnterSends() {
             keyClick("x")
             keyClick(Qt.Key_Enter)
-            compare(mock.sent, ["x"])
+            compare(sent(), "x")
         }
 
         function test_shiftEnterAddsLine() {
             keyClick("a")
             keyClick(Qt.Key_Return, Qt.ShiftModifier)
             keyClick("b")
-            compare(mock.sent, [])
+            compare(sent(), "")
             compare(bar.text, "a\nb")
             keyClick(Qt.Key_Return)
-            compare(mock.sent, ["a\nb"])
+            compare(sent(), "a b")  // the title: the message on one line
         }
 
         function test_emptyIsNotSent() {
             keyClick(Qt.Key_Space)
             keyClick(Qt.Key_Return)
-            compare(mock.sent, [])
+            compare(sent(), "")
         }
 
         function test_stopVisibleOnlyWhileGenerating() {
@@ -109,36 +113,36 @@ Item {
             const stop = findChildNamed(bar, "stopButton")
             verify(send.visible)
             verify(!stop.visible)
-            mock.generating = true
+            keyClick("g"); keyClick("o")
+            keyClick(Qt.Key_Return)
+            tryVerify(() => root.chat.generating, 5000)
             verify(!send.visible)
             verify(stop.visible)
-            mouseClick(stop)
-            compare(mock.stops, 1)
+            const rows = root.chat.messages.count
             // Enter does not send while a response is generating; the text stays.
             keyClick("q")
             keyClick(Qt.Key_Return)
-            compare(mock.sent, [])
+            compare(root.chat.messages.count, rows)
             compare(bar.text, "q")
-            mock.generating = false
+            mouseClick(stop)
+            tryVerify(() => !root.chat.generating, 5000, "stopped")
             verify(send.visible)
             verify(!stop.visible)
             mouseClick(send)
-            compare(mock.sent, ["q"])
+            tryVerify(() => root.chat.messages.count === rows + 2, 5000, "q sent and answered")
+            compare(bar.text, "")
         }
 
         // The token counter: what is typed goes to the controller to be counted, and the count
-        // shows against the context; nothing shows until there is a count.
+        // shows against the context.
         function test_tokenCounter() {
             const counter = findChildNamed(bar, "tokenCounter")
-            mock.contextTokens = -1
-            verify(!counter.visible)
             keyClick("a"); keyClick("b")
-            compare(mock.draft, "ab")
-            mock.contextTokens = 120
-            verify(counter.visible)
-            compare(counter.text, "120 / 256")
+            tryVerify(() => counter.visible && root.chat.contextTokens > 0, 5000, "counted")
+            compare(counter.text, root.chat.contextTokens + " / " + root.chat.contextLength)
             verify(!counter.font.bold)
-            mock.contextTokens = 300
+            bar.text = "word ".repeat(root.chat.contextLength)
+            tryVerify(() => root.chat.contextTokens > root.chat.contextLength, 5000, "over")
             verify(counter.font.bold, "over the context")
         }
 
@@ -146,7 +150,7 @@ Item {
             bar.ready = false
             keyClick("z")
             keyClick(Qt.Key_Return)
-            compare(mock.sent, [])
+            compare(sent(), "")
             verify(!findChildNamed(bar, "sendButton").enabled)
         }
     }
