@@ -44,16 +44,16 @@ Item {
         function test_escapeStopsAGeneration() {
             fixture.loadModel(root.inference, "/models/fake.gguf")
             fixture.loadStep(1)
-            tryCompare(root.inference, "modelLoaded", true)
+            tryCompare(root.inference, "modelLoaded", true, 30000)
             verify(!actions.stop.enabled, "nothing to stop")
             keyClick(Qt.Key_Escape)
             verify(root.chat.send("Hello"))
-            tryVerify(() => fixture.engineGenerating(), 5000, "the reply is under way")
+            tryVerify(() => fixture.engineGenerating(), 30000, "the reply is under way")
             verify(root.chat.generating)
             verify(actions.stop.enabled)
             verify(!actions.regenerate.enabled, "not while a reply is under way")
             keyClick(Qt.Key_Escape)
-            tryCompare(root.chat, "generating", false)
+            tryCompare(root.chat, "generating", false, 30000)
             verify(actions.exportMarkdown.enabled, "the conversation exists now")
         }
 

@@ -45,11 +45,11 @@ Item {
             root.settings.fontSize = 14
             fixture.loadModel(root.inference, "/models/a-model-with-a-rather-long-file-name.Q4_K_M.gguf")
             fixture.loadStep(1)
-            tryCompare(root.inference, "modelLoaded", true)
+            tryCompare(root.inference, "modelLoaded", true, 30000)
             verify(root.chat.send("Poem about the sea"))
-            tryVerify(() => fixture.engineGenerating(), 5000, "the reply is under way")
+            tryVerify(() => fixture.engineGenerating(), 30000, "the reply is under way")
             root.chat.stop()
-            tryCompare(root.chat, "generating", false)
+            tryCompare(root.chat, "generating", false, 30000)
             compare(root.chat.currentTitle, "Poem about the sea")
         }
 

@@ -51,7 +51,7 @@ Item {
         function initTestCase() {
             fixture.loadModel(root.inference, "/models/stories260K.gguf")
             fixture.loadStep(1)
-            tryCompare(root.inference, "modelLoaded", true)
+            tryCompare(root.inference, "modelLoaded", true, 30000)
         }
 
         function test_displayNameIsTheMenusName() {
@@ -116,12 +116,12 @@ Item {
             verify(child(progress, "loadProgressBar").indeterminate, "before the first report")
             compare(child(progress, "loadProgressText").text, "Loading the model…")
             fixture.loadStep(0.375)  // exact in the engine's float
-            tryVerify(() => !child(progress, "loadProgressBar").indeterminate, 5000, "the engine's report")
+            tryVerify(() => !child(progress, "loadProgressBar").indeterminate, 30000, "the engine's report")
             compare(child(progress, "loadProgressBar").value, 0.375)
             compare(child(progress, "loadProgressText").text, "Loading the model… 37 %")
             mouseClick(child(progress, "cancelLoadButton"))
             fixture.loadStep(1)  // the worker loads the previous model again
-            tryCompare(root.inference, "loading", false)
+            tryCompare(root.inference, "loading", false, 30000)
             verify(!progress.visible)
             compare(root.inference.modelPath, "/models/stories260K.gguf")
             compare(button.text, "stories260K  ▾")

@@ -42,7 +42,7 @@ Item {
             dialog.open()
             tryCompare(dialog, "opened", true)
             // Every supported entry has its estimate.
-            tryVerify(() => entry("llama-1b") && part(entry("llama-1b"), "fitBadge").verdict === "gpu", 10000)
+            tryVerify(() => entry("llama-1b") && part(entry("llama-1b"), "fitBadge").verdict === "gpu", 30000)
         }
         function cleanup() {
             dialog.close()
@@ -87,14 +87,14 @@ Item {
             const empty = findChild(dialog.contentItem, "catalogEmpty")
             verify(!empty.visible)
             fixture.setNoGpu(true)
-            tryVerify(() => root.library.gpuProblem.length > 0, 10000, "the estimates found no GPU")
+            tryVerify(() => root.library.gpuProblem.length > 0, 30000, "the estimates found no GPU")
             mouseClick(findChild(dialog.contentItem, "fitsGpuFilter"))
             tryCompare(catalogList(), "count", 0)
             tryCompare(empty, "visible", true)
             compare(empty.text, root.library.gpuProblem)
             verify(empty.text.indexOf("No usable GPU") >= 0, empty.text)
             fixture.setNoGpu(false)
-            tryCompare(root.library, "gpuProblem", "", 10000)
+            tryCompare(root.library, "gpuProblem", "", 30000)
             root.library.catalog.searchText = "nothing matches this"
             tryCompare(catalogList(), "count", 0)
             compare(empty.text, "No model matches these filters.")
@@ -130,14 +130,14 @@ Item {
             tryCompare(controls, "visible", true)
             verify(!part(e, "downloadButton").visible, "no second download while one runs")
             const bar = part(controls, "downloadProgress")
-            tryCompare(bar, "value", 0.25, 10000)
+            tryCompare(bar, "value", 0.25, 30000)
             compare(part(controls, "downloadPercent").text, "25%")
             compare(part(controls, "downloadStatus").text, controls.task.statusText)
             verify(controls.task.statusText.length > 0)
             tryCompare(part(controls, "pauseButton"), "visible", true)
             verify(!part(controls, "resumeButton").visible)
             mouseClick(part(controls, "pauseButton"))
-            tryCompare(controls.task, "state", "paused")
+            tryCompare(controls.task, "state", "paused", 30000)
             verify(!part(controls, "pauseButton").visible)
             verify(part(controls, "resumeButton").visible)
             compare(bar.value, 0.25, "a paused download keeps its progress")
@@ -151,7 +151,7 @@ Item {
             dialog.currentTab = 1
             const list = findChild(dialog.contentItem, "installedList")
             tryCompare(list, "count", 3)
-            tryCompare(root.library.installed, "inspecting", false, 10000)
+            tryCompare(root.library.installed, "inspecting", false, 30000)
             waitForItemPolished(list)
             // By file name: broken.gguf, orca-mini.gguf, stories260K.gguf.
             const broken = findChild(list, "installedEntry_0")
