@@ -160,7 +160,7 @@ make_models() {  # four at a time; Llama 2 with its real vocabulary (llama-cli r
 }
 
 job_tests() {
-    EMBER_VULKAN_TEST_DEVICE=NVIDIA XDG_CACHE_HOME="$S/cache-test" timeout 560 \
+    EMBER_VULKAN_TEST_DEVICE=NVIDIA EMBER_CLI_PATH="$CLI" XDG_CACHE_HOME="$S/cache-test" timeout 560 \
         "$BIN/test_vulkan" --gtest_brief=1 ${FILTER:+--gtest_filter=$FILTER} >"$O/test_vulkan.log" 2>&1
     log "test_vulkan rc=$?: $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$O/test_vulkan.log" | tr '\n' ' ')"
     grep -E '^\[  FAILED  \] [A-Z]' "$O/test_vulkan.log" | sort -u | tee -a "$O/progress.log"
