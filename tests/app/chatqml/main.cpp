@@ -86,7 +86,7 @@ public:
         EngineLoadOptions o;
         o.path = path.toStdString();
         inference->loadModel(o);
-        return loaded.wait(10000) && inference->modelPath() == path;
+        return loaded.wait(30000) && inference->modelPath() == path;
     }
     // Replies wait (generating) while held, until released or stopped.
     Q_INVOKABLE void hold(bool on) { m_hold.store(on); }

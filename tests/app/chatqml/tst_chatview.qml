@@ -35,7 +35,7 @@ Item {
         }
         function cleanup() {
             root.chat.stop()
-            tryVerify(() => !root.chat.generating, 5000, "the reply stopped")
+            tryVerify(() => !root.chat.generating, 30000, "the reply stopped")
             fixture.hold(false)
         }
 
@@ -70,7 +70,7 @@ Item {
             mouseClick(findAll(answer, "regenerateButton", [])[0])
             // A second version of the answer, stored; the first one stays.
             tryVerify(() => !root.chat.generating && delegateAt(1) !== null
-                            && delegateAt(1).versions === 2, 5000, "regenerated")
+                            && delegateAt(1).versions === 2, 30000, "regenerated")
             compare(delegateAt(1).content, "New answer.")
             compare(fixture.stored(root.chat), ["Show me C", "New answer."])
         }
@@ -86,16 +86,16 @@ Item {
             mouseClick(findAll(answer, "continueButton", [])[0])
             // The same reply, grown.
             tryVerify(() => !root.chat.generating && delegateAt(1) !== null
-                            && delegateAt(1).content === "Here isNew answer.", 5000, "continued")
+                            && delegateAt(1).content === "Here isNew answer.", 30000, "continued")
             compare(fixture.stored(root.chat), ["Show me C", "Here isNew answer."])
             compare(delegateAt(1).versions, 1)
             open([["user", "Show me C"]])
             const user = delegateAt(0)
-            tryVerify(() => findAll(user, "regenerateButton", [])[0].visible, 5000,
+            tryVerify(() => findAll(user, "regenerateButton", [])[0].visible, 30000,
                       "an unanswered message")
             verify(!findAll(user, "continueButton", [])[0].visible)
             mouseClick(findAll(user, "regenerateButton", [])[0])
-            tryVerify(() => view.count === 2 && !root.chat.generating, 5000, "answered")
+            tryVerify(() => view.count === 2 && !root.chat.generating, 30000, "answered")
             tryVerify(() => !findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
 
@@ -106,7 +106,7 @@ Item {
             for (let n = 2; n <= 3; ++n) {
                 root.chat.regenerate()
                 tryVerify(() => !root.chat.generating && delegateAt(1) !== null
-                                && delegateAt(1).versions === n, 5000, "version " + n)
+                                && delegateAt(1).versions === n, 30000, "version " + n)
             }
             view.forceLayout()  // the view takes model changes in at its next layout
             tryVerify(() => delegateAt(1) !== null
@@ -119,13 +119,13 @@ Item {
             verify(findAll(answer, "continueButton", [])[0].visible)
             // The arrows choose the version in the store; the view shows it.
             mouseClick(findAll(answer, "previousVersionButton", [])[0])
-            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 5000)
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 30000)
             mouseClick(findAll(delegateAt(1), "previousVersionButton", [])[0])
-            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 1, 5000)
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 1, 30000)
             compare(delegateAt(1).content, root.answer)
             compare(fixture.stored(root.chat), ["Show me C", root.answer])
             mouseClick(findAll(delegateAt(1), "nextVersionButton", [])[0])
-            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 5000)
+            tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 30000)
             compare(fixture.stored(root.chat), ["Show me C", "New answer."])
             // The user's message has one version: no arrows.
             verify(!findAll(delegateAt(0), "previousVersionButton", [])[0].visible)
@@ -142,7 +142,7 @@ Item {
             verify(!user.editing)
             // A new version of the message, answered; the old one stays stored beside it.
             tryVerify(() => !root.chat.generating && view.count === 2 && delegateAt(0) !== null
-                            && delegateAt(0).content === "Show me Rust", 5000)
+                            && delegateAt(0).content === "Show me Rust", 30000)
             compare(delegateAt(0).version, 2)
             compare(delegateAt(0).versions, 2)
             compare(fixture.stored(root.chat), ["Show me Rust", "New answer."])
@@ -166,24 +166,24 @@ Item {
                 }
                 return true
             }
-            tryVerify(placed, 5000, "each block 8 px below the one before")
+            tryVerify(placed, 30000, "each block 8 px below the one before")
             const height = delegateAt(2).height
             view.positionViewAtEnd()
-            tryVerify(() => !prose[0].visible, 5000, "the first paragraph is far above the view")
+            tryVerify(() => !prose[0].visible, 30000, "the first paragraph is far above the view")
             verify(!prose[0].parent.visible, "its block is out of the scene graph")
             verify(prose[79].visible, "the last one is in view")
             verify(placed(), "hidden blocks keep their places")
             compare(delegateAt(2).height, height)
             view.positionViewAtIndex(2, ListView.Beginning)
-            tryVerify(() => prose[0].visible, 5000, "scrolled back: drawn again")
+            tryVerify(() => prose[0].visible, 30000, "scrolled back: drawn again")
             verify(!prose[79].visible)
             verify(!prose[79].parent.visible)
             verify(placed())
             compare(delegateAt(2).height, height)
             // A narrower view wraps every block again: all are placed again, hidden ones too.
             root.width = 150
-            tryVerify(() => delegateAt(2).height > height, 5000, "taller when narrower")
-            tryVerify(placed, 5000, "placed again after the resize")
+            tryVerify(() => delegateAt(2).height > height, 30000, "taller when narrower")
+            tryVerify(placed, 30000, "placed again after the resize")
             root.width = 700
         }
 

@@ -38,7 +38,7 @@ Item {
             if (!root.inference.modelLoaded) {
                 fixture.loadModel(root.inference, "fake.gguf")
                 fixture.loadStep(1)
-                tryVerify(() => root.inference.modelLoaded, 5000, "the fake model loaded")
+                tryVerify(() => root.inference.modelLoaded, 30000, "the fake model loaded")
             }
             root.chat.newConversation()
             bar.controller = root.chat
@@ -48,7 +48,7 @@ Item {
         }
         function cleanup() {
             root.chat.stop()
-            tryVerify(() => !root.chat.generating, 5000, "the reply stopped")
+            tryVerify(() => !root.chat.generating, 30000, "the reply stopped")
             root.chat.dismissError()
         }
         // The messages the chat stored in its open conversation (0: none).
@@ -115,7 +115,7 @@ Item {
             verify(!stop.visible)
             keyClick("g"); keyClick("o")
             keyClick(Qt.Key_Return)
-            tryVerify(() => root.chat.generating, 5000)
+            tryVerify(() => root.chat.generating, 30000)
             verify(!send.visible)
             verify(stop.visible)
             const rows = root.chat.messages.count
@@ -125,11 +125,11 @@ Item {
             compare(root.chat.messages.count, rows)
             compare(bar.text, "q")
             mouseClick(stop)
-            tryVerify(() => !root.chat.generating, 5000, "stopped")
+            tryVerify(() => !root.chat.generating, 30000, "stopped")
             verify(send.visible)
             verify(!stop.visible)
             mouseClick(send)
-            tryVerify(() => root.chat.messages.count === rows + 2, 5000, "q sent and answered")
+            tryVerify(() => root.chat.messages.count === rows + 2, 30000, "q sent and answered")
             compare(bar.text, "")
         }
 
@@ -138,11 +138,11 @@ Item {
         function test_tokenCounter() {
             const counter = findChildNamed(bar, "tokenCounter")
             keyClick("a"); keyClick("b")
-            tryVerify(() => counter.visible && root.chat.contextTokens > 0, 5000, "counted")
+            tryVerify(() => counter.visible && root.chat.contextTokens > 0, 30000, "counted")
             compare(counter.text, root.chat.contextTokens + " / " + root.chat.contextLength)
             verify(!counter.font.bold)
             bar.text = "word ".repeat(root.chat.contextLength)
-            tryVerify(() => root.chat.contextTokens > root.chat.contextLength, 5000, "over")
+            tryVerify(() => root.chat.contextTokens > root.chat.contextLength, 30000, "over")
             verify(counter.font.bold, "over the context")
         }
 
