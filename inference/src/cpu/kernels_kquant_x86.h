@@ -1,6 +1,6 @@
-// Q4_K / Q5_K / Q6_K against per-256 quantized activations (ActQ8K in kernels.h), on 256-bit
-// vectors. Included by kernels_avx2.cpp and kernels_avx512.cpp inside their target pragmas
-// (the AVX-512 build gets the same code, EVEX-encoded with 32 registers).
+// Q4_K / Q5_K / Q6_K against per-256 quantized activations (ActQ8K in kernels.h). Included by
+// kernels_avx2.cpp and kernels_avx512.cpp inside their target pragmas: both decode on 256-bit
+// vectors; AVX-512 prompts take ktile512, two sub-blocks per instruction.
 //
 // The per-32 kernels of kernels_x86.h convert every 32-element dot to float and scale it by
 // (weight scale * activation scale). With one activation scale per 256 elements, a K-quant
@@ -65,10 +65,26 @@ struct KDecK4 {
     }
     // Sub-block j's scale in every lane.
     __m256i scale(int j) const { return splat_word(sc, j); }
+#if EMBER_X86_VNNI
+    // Sub-block 2p's scale in the low 256 bits, 2p + 1's in the high ones.
+    __m512i scale2(int p) const {
+        const __m512i s = _mm512_broadcast_i32x4(_mm256_castsi256_si128(sc));
+        const __m512i ctl =
+            _mm512_inserti64x4(_mm512_set1_epi16(short(((4 * p + 1) << 8) | (4 * p))),
+                               _mm256_set1_epi16(short(((4 * p + 3) << 8) | (4 * p + 2))), 1);
+        return _mm512_shuffle_epi8(s, ctl);
+    }
+#endif
 };
 
 struct KDecQ4_K : KDecK4<BlockQ4_K> {
     __m256i quants(int j) const { return nibbles(b->qs + 32 * (j / 2), j & 1); }
+#if EMBER_X86_VNNI
+    // Sub-blocks 2p and 2p + 1: the low and the high nibbles of the same 32 bytes.
+    __m512i quants2(int p) const {
+        return nibbles_both(b->qs + 32 * p);
+    }
+#endif
 };
 
 struct KDecQ5_K : KDecK4<BlockQ5_K> {
@@ -78,6 +94,16 @@ struct KDecQ5_K : KDecK4<BlockQ5_K> {
         h = _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(1)), 4);
         return _mm256_or_si256(lo, h);
     }
+#if EMBER_X86_VNNI
+    __m512i quants2(int p) const {
+        const __m512i lo = nibbles_both(b->qs + 32 * p);
+        const __m512i cnt = _mm512_inserti64x4(_mm512_set1_epi16(short(2 * p)),
+                                               _mm256_set1_epi16(short(2 * p + 1)), 1);
+        __m512i h = _mm512_srlv_epi16(_mm512_broadcast_i64x4(load32(b->qh)), cnt);
+        h = _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(1)), 4);
+        return _mm512_or_si512(lo, h);
+    }
+#endif
 };
 
 struct KDecQ6_K {
@@ -107,6 +133,30 @@ struct KDecQ6_K {
         h = _mm256_slli_epi16(_mm256_and_si256(h, _mm256_set1_epi8(3)), 4);
         return _mm256_or_si256(lo, h);
     }
+#if EMBER_X86_VNNI
+    // Sub-blocks 2p and 2p + 1 = 4n + k, 4n + k + 1 (k = 0 or 2): the 64 ql bytes of half n
+    // (low nibbles for k = 0, high for k = 2), qh's bits 2k and 2k + 2.
+    __m512i quants2(int p) const {
+        const int n = p / 2, k = 2 * (p % 2);
+        __m512i lo = _mm512_loadu_si512(b->ql + 64 * n);
+        if (k) lo = _mm512_srli_epi16(lo, 4);
+        lo = _mm512_and_si512(lo, _mm512_set1_epi8(0x0F));
+        const __m512i cnt = _mm512_inserti64x4(_mm512_set1_epi16(short(2 * k)),
+                                               _mm256_set1_epi16(short(2 * k + 2)), 1);
+        __m512i h = _mm512_srlv_epi16(_mm512_broadcast_i64x4(load32(b->qh + 32 * n)), cnt);
+        h = _mm512_slli_epi16(_mm512_and_si512(h, _mm512_set1_epi8(3)), 4);
+        return _mm512_or_si512(lo, h);
+    }
+    // 128-bit lane i of sub-blocks 2p, 2p + 1 gets scale 4p + i (sign-extended as in scale()).
+    __m512i scale2(int p) const {
+        const __m512i s = _mm512_broadcast_i32x4(_mm256_castsi256_si128(scb));
+        __m512i ctl = _mm512_castsi128_si512(_mm_set1_epi16(short(((4 * p) << 8) | 0x80)));
+        ctl = _mm512_inserti32x4(ctl, _mm_set1_epi16(short(((4 * p + 1) << 8) | 0x80)), 1);
+        ctl = _mm512_inserti32x4(ctl, _mm_set1_epi16(short(((4 * p + 2) << 8) | 0x80)), 2);
+        ctl = _mm512_inserti32x4(ctl, _mm_set1_epi16(short(((4 * p + 3) << 8) | 0x80)), 3);
+        return _mm512_srai_epi16(_mm512_shuffle_epi8(s, ctl), 8);
+    }
+#endif
     // -32 * sum_i sc_i * (sum of the activations' 16-element half i), in 8 int32 lanes.
     __m256i start(const int16_t* bsums) const {
         const __m256i sc16 = _mm256_cvtepi8_epi16(load16(b->scales));
@@ -208,6 +258,103 @@ void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
             y[(t0 + t) * w.rows + r0 + r] = hsum(acc[r][t]) - hsum128(accm[r][t]);
 }
 
+#if EMBER_X86_VNNI
+// ktile on 512-bit vectors: two sub-blocks per instruction (AVX-512BW's vpmaddubsw/vpmaddwd).
+template <class D, int R, int T>
+void ktile512(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
+    const int64_t nsb = w.cols / 256;
+    __m512 acc[R][T];
+    __m128 accm[R][T];  // the min terms, subtracted at the end
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+            acc[r][t] = _mm512_setzero_ps();
+            accm[r][t] = _mm_setzero_ps();
+        }
+    const int8_t* aq[T];
+    const float* ad[T];
+    const int16_t* ab[T];
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) {
+        aq[t] = a.qs(t0 + t);
+        ad[t] = a.d(t0 + t);
+        ab[t] = a.bsums(t0 + t);
+    }
+    const uint8_t* row = w.data + r0 * w.row_stride;
+    D dec[R];
+    for (int64_t s = 0; s < nsb; ++s) {
+        if constexpr (T == 1) {  // decode: the weights stream from memory once
+            const uint8_t* ahead = row + s * D::kBlockBytes + kDecodePrefetch;
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+                for (int o = 0; o < D::kBlockBytes; o += 64)
+                    _mm_prefetch(reinterpret_cast<const char*>(ahead + r * w.row_stride + o),
+                                 _MM_HINT_T0);
+        }
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) dec[r].header(row + r * w.row_stride + s * D::kBlockBytes);
+        __m512i sumi[R][T];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                if constexpr (D::kMinTerm)
+                    sumi[r][t] = _mm512_setzero_si512();
+                else
+                    sumi[r][t] = _mm512_zextsi256_si512(dec[r].start(ab[t] + 16 * s));
+            }
+#pragma GCC unroll 4
+        for (int p = 0; p < 4; ++p) {
+            __m512i wq[R], ws[R];
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                wq[r] = dec[r].quants2(p);
+                ws[r] = dec[r].scale2(p);
+            }
+#pragma GCC unroll 8
+            for (int t = 0; t < T; ++t) {
+                const __m512i av = _mm512_loadu_si512(aq[t] + 256 * s + 64 * p);
+#pragma GCC unroll 8
+                for (int r = 0; r < R; ++r)
+                    sumi[r][t] = _mm512_add_epi32(
+                        sumi[r][t], _mm512_madd_epi16(ws[r], _mm512_maddubs_epi16(wq[r], av)));
+            }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+            const float da = ad[t][s];
+            __m128i bs32 = _mm_setzero_si128();  // the 8 sub-blocks' activation sums
+            if constexpr (D::kMinTerm)
+                bs32 = _mm_hadd_epi16(load16(ab[t] + 16 * s), load16(ab[t] + 16 * s + 8));
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(dec[r].d * da),
+                                            _mm512_cvtepi32_ps(sumi[r][t]), acc[r][t]);
+                if constexpr (D::kMinTerm)
+                    accm[r][t] = _mm_fmadd_ps(_mm_set1_ps(dec[r].dmin * da),
+                                              _mm_cvtepi32_ps(_mm_madd_epi16(dec[r].mins, bs32)),
+                                              accm[r][t]);
+            }
+        }
+    }
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t)
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+            y[(t0 + t) * w.rows + r0 + r] = _mm512_reduce_add_ps(acc[r][t]) - hsum128(accm[r][t]);
+}
+
+template <class D, int R, int T>
+void krows_tokens512(const WeightView& w, int64_t r0, int64_t r1, const ActQ8K& a, int t0,
+                     float* y) {
+    int64_t r = r0;
+    for (; r + R <= r1; r += R) ktile512<D, R, T>(w, r, a, t0, y);
+    for (; r < r1; ++r) ktile512<D, 1, T>(w, r, a, t0, y);
+}
+#endif
+
 template <class D, int R, int T>
 void krows_tokens(const WeightView& w, int64_t r0, int64_t r1, const ActQ8K& a, int t0, float* y) {
     int64_t r = r0;
@@ -217,6 +364,16 @@ void krows_tokens(const WeightView& w, int64_t r0, int64_t r1, const ActQ8K& a, 
 
 template <class D>
 void krows(const WeightView& w, int64_t r0, int64_t r1, const ActQ8K& a, int n_tokens, float* y) {
+#if EMBER_X86_VNNI
+    // AVX-512 prompts: two sub-blocks per instruction (ktile512); decode stays on 256-bit.
+    if (n_tokens > 1) {
+        int t = 0;
+        for (; t + 4 <= n_tokens; t += 4) krows_tokens512<D, 2, 4>(w, r0, r1, a, t, y);
+        for (; t + 2 <= n_tokens; t += 2) krows_tokens512<D, 2, 2>(w, r0, r1, a, t, y);
+        if (t < n_tokens) krows_tokens512<D, 2, 1>(w, r0, r1, a, t, y);
+        return;
+    }
+#endif
     if (n_tokens == 1) return krows_tokens<D, EMBER_KR1, 1>(w, r0, r1, a, 0, y);
     constexpr int R = EMBER_KR, T = EMBER_KT;
     int t = 0;
