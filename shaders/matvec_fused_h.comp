@@ -30,6 +30,11 @@
 // y[rows0 + r] of W1; the down projection applies SiLU(gate) * up as it stages x (SILU_IN).
 // Groups of one row leave fewer subgroups idle in the last round than pairs do.
 #define MODE_GU 4u
+// The families' Q/K/V (HEADS variants): rows of [Wq; Wk; Wv] as QKV groups them, one row a lane;
+// q rows go to y, k rows to binding 21, v rows plus their bias straight to the V cache. The last subgroup to write a q or k head (an atomic count per head) finishes it: bias,
+// per-head RMSNorm, RoPE in either layout over the first n_rot dimensions; q back to y, k to the
+// K cache. What qkv_rope.comp did in a dispatch of its own.
+#define MODE_HEADS 5u
 
 // The gate's activation (SILU mode and SILU_IN): SiLU, or with GELU GELU's tanh approximation
 // (Gemma; tanh saturates well before |z| = 10, and the clamp keeps it from inf / inf).
@@ -138,6 +143,18 @@ layout(binding = 14) writeonly buffer ZBuf4 { vec4 z4[]; };
 // 0: another dispatch of the step (Q's, beside K's and V's) writes x' and zeroes binding 14.
 layout(constant_id = 26) const uint RESID_OUT_C = 1;
 #endif
+#if defined(HEADS)
+// y (q) and k read back by other workgroups (coherent), the biases [Dq], [Dkv], [Dkv], the q/k
+// norm weights [head_dim], and a count per q and k head (zero before the dispatch, left at zero).
+layout(binding = 5) coherent buffer YBufC { float yc[]; };
+layout(binding = 21) coherent buffer KRawBuf { float kr[]; };
+layout(binding = 15) readonly buffer BqBuf { float bq[]; };
+layout(binding = 16) readonly buffer BkBuf { float bk[]; };
+layout(binding = 17) readonly buffer BvBuf { float bv[]; };
+layout(binding = 18) readonly buffer QnBuf { float qn[]; };
+layout(binding = 19) readonly buffer KnBuf { float kn[]; };
+layout(binding = 20) coherent buffer CountBuf { uint head_count[]; };
+#endif
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
 layout(binding = 3) readonly buffer EBufQ { uvec4 eq[]; };
 layout(binding = 3) readonly buffer EBufD { float16_t ed[]; };
@@ -164,6 +181,13 @@ layout(push_constant) uniform PC {
     uint row_first;
     uint row_end;
     uint tl_slot;  // TIMELINE: where this dispatch's timestamps go
+#if defined(HEADS)
+    // qkv_rope.comp's: the RoPE's linear scale, cos and sin's factor, YaRN's blend and ramp, the
+    // flags (1 biases, 2 q/k norms, 8 NEOX), the caches' ring (0: a row per position) and where
+    // k's rows start in binding 21.
+    float freq_scale, mscale, ext_factor, corr_low, corr_high;
+    uint flags, kv_ring, k_off;
+#endif
 } pc;
 
 #if defined(TIMELINE)
@@ -415,11 +439,88 @@ float stage_x(uint c0, uint c1) {
 
 #include "include/rope_pair.glsl"
 
+#if defined(HEADS)
+#include "include/rope_family.glsl"
+
+// The caches' row of the step's position.
+uint heads_cache_row() { return pc.kv_ring > 0u ? step_pos0 % pc.kv_ring : step_pos0; }
+
+// Dimension d of q head h (sm 0) or k head h (sm 1) as the projection left it, plus its bias.
+float head_in(uint sm, uint base, uint h, uint d) {
+    const float b = (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
+    return (sm == 0u ? yc[base + d] : kr[base + d]) + b;
+}
+// ... times 1 / rms and the norm weight (flag 2; else r is 1).
+float head_normed(uint sm, uint base, uint h, uint d, float r) {
+    const float w = (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
+    return head_in(sm, base, h, d) * (r * w);
+}
+void head_out(uint sm, uint base, uint h, uint d, float v) {
+    if (sm == 0u) yc[base + d] = v;
+    else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
+}
+
+// One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
+// the unrotated dimensions past n_rot) and reads and writes only its own elements.
+void finish_head(uint sm, uint h, uint lane, uint sgs) {
+    const uint hd = HEAD_DIM, base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
+    float r = 1.0;
+    if ((pc.flags & 2u) != 0u) {
+        float ss = 0.0;
+        for (uint d = lane; d < hd; d += sgs) {
+            const float v = head_in(sm, base, h, d);
+            ss += v * v;
+        }
+        r = inversesqrt(subgroupAdd(ss) / float(hd) + EPS);
+    }
+    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
+    const bool neox = (pc.flags & 8u) != 0u;
+    for (uint i = lane; i < half_rot; i += sgs) {
+        const vec2 cs = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
+                                       ROPE_HAS_FF, pc.ext_factor, pc.corr_low, pc.corr_high,
+                                       pc.mscale);
+        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
+        const float a = head_normed(sm, base, h, ia, r), b = head_normed(sm, base, h, ib, r);
+        head_out(sm, base, h, ia, a * cs.x - b * cs.y);
+        head_out(sm, base, h, ib, a * cs.y + b * cs.x);
+    }
+    for (uint d = n_rot + lane; d < hd; d += sgs) head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
+}
+
+// After a group's q or k rows are written: the subgroup that writes a head's last group finishes
+// it (the writes made visible before the count, read after it), and leaves its count at zero.
+void count_head(uint sm, uint row, uint lane, uint sgs) {
+    memoryBarrierBuffer();
+    subgroupBarrier();
+    const uint h = row / HEAD_DIM, slot = sm == 0u ? h : ROWS0 / HEAD_DIM + h;
+    uint last = 0u;
+    if (lane == 0u) last = atomicAdd(head_count[slot], 1u) == HEAD_DIM / ROWS - 1u ? 1u : 0u;
+    if (subgroupMax(last) == 0u) return;
+    memoryBarrierBuffer();
+    finish_head(sm, h, lane, sgs);
+    if (lane == 0u) head_count[slot] = 0u;
+}
+#endif
+
 // Thread tid's results of a group: its row r (STORE, ADD; GU: row r of matrix sm), its gate and
 // up rows r (SILU), or its RoPE pair r, r + 1 (QKV); ok: the row exists.
 void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     uint half_rows = ROWS / 2u;
     if (!ok) return;
+#if defined(HEADS)
+    if (mode == MODE_HEADS) {
+        // q, k: as they are into y and binding 21; v: plus its bias into the cache
+        if (sm == 0u) {
+            yc[Y_OFF + r] = tot[0];
+        } else if (sm == 1u) {
+            kr[pc.k_off + r] = tot[0];
+        } else {
+            const float b = (pc.flags & 1u) != 0u ? bv[r] : 0.0;
+            vc[heads_cache_row() * KV_DIM + r] = float16_t(tot[0] + b);
+        }
+        return;
+    }
+#endif
     if (mode == MODE_STORE || mode == MODE_ADD || mode == MODE_GU) {
         uint o = Y_OFF + r + (mode == MODE_GU && sm == 1u ? ROWS0 : 0u);
 #if defined(ATOMIC)
@@ -456,7 +557,7 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
 
 // Rows of all the matrices (QKV: [Wq; Wk; Wv]; GU: [gate; up]; SILU: gate's).
 uint mode_rows(uint mode) {
-    return mode == MODE_QKV ? ROWS0 + 2u * ROWS1 : mode == MODE_GU ? 2u * ROWS0 : ROWS0;
+    return mode == MODE_QKV || mode == MODE_HEADS ? ROWS0 + 2u * ROWS1 : mode == MODE_GU ? 2u * ROWS0 : ROWS0;
 }
 
 // The rows of group grp: per slot its row within its matrix, the row's first block, whether it
@@ -474,11 +575,11 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS],
         } else {
             r = grp * ROWS + s;
             sok[s] = r < n_rows;
-            if ((mode == MODE_QKV || mode == MODE_GU) && r >= ROWS0) {
+            if ((mode == MODE_QKV || mode == MODE_HEADS || mode == MODE_GU) && r >= ROWS0) {
                 // A group's rows lie in one matrix (ops.cpp checks).
                 r -= ROWS0;
                 sm = 1u;
-                if (mode == MODE_QKV && r >= ROWS1) {
+                if ((mode == MODE_QKV || mode == MODE_HEADS) && r >= ROWS1) {
                     r -= ROWS1;
                     sm = 2u;
                 }
@@ -540,6 +641,9 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
             if (s == w1) tot[1] = v;
         }
         if (lane < ROWS) write_rows(mode, lane, sm, sok[w0], srow[w0], tot);
+#if defined(HEADS)
+        if (mode == MODE_HEADS && sm < 2u) count_head(sm, srow[0], lane, sgs);
+#endif
         tl_mark(2u + min(n_done++, 4u));
     }
     tl_mark(7u);

@@ -46,6 +46,8 @@ layout(push_constant) uniform PC {
 
 shared float x_s[512];
 
+#include "include/rope_family.glsl"
+
 void main() {
     uint slot = gl_WorkGroupID.x, t = gl_WorkGroupID.y, tid = gl_LocalInvocationID.x;
     uint hd = pc.head_dim, kvd = pc.n_head_kv * hd;
@@ -88,19 +90,10 @@ void main() {
     uint half_rot = pc.n_rot / 2u;
     bool neox = (pc.flags & NEOX) != 0u;
     for (uint i = tid; i < half_rot; i += WG_SIZE) {
-        float extrap = float(pos) * pow(pc.freq_base, -2.0 * float(i) / float(pc.n_rot));
-        if ((pc.flags & HAS_FF) != 0u) extrap /= ff[i];
-        float theta = extrap * pc.freq_scale;
-        if (pc.ext_factor != 0.0) {
-            float ramp = 1.0 - clamp((float(i) - pc.corr_low) /
-                                         max(0.001, pc.corr_high - pc.corr_low), 0.0, 1.0);
-            float mix_ = ramp * pc.ext_factor;
-            theta = theta * (1.0 - mix_) + extrap * mix_;
-        }
-        // Reduce to [0, 2pi): GPU sin/cos are only accurate near zero.
-        const float two_pi = 6.283185307179586;
-        theta -= two_pi * floor(theta / two_pi);
-        float c = cos(theta) * pc.mscale, s = sin(theta) * pc.mscale;
+        vec2 cs = family_rope_cs(i, pos, pc.n_rot, pc.freq_base, pc.freq_scale,
+                                 (pc.flags & HAS_FF) != 0u, pc.ext_factor, pc.corr_low,
+                                 pc.corr_high, pc.mscale);
+        float c = cs.x, s = cs.y;
         uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
         float a = x_s[ia], b = x_s[ib];
         x_s[ia] = a * c - b * s;

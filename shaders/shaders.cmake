@@ -44,6 +44,10 @@ foreach(t q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
     ember_shader(matvec_fused_h_atomic_gelu_${t} matvec_fused_h.comp TYPE_${T} ATOMIC GELU)
     # Gemma's post-norm and residual add folded into the next mat-vec's input (FusedMatvec::resid).
     ember_shader(matvec_fused_h_resid_${t} matvec_fused_h.comp TYPE_${T} RESID)
+    # The families' Q/K/V with bias, q/k norms, RoPE and the KV store (FusedMode::Heads), and the
+    # same with Gemma's post-norm folded into its input.
+    ember_shader(matvec_fused_h_heads_${t} matvec_fused_h.comp TYPE_${T} HEADS)
+    ember_shader(matvec_fused_h_heads_resid_${t} matvec_fused_h.comp TYPE_${T} HEADS RESID)
 endforeach()
 # Tensor-core matmul (devices with VK_NV_cooperative_matrix), for the types ops.cpp routes to it.
 set(EMBER_COOPMAT_QUANT_TYPES q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)

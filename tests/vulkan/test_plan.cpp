@@ -173,7 +173,7 @@ LlamaModel fake_gemma3() {
 
 // Gemma's decode on the fake H200 (the listing shows layer 0): the post-attention norm folds
 // into gate/up, and the dispatches whose staging does more than load x (that fold, down's GELU)
-// take 512-thread workgroups.
+// take 512-thread workgroups; Q/K/V, their q/k norms, rope and the KV store are one dispatch.
 TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     Adapter a = fake_gpu(0x10DE, 132);
     a.props.limits.maxPerStageDescriptorStorageBuffers = 1u << 20;  // the fold binds 15
@@ -183,7 +183,11 @@ TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     EXPECT_EQ(gu.threads, 512u);
     EXPECT_EQ(s["down"].kernel, "matvec_fused_h_atomic_gelu_q4_0");
     EXPECT_EQ(s["down"].threads, 512u);
-    EXPECT_EQ(s["norm + qkv"].threads, 256u);
+    const auto& qkv = s["norm + qkv + rope + kv store"];
+    EXPECT_EQ(qkv.kernel, "matvec_fused_h_heads_q4_0");
+    EXPECT_EQ(qkv.threads, 256u);
+    EXPECT_EQ(s.count("norm + qkv"), 0u);
+    EXPECT_EQ(s.count("bias + qk norm + rope + kv store"), 0u);
     EXPECT_EQ(s["wo"].threads, 256u);
     EXPECT_EQ(s.count("post-attention norm + residual"), 0u);
 }

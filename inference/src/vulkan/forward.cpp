@@ -39,7 +39,8 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scra
     const AttentionShape dec = attention_shape(hp, 1);
     const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
-                     hp.n_head + (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
+                     2 * hp.n_head + hp.n_head_kv +
+                     (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
                 step_bytes(int(B)) + weight_scratch + (first_layer ? 4 * B * d.E : 0);
     return s;
 }

@@ -15,7 +15,7 @@ constexpr uint32_t kWgNorm = 256;
 constexpr uint32_t kWgAttn = 64;  // also the attention tile; head_dim <= 8 * kWgAttn
 constexpr uint32_t kWgArgmax = 256;
 constexpr int kMatmulTile = 8;  // TILE_T in matmul.comp
-constexpr uint32_t kMaxBindings = 16;  // matvec_fused_h.comp RESID binds 15
+constexpr uint32_t kMaxBindings = 24;  // matvec_fused_h.comp HEADS binds 22
 
 constexpr uint32_t kCoopmatWg = 128;     // 4 subgroups of 32 (twice that for WIDE and BIG)
 constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp without WIDE or BIG

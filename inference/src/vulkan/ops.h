@@ -124,8 +124,10 @@ bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);
 Status op_convert_f16(Recorder& rec, BufferRange src, BufferRange dst, uint64_t n);
 // One-token mat-vec with fused neighbours (shaders/matvec_fused.comp).
 // GateUp: gate and up rows stored apart ([gate; up], 2 * rows in y), for a down projection
-// with silu_in; only where fused_gate_up_apart says so.
-enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3, GateUp = 4 };
+// with silu_in; only where fused_gate_up_apart says so. Heads: the families' Q/K/V with what
+// qkv_rope.comp does folded in (FusedMatvec::heads; only where fused_heads_supported says so).
+enum class FusedMode : uint32_t { Store = 0, Add = 1, Qkv = 2, Silu = 3, GateUp = 4, Heads = 5 };
+struct QkvRope;
 struct FusedMatvec {
     FusedMode mode = FusedMode::Store;
     const DeviceTensor* w[3] = {nullptr, nullptr, nullptr};  // Qkv: wq, wk, wv; Silu: gate, up
@@ -149,6 +151,14 @@ struct FusedMatvec {
     bool fold = false;  // the fold on: resid, resid_norm, x_out and zero bound
     BufferRange resid, resid_norm, x_out, zero;
     bool resid_out = true;  // false: another dispatch of the step writes x_out and zero
+    // Heads (one token): heads->q and heads->k (one row each; not y) get the rows of Wq and Wk
+    // as they are, heads->v_cache the V rows plus bv; the last subgroup to write a q or k head
+    // adds its bias, RMS-normalizes it (q_norm, k_norm), rotates it as neox, n_rot, ff,
+    // freq_base / scale, attn_factor and YaRN say, and writes q back in place, k to k_cache
+    // (step, caches, kv_ring as op_qkv_rope reads them; heads->v unused). head_count: a uint per
+    // q and k head, zero before, left at zero.
+    const QkvRope* heads = nullptr;
+    BufferRange head_count;
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
@@ -170,6 +180,11 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f);
 // matvec_fused_h.comp's subgroup mode.
 bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const DeviceTensor& wq,
                            const DeviceTensor& wk, const DeviceTensor& wv);
+// Whether op_matvec_fused takes FusedMode::Heads for these Q, K and V weights and head size here:
+// matvec_fused_h.comp's subgroup mode for each type, heads of whole row groups, 22 storage
+// buffers a stage.
+bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
+                           const DeviceTensor& wv, uint32_t head_dim);
 // Whether a mat-vec of w can fold a post-norm and residual add into its input
 // (FusedMatvec::resid): matvec_fused_h.comp's subgroup mode reads w here.
 bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w);

@@ -49,6 +49,11 @@ YarnRamp yarn_ramp(const QkvRope& r) {
 
 }  // namespace
 
+RopeRamp qkv_rope_ramp(const QkvRope& r) {
+    const YarnRamp y = yarn_ramp(r);
+    return {y.low, y.high, y.mscale};
+}
+
 Status op_qkv_rope(Recorder& rec, const QkvRope& r) {
     if (r.head_dim <= 0 || r.head_dim > kMaxHeadDim || r.n_rot % 2 != 0 || r.n_rot < 0 ||
         r.n_rot > r.head_dim)

@@ -46,6 +46,12 @@ struct QkvRope {
     uint32_t kv_ring = 0;
 };
 Status op_qkv_rope(Recorder& rec, const QkvRope& r);
+// YaRN's ramp (from pair low to pair high) and the factor of cos and sin, as op_qkv_rope passes
+// them to its shader (the fused Q/K/V's FusedMode::Heads takes the same).
+struct RopeRamp {
+    float low = 0.0f, high = 0.0f, mscale = 1.0f;
+};
+RopeRamp qkv_rope_ramp(const QkvRope& r);
 
 // out[t][h * hd ..] = softmax(softcap(scale q k^T)) v over positions (pos0 + t - window,
 // pos0 + t] (all of [0, pos0 + t] when window is 0), K and V from the F16 caches (rows of

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "vulkan/ops.h"
+#include "vulkan/ops_family.h"
 
 namespace ember::vulkan {
 
@@ -165,6 +166,7 @@ struct FusedDispatch {
         if (row_end) return (row_end - row_first + rows - 1) / rows;
         switch (f.mode) {
             case FusedMode::Qkv:
+            case FusedMode::Heads:
                 return (rows0 + 2 * rows1 + rows - 1) / rows;
             case FusedMode::GateUp:
                 return (2 * rows0 + rows - 1) / rows;
@@ -200,12 +202,57 @@ FusedDispatch fused_dispatch(const FusedMatvec& f, const DeviceTensor& w0, const
     return {f, w0, w1, w2, row_first, row_end, rows0, rows1, pc};
 }
 
+// The Heads variants' push constants: matvec_fused_h.comp's PC with its HEADS fields.
+struct FusedHeadsPush {
+    FusedPush base;
+    float freq_scale, mscale, ext_factor, corr_low, corr_high;
+    uint32_t flags, kv_ring, k_off;
+};
+
 Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& shader,
                       uint32_t threads, uint64_t n_wg, const SpecConstants& spec) {
     const FusedMatvec& f = d.f;
     // Unused bindings still need a valid buffer.
     auto or_x = [&](BufferRange r) { return r.buffer ? r : f.x; };
     auto or_y = [&](BufferRange r) { return r.buffer ? r : f.y; };
+    if (f.mode == FusedMode::Heads) {  // 12-14 as the fold's (x where unused), 15-21 the heads'
+        const QkvRope& r = *f.heads;
+        const RopeRamp ramp = qkv_rope_ramp(r);
+        const FusedHeadsPush pc{
+            d.pc,
+            r.freq_scale,
+            ramp.mscale,
+            r.ext_factor,
+            ramp.low,
+            ramp.high,
+            (r.bq.buffer ? 1u : 0u) | (r.q_norm.buffer ? 2u : 0u) | (r.neox ? 8u : 0u),
+            r.kv_ring,
+            r.k.off};
+        return rec.dispatch_linear(shader,
+                                   {d.w0.pieces[0].range,
+                                    d.w1.pieces[0].range,
+                                    d.w2.pieces[0].range,
+                                    f.x,
+                                    or_x(f.norm),
+                                    f.y,
+                                    f.k_cache,
+                                    f.v_cache,
+                                    f.step,
+                                    or_x(f.ff),
+                                    f.y,
+                                    f.fold ? f.x_out : f.y,
+                                    or_x(f.resid),
+                                    or_x(f.resid_norm),
+                                    or_y(f.zero),
+                                    or_x(r.bq),
+                                    or_x(r.bk),
+                                    or_x(r.bv),
+                                    or_x(r.q_norm),
+                                    or_x(r.k_norm),
+                                    f.head_count,
+                                    r.k.buf},
+                                   &pc, push_size<FusedHeadsPush>(), threads, n_wg, 1, spec);
+    }
     // Binding 10 is read by no variant built; 11 is written only where x is looked up in the
     // embedding table (f.embed, then at binding 3); the others ignore it. (The validation
     // layer counts 11 as written by every variant: bound to x, the dispatches of one QKV,
@@ -303,7 +350,8 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
     // of the workgroups.
     uint64_t n_wg = g.n_wg;
     if (d.row_end) {
-        const uint64_t all = uint64_t(d.f.mode == FusedMode::Qkv ? d.rows0 + 2 * d.rows1 : d.rows0);
+        const bool qkv = d.f.mode == FusedMode::Qkv || d.f.mode == FusedMode::Heads;
+        const uint64_t all = uint64_t(qkv ? d.rows0 + 2 * d.rows1 : d.rows0);
         n_wg = std::max<uint64_t>(1, (n_wg * (d.row_end - d.row_first) + all - 1) / all);
     }
     const uint64_t groups = d.groups_of(h.rows), per_part = (groups + g.per_wg - 1) / g.per_wg;
@@ -312,7 +360,8 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
     // the whole dispatch waits for (7B Q4_0's QKV: 6,144 groups over 5,280 subgroups took two
     // rounds, the second 16% full; 384 workgroups take two full ones). Not for gate/up, whose
     // fewer workgroups then ran slower on the H200 (Plan::matvec_balance: a bit per mode).
-    if (rec.plan().matvec_balance >> uint32_t(d.f.mode) & 1u) {
+    const FusedMode balance_as = d.f.mode == FusedMode::Heads ? FusedMode::Qkv : d.f.mode;
+    if (rec.plan().matvec_balance >> uint32_t(balance_as) & 1u) {
         const uint64_t sg = n_wg / ksplit * g.per_wg, rounds = (groups + sg - 1) / sg;
         n_wg = (groups + rounds * g.per_wg - 1) / (rounds * g.per_wg) * ksplit;
     }
@@ -343,9 +392,12 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                           pc.has_ff + 1,
                           d.f.embed ? 1u : 0u,
                           d.f.resid_out ? 1u : 0u};
-    const std::string variant = d.f.fold     ? "matvec_fused_h_resid_"
-                                : ksplit > 1 ? "matvec_fused_h_atomic_"
-                                             : "matvec_fused_h_";
+    const bool heads = d.f.mode == FusedMode::Heads;
+    const std::string variant = heads && d.f.fold ? "matvec_fused_h_heads_resid_"
+                                : heads           ? "matvec_fused_h_heads_"
+                                : d.f.fold        ? "matvec_fused_h_resid_"
+                                : ksplit > 1      ? "matvec_fused_h_atomic_"
+                                                  : "matvec_fused_h_";
     return dispatch_fused(rec, d, variant + gelu_infix(d.f) + weight_type_suffix(d.w0.type),
                           g.threads, n_wg, SpecConstants::of(spec));
 }
@@ -390,11 +442,18 @@ Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
     FusedDispatch d = fused_dispatch(f, w0, w1, w2, row_first, row_end);
     const SubgroupGrid g = subgroup_grid(rec, d);
     d.pc.ksplit = add_column_parts(rec, d, g);
-    const FusedH h = fused_h_plan(rec, w0, f.mode == FusedMode::Qkv ? d.rows1 : 0, d.pc.ksplit,
-                                  f.mode == FusedMode::GateUp);
+    const bool qkv = f.mode == FusedMode::Qkv || f.mode == FusedMode::Heads;
+    const FusedH h =
+        fused_h_plan(rec, w0, qkv ? d.rows1 : 0, d.pc.ksplit, f.mode == FusedMode::GateUp);
     // Only the subgroup mode splits rows; the other kernels read whole rows and sum them.
     const bool subgroups = h.rows && h.warp_unroll;
     if (!subgroups) d.pc.ksplit = 1;
+    if (f.mode == FusedMode::Heads && (!subgroups || f.heads->head_dim % h.rows != 0))
+        return make_error("vulkan.unsupported_type",
+                          "fused mat-vec: Q/K/V with their heads finished (FusedMode::Heads) need "
+                          "the subgroup kernel (F16 arithmetic) for these " +
+                              std::string(type_name(w0.type)) +
+                              " rows and heads of whole row groups here");
     if (!subgroups && (f.mode == FusedMode::GateUp || f.silu_in))
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec: gate and up apart (and SiLU on the input) need the "
@@ -437,6 +496,19 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
     return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
 }
 
+bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
+                           const DeviceTensor& wv, uint32_t head_dim) {
+    if (rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 22 || head_dim == 0 ||
+        wq.rows % head_dim != 0 || wk.rows % head_dim != 0 || wv.rows != wk.rows ||
+        !fused_matvec_supports(rec.adapter(), rec.plan(), {&wq, &wk, &wv}))
+        return false;
+    for (const DeviceTensor* w : {&wq, &wk, &wv}) {
+        const FusedH h = fused_h_plan(rec, *w, wk.rows);
+        if (!h.rows || !h.warp_unroll || head_dim % h.rows != 0) return false;
+    }
+    return true;
+}
+
 bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w) {
     // The variant binds 15 storage buffers.
     if (rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15) return false;
@@ -464,7 +536,49 @@ uint32_t fused_row_stride(const DeviceTensor& w) {
     return w.stride_units * (is_k_quant(w.type) ? 8u : 1u);
 }
 
-Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
+namespace {
+
+// FusedMode::Heads: the op_qkv_rope fields its dispatch reads, checked, into a copy of f.
+Result<FusedMatvec> heads_matvec(const Recorder& rec, const FusedMatvec& f) {
+    const QkvRope* r = f.heads;
+    if (!r || !f.w[1] || !f.w[2])
+        return make_error("vulkan.bad_argument",
+                          "fused Q/K/V heads need Wq, Wk, Wv and the heads' fields");
+    const DeviceTensor &wq = *f.w[0], &wk = *f.w[1], &wv = *f.w[2];
+    if (r->n_head <= 0 || r->n_head_kv <= 0 || r->head_dim <= 0 || r->n_rot % 2 != 0 ||
+        r->n_rot < 0 || r->n_rot > r->head_dim || wq.rows != int64_t(r->n_head) * r->head_dim ||
+        wk.rows != int64_t(r->n_head_kv) * r->head_dim || wv.rows != wk.rows)
+        return make_error("vulkan.unsupported_shape",
+                          "fused Q/K/V heads: Wq needs n_head x head_dim rows, Wk and Wv n_head_kv "
+                          "x head_dim, and n_rot an even count up to head_dim");
+    if (bool(r->bq.buffer) != bool(r->bk.buffer && r->bv.buffer) ||
+        bool(r->q_norm.buffer) != bool(r->k_norm.buffer) || r->eps != f.eps ||
+        (r->ext_factor != 0.0f && (r->n_ctx_orig <= 0 || !(r->beta_fast > 0.0f) ||
+                                   !(r->beta_slow > 0.0f) || !(r->freq_base > 1.0f))))
+        return make_error("vulkan.bad_argument",
+                          "fused Q/K/V heads take all biases or none, both q/k norms or none, "
+                          "the input norm's epsilon, and YaRN with an original context");
+    if (!fused_heads_supported(rec, wq, wk, wv, uint32_t(r->head_dim)))
+        return make_error("vulkan.unsupported_type",
+                          "fused Q/K/V heads need the subgroup kernel for " +
+                              std::string(type_name(wq.type)) + ", " +
+                              std::string(type_name(wk.type)) + " and " +
+                              std::string(type_name(wv.type)) + " rows here");
+    FusedMatvec g = f;
+    g.k_cache = r->k_cache, g.v_cache = r->v_cache, g.step = r->step, g.ff = r->ff;
+    g.head_dim = uint32_t(r->head_dim), g.n_rot = uint32_t(r->n_rot), g.freq_base = r->freq_base;
+    g.y = r->q.buf, g.y_off = r->q.off;
+    return g;
+}
+
+}  // namespace
+
+Status op_matvec_fused(Recorder& rec, const FusedMatvec& in) {
+    FusedMatvec heads;
+    if (in.mode == FusedMode::Heads) {
+        EMBER_ASSIGN_OR_RETURN(heads, heads_matvec(rec, in));
+    }
+    const FusedMatvec& f = in.mode == FusedMode::Heads ? heads : in;
     const DeviceTensor& w0 = *f.w[0];
     const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
     const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
@@ -483,7 +597,7 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& f) {
                           "fused mat-vec reads x in 16-byte pieces; offset " +
                               std::to_string(f.x_off) + " is not a multiple of 4 floats");
     if (w0.type == w1.type && w1.type == w2.type) return record_fused(rec, f, w0, w1, w2, 0, 0);
-    if (f.mode != FusedMode::Qkv)
+    if (f.mode != FusedMode::Qkv && f.mode != FusedMode::Heads)
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec: gate and up of different types");
     // Q, K and V of different types (Q4_K_M files give some layers a Q6_K V): a dispatch per

@@ -127,7 +127,7 @@ Status VulkanRunner::allocate_buffers() {
     const uint32_t n_split = decode_attention_split(hp, m_n_ctx);
     const AttentionShape dec = attention_shape(hp, 1);
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
-           scount = f32(hp.n_head);
+           scount = f32(2 * hp.n_head + hp.n_head_kv);
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
             return make_error("vulkan.batch_too_large", "activation buffer of " +
@@ -179,6 +179,7 @@ Status VulkanRunner::allocate_buffers() {
     b.step = m_step.range();
     b.attn_part = m_arena.get(spart);
     b.attn_count = m_arena.get(scount);
+    b.head_count = b.attn_count.sub(4 * hp.n_head, 4 * (hp.n_head + hp.n_head_kv));
     b.attn_split = n_split;
     b.attn_grid = m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {

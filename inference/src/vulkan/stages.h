@@ -79,6 +79,9 @@ struct Buffers {
     BufferRange attn_part, attn_count;
     uint32_t attn_split = 0;
     BufferRange attn_grid;  // [3] uint in `step`: the split attention's workgroups this step
+    // [n_head + n_head_kv] uint after attn_count's (zeroed with it, left at zero): the fused
+    // Q/K/V's count of each head's rows (FusedMatvec::head_count).
+    BufferRange head_count;
     std::vector<BufferRange> k_cache, v_cache;  // per layer [n_ctx][Dkv] F16
     // Per layer (family stages): > 0 where its caches are a ring of this many rows (a sliding
     // window's layer keeps window + B - 1 positions; family_kv_ring).

@@ -123,7 +123,9 @@ uint32_t kv_ring(const Buffers& b, uint32_t l) {
     return l < b.kv_ring.size() ? b.kv_ring[l] : 0;
 }
 
-Status qkv_rope(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, uint32_t l) {
+}  // namespace
+
+QkvRope family_qkv_rope(const DeviceModel& m, const Buffers& b, int n, uint32_t l) {
     const LlamaHParams& hp = m.hp;
     const DeviceLayer& L = m.layers[l];
     const LayerHParams lh = hp.layer_hp(l);
@@ -145,7 +147,13 @@ Status qkv_rope(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, ui
     r.freq_base = lh.rope_base, r.freq_scale = lh.rope_freq_scale;
     r.neox = hp.traits().rope == RopeMode::Neox;
     r.kv_ring = kv_ring(b, l);
-    return op_qkv_rope(rec, r);
+    return r;
+}
+
+namespace {
+
+Status qkv_rope(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, uint32_t l) {
+    return op_qkv_rope(rec, family_qkv_rope(m, b, n, l));
 }
 
 // A prompt attends over its own unrounded K/V (on the tensor cores: over the F16

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "vulkan/ops_family.h"
 #include "vulkan/stages.h"
 
 namespace ember::vulkan {
@@ -40,6 +41,10 @@ uint32_t family_kv_ring(const LlamaHParams &hp, uint32_t l, int n_ctx,
 // where n_ctx exceeds the original context, else its short ones (as
 // LlamaModel::rope_factors picks them for the CPU); none without LongRoPE.
 BufferRange family_rope_factors(const DeviceModel &m, int n_ctx);
+// What runs between layer l's Q/K/V projections of n tokens and its attention (bias, q/k
+// norms, RoPE, the KV store: op_qkv_rope's fields), q, k and v where the projections write
+// them.
+QkvRope family_qkv_rope(const DeviceModel &m, const Buffers &b, int n, uint32_t l);
 // Floats per token of Buffers::wide (a fused matmul's rows), 0 where the family
 // has none.
 uint64_t family_wide_floats(const LlamaHParams &hp);

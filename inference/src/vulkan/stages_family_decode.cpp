@@ -46,6 +46,13 @@ bool folds_post_norms(const Recorder& rec, const DeviceModel& m) {
     return true;
 }
 
+// Whether layer L's Q/K/V take one fused dispatch (a dispatch per run of one type, no barrier
+// between them) that also adds the biases, norms and rotates the heads and stores K and V
+// (FusedMode::Heads), instead of three mat-vecs and qkv_rope.comp.
+bool heads_fold(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
+    return !L.wqkv && fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
+}
+
 bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
     return !t || fused_matvec_supports(a, plan, {t});
 }
@@ -79,8 +86,15 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
     for (uint32_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
         const bool fold_in = fold && l > m.first_layer, fold_out = fold && l < last;
-        s.push_back({StageOp::FamDecQkv, l, fold_in ? "post-ffn norm + norm + qkv" : "norm + qkv"});
-        s.push_back({StageOp::FamilyQkvRope, l, "bias + qk norm + rope + kv store"});
+        if (heads_fold(rec, m, L)) {
+            s.push_back({StageOp::FamDecQkv, l,
+                         fold_in ? "post-ffn norm + norm + qkv + rope + kv store"
+                                 : "norm + qkv + rope + kv store"});
+        } else {
+            s.push_back(
+                {StageOp::FamDecQkv, l, fold_in ? "post-ffn norm + norm + qkv" : "norm + qkv"});
+            s.push_back({StageOp::FamilyQkvRope, l, "bias + qk norm + rope + kv store"});
+        }
         s.push_back({StageOp::FamDecAttention, l, "attention"});
         if (L.post_attn_norm) {
             s.push_back({StageOp::FamDecWo, l, "wo"});
@@ -149,12 +163,27 @@ FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
 
 // q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
 // differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
+// Heads (heads_fold): one dispatch a type, which also adds the biases, norms and rotates q and k
+// and stores K and V in the caches (q to b.q; qkv_rope's stage is gone).
 // Folded (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x
 // by Q's dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
-Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, const DeviceLayer& L,
+Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
            const DeviceLayer* fold_in) {
+    const DeviceLayer& L = m.layers[l];
     if (L.wqkv)
         return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
+    if (heads_fold(rec, m, L)) {
+        const QkvRope r = family_qkv_rope(m, b, 1, l);
+        FusedMatvec f =
+            normed(m, FusedMode::Heads, L.wq, L.attn_norm, fold_in ? b.xb : b.x, r.q.buf);
+        f.w[1] = L.wk, f.w[2] = L.wv;
+        f.heads = &r, f.head_count = b.head_count;
+        if (fold_in) {
+            f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
+            f.x_out = b.x, f.zero = b.tmp;
+        }
+        return op_matvec_fused(rec, f);
+    }
     const DeviceTensor* w[3] = {L.wq, L.wk, L.wv};
     const BufferRange y[3] = {b.q, b.k, b.v};
     for (int i = 0; i < 3; ++i) {
@@ -250,7 +279,7 @@ Status record_family_decode_stage(Recorder& rec, const DeviceModel& m, const Buf
     rec.tag(st.label);
     switch (st.op) {
         case StageOp::FamDecQkv:  // q [Dq], k, v [Dkv] (or wide) = W rmsnorm(x) * attn_norm
-            EMBER_TRY(qkv(rec, m, b, L, fold_in ? &m.layers[l - 1] : nullptr));
+            EMBER_TRY(qkv(rec, m, b, l, fold_in ? &m.layers[l - 1] : nullptr));
             break;
         case StageOp::FamDecAttention:  // att [Dq]
             EMBER_TRY(attention(rec, m, b, l));

@@ -1,0 +1,324 @@
+// The families' Q/K/V in one fused decode dispatch (FusedMode::Heads, matvec_fused_h.comp HEADS)
+// against the CPU, with guard regions: rows of Wq, Wk and Wv of one type or of two (a dispatch a
+// type), the biases, per-head q/k RMSNorm, RoPE in both layouts (partial, with frequency factors,
+// linear scaling, YaRN and attn_factor), K and V stored at the step's row of the caches (rings
+// too), Gemma's post-norm folded into the input; and the per-head counts left at zero for the
+// next step.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "cpu/ops.h"
+#include "quant/quant.h"
+#include "vk_test_util.h"
+#include "vulkan/ops_family.h"
+#include "vulkan/weights.h"
+
+namespace ember::vulkan::test {
+namespace {
+
+class FusedHeads : public VulkanTest {
+protected:
+    void SetUp() override {
+        VulkanTest::SetUp();
+        if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
+        if (!shared_context().adapter().float16)
+            GTEST_SKIP() << "the fused heads need matvec_fused_h.comp (F16 arithmetic)";
+        if (shared_context().adapter().props.limits.maxPerStageDescriptorStorageBuffers < 22)
+            GTEST_SKIP() << "the fused heads bind 22 storage buffers";
+    }
+};
+
+constexpr uint16_t kHalfNan = 0x7e00;
+
+// A random [rows][cols] weight of `type` on the host, and its dequantized values.
+struct Weight {
+    GgmlType type;
+    int64_t rows, cols;
+    uint64_t row_stride;
+    std::vector<uint8_t> data;
+    std::vector<float> f;
+    Tensor tensor(const char* name) const {
+        Tensor t;
+        t.name = name;
+        t.type = type;
+        t.ne[0] = cols;
+        t.ne[1] = rows;
+        t.data = data.data();
+        t.n_bytes = data.size();
+        t.row_stride = row_stride;
+        return t;
+    }
+};
+
+Weight make_weight(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
+    Weight w{type, rows, cols, row_bytes(*type_traits(type), uint64_t(cols)), {}, {}};
+    w.data.resize(w.row_stride * uint64_t(rows));
+    w.f.resize(size_t(rows * cols));
+    const auto v = random_floats(size_t(rows * cols), seed);
+    for (int64_t r = 0; r < rows; ++r) {
+        quantize_row(type, &v[r * cols], &w.data[r * w.row_stride], cols);
+        dequantize_row(type, &w.data[r * w.row_stride], &w.f[r * cols], cols);
+    }
+    return w;
+}
+
+// W xn, in double, as floats.
+std::vector<float> product(const Weight& w, const std::vector<double>& xn) {
+    std::vector<float> y(size_t(w.rows));
+    for (int64_t r = 0; r < w.rows; ++r) {
+        double s = 0;
+        for (int64_t c = 0; c < w.cols; ++c) s += double(w.f[r * w.cols + c]) * xn[c];
+        y[r] = float(s);
+    }
+    return y;
+}
+
+struct HeadsCase {
+    GgmlType tq = GgmlType::Q4_K, tv = GgmlType::Q4_K;  // Wq and Wk's type; Wv's
+    int n_embd = 512, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos = 5;
+    bool neox = true, bias = false, qk_norm = false, ff = false, fold = false;
+    float scale = 1.0f, attn_factor = 1.0f, ext_factor = 0.0f;
+    int ring = 0;  // > 0: the caches are rings of this many rows
+    std::string describe() const {
+        return std::string(type_traits(tq)->name) + "/" + std::string(type_traits(tv)->name) +
+               " E " + std::to_string(n_embd) + " heads " + std::to_string(n_head) + "/" +
+               std::to_string(n_head_kv) + " hd " + std::to_string(head_dim) + " rot " +
+               std::to_string(n_rot) + " pos " + std::to_string(pos) + (neox ? " neox" : "") +
+               (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
+               (fold ? " fold" : "") + (ring ? " ring " + std::to_string(ring) : "") +
+               (ext_factor != 0.0f ? " yarn" : "");
+    }
+};
+
+void check_heads(const HeadsCase& c) {
+    Context& ctx = shared_context();
+    const int E = c.n_embd, hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    const int n_ctx = c.ring ? c.ring : c.pos + 3;
+    const float eps = 1e-6f;
+    const uint64_t seed = uint64_t(hd) * 31 + uint64_t(c.pos);
+    const Weight wq = make_weight(c.tq, QD, E, seed + 1), wk = make_weight(c.tq, KVD, E, seed + 2),
+                 wv = make_weight(c.tv, KVD, E, seed + 3);
+    const Tensor tq = wq.tensor("wq"), tk = wk.tensor("wk"), tv = wv.tensor("wv");
+    auto store = WeightStore::upload(ctx, {&tq, &tk, &tv}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    const auto x = random_floats(size_t(E), seed + 4, -3, 3),
+               u = random_floats(size_t(E), seed + 5, -40, 40);
+    const auto nw = random_floats(size_t(E), seed + 6, 0.5f, 1.5f),
+               uw = random_floats(size_t(E), seed + 7, 0.5f, 1.5f);
+    const auto bq = random_floats(size_t(QD), seed + 8), bk = random_floats(size_t(KVD), seed + 9),
+               bv = random_floats(size_t(KVD), seed + 10);
+    const auto qn = random_floats(size_t(hd), seed + 11, 0.5f, 1.5f),
+               kn = random_floats(size_t(hd), seed + 12, 0.5f, 1.5f);
+    const auto ff = random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 13, 1.0f, 4.0f);
+
+    // The CPU: x' = x (+ rmsnorm(u) * uw folded), xn = rmsnorm(x') * nw, the three products,
+    // the biases, the q/k norms, the rope.
+    std::vector<float> xin = x;
+    if (c.fold) {
+        std::vector<float> t(static_cast<size_t>(E));
+        cpu::rms_norm(u.data(), uw.data(), t.data(), E, eps);
+        for (int i = 0; i < E; ++i) xin[i] += t[i];
+    }
+    double ss = 0;
+    for (float v : xin) ss += double(v) * v;
+    const double inv = 1.0 / std::sqrt(ss / E + eps);
+    std::vector<double> xn(static_cast<size_t>(E));
+    for (int i = 0; i < E; ++i) xn[i] = xin[i] * inv * nw[i];
+    std::vector<float> want_q = product(wq, xn), want_k = product(wk, xn), want_v = product(wv, xn);
+    if (c.bias) {
+        cpu::add_inplace(want_q.data(), bq.data(), QD);
+        cpu::add_inplace(want_k.data(), bk.data(), KVD);
+        cpu::add_inplace(want_v.data(), bv.data(), KVD);
+    }
+    if (c.qk_norm) {
+        for (int h = 0; h < c.n_head; ++h)
+            cpu::rms_norm(&want_q[h * hd], qn.data(), &want_q[h * hd], hd, eps);
+        for (int h = 0; h < c.n_head_kv; ++h)
+            cpu::rms_norm(&want_k[h * hd], kn.data(), &want_k[h * hd], hd, eps);
+    }
+    cpu::RopeSpec spec;
+    spec.n_rot = c.n_rot;
+    spec.freq_base = 10000.0f;
+    spec.freq_scale = c.scale;
+    spec.freq_factors = c.ff ? ff.data() : nullptr;
+    spec.neox = c.neox;
+    spec.attn_factor = c.attn_factor;
+    spec.ext_factor = c.ext_factor;
+    spec.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
+    cpu::rope(want_q.data(), c.n_head, hd, c.pos, spec);
+    cpu::rope(want_k.data(), c.n_head_kv, hd, c.pos, spec);
+
+    HostBuffer bx(ctx, size_t(E)), bu(ctx, size_t(E)), bnw(ctx, size_t(E)), buw(ctx, size_t(E)),
+        bxo(ctx, size_t(E)), bz(ctx, size_t(E)), bbq(ctx, bq.size()), bbk(ctx, bk.size()),
+        bbv(ctx, bv.size()), bqn(ctx, qn.size()), bkn(ctx, kn.size()), bff(ctx, ff.size()),
+        bq_out(ctx, size_t(QD)), bk_raw(ctx, size_t(KVD)), bkc(ctx, size_t(n_ctx) * KVD / 2 + 1),
+        bvc(ctx, size_t(n_ctx) * KVD / 2 + 1), count(ctx, size_t(c.n_head + c.n_head_kv)),
+        step(ctx, 3);
+    bx.fill(x.data(), x.size() * 4);
+    bu.fill(u.data(), u.size() * 4);
+    bnw.fill(nw.data(), nw.size() * 4);
+    buw.fill(uw.data(), uw.size() * 4);
+    bbq.fill(bq.data(), bq.size() * 4);
+    bbk.fill(bk.data(), bk.size() * 4);
+    bbv.fill(bv.data(), bv.size() * 4);
+    bqn.fill(qn.data(), qn.size() * 4);
+    bkn.fill(kn.data(), kn.size() * 4);
+    bff.fill(ff.data(), ff.size() * 4);
+    std::fill_n(bkc.f16(), size_t(n_ctx) * KVD, kHalfNan);
+    std::fill_n(bvc.f16(), size_t(n_ctx) * KVD, kHalfNan);
+    std::fill_n(count.words(), size_t(c.n_head + c.n_head_kv), 0u);
+    step.words()[0] = uint32_t(c.pos);
+    step.words()[1] = 1;
+
+    QkvRope r;
+    r.q = {bq_out.range(), 0, uint32_t(QD)};
+    r.k = {bk_raw.range(), 0, uint32_t(KVD)};
+    if (c.bias) r.bq = bbq.range(), r.bk = bbk.range(), r.bv = bbv.range();
+    if (c.qk_norm) r.q_norm = bqn.range(), r.k_norm = bkn.range();
+    if (c.ff) r.ff = bff.range();
+    r.eps = eps;
+    r.k_cache = bkc.range(), r.v_cache = bvc.range(), r.step = step.range();
+    r.n_tokens = 1, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
+    r.head_dim = hd, r.n_rot = c.n_rot, r.freq_scale = c.scale, r.neox = c.neox;
+    r.attn_factor = c.attn_factor, r.ext_factor = c.ext_factor;
+    r.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
+    r.kv_ring = uint32_t(c.ring);
+    FusedMatvec f;
+    f.mode = FusedMode::Heads;
+    f.w[0] = (*store)->find(tq), f.w[1] = (*store)->find(tk), f.w[2] = (*store)->find(tv);
+    f.x = bx.range(), f.norm = bnw.range(), f.eps = eps;
+    f.heads = &r, f.head_count = count.range();
+    if (c.fold) {
+        f.fold = true, f.resid = bu.range(), f.resid_norm = buw.range();
+        f.x_out = bxo.range(), f.zero = bz.range();
+    }
+    auto st = run_ops(ctx, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+    ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
+
+    EXPECT_LT(nmse(bq_out.f32(), want_q.data(), want_q.size()), 2e-6) << "q, " << c.describe();
+    const uint32_t row = uint32_t(c.ring ? c.pos % c.ring : c.pos);
+    for (auto [cache, want, name] :
+         {std::tuple{&bkc, &want_k, "K"}, std::tuple{&bvc, &want_v, "V"}}) {
+        std::vector<float> got(static_cast<size_t>(KVD));
+        for (int rw = 0; rw < n_ctx; ++rw)
+            for (int i = 0; i < KVD; ++i) {
+                const uint16_t h = cache->f16()[size_t(rw) * KVD + i];
+                if (uint32_t(rw) == row)
+                    got[size_t(i)] = fp16_to_fp32(h);
+                else
+                    ASSERT_EQ(h, kHalfNan)
+                        << name << " cache written at row " << rw << ", " << c.describe();
+            }
+        // F16 rounding of values of about 1: NMSE near 1e-7.
+        EXPECT_LT(nmse(got.data(), want->data(), got.size()), 4e-6) << name << ", " << c.describe();
+        EXPECT_TRUE(cache->guard_intact()) << name << ", " << c.describe();
+    }
+    EXPECT_EQ(std::count(count.words(), count.words() + c.n_head + c.n_head_kv, 0u),
+              c.n_head + c.n_head_kv)
+        << "counts not left at zero, " << c.describe();
+    EXPECT_EQ(std::memcmp(bx.f32(), x.data(), x.size() * 4), 0) << c.describe();
+    if (c.fold) {
+        EXPECT_LT(nmse(bxo.f32(), xin.data(), xin.size()), 1e-12) << c.describe();
+        EXPECT_EQ(std::count(bz.f32(), bz.f32() + E, 0.0f), E) << c.describe();
+    }
+    for (HostBuffer* b : {&bq_out, &bk_raw, &bxo, &bz, &count})
+        EXPECT_TRUE(b->guard_intact()) << c.describe();
+}
+
+// Qwen 2: biases, NEOX over the whole head.
+TEST_F(FusedHeads, BiasesAndNeox) {
+    check_heads(
+        {.n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_rot = 128, .pos = 7, .bias = true});
+    check_heads({.tq = GgmlType::Q4_0,
+                 .tv = GgmlType::Q4_0,
+                 .n_embd = 256,
+                 .head_dim = 64,
+                 .n_rot = 64,
+                 .pos = 300,
+                 .bias = true});
+}
+
+// Qwen 3 and Gemma 3: per-head q/k norms; Gemma's 256-wide heads with a Q6_K V (two dispatches)
+// and its post-FFN norm folded into the input; a sliding-window layer's ring.
+TEST_F(FusedHeads, QkNormsAndMixedTypes) {
+    check_heads({.n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_rot = 128, .qk_norm = true});
+    check_heads({.tv = GgmlType::Q6_K,
+                 .n_head = 2,
+                 .n_head_kv = 1,
+                 .head_dim = 256,
+                 .n_rot = 256,
+                 .pos = 40,
+                 .qk_norm = true,
+                 .fold = true,
+                 .ring = 16});
+    check_heads({.tq = GgmlType::Q8_0,
+                 .tv = GgmlType::Q6_K,
+                 .n_embd = 256,
+                 .n_head = 8,
+                 .n_head_kv = 4,
+                 .head_dim = 32,
+                 .n_rot = 32,
+                 .pos = 1,
+                 .qk_norm = true,
+                 .fold = true});
+}
+
+// Llama 3 (adjacent pairs, frequency factors), partial rotary, linear scaling, YaRN and
+// LongRoPE's attn_factor.
+TEST_F(FusedHeads, RopeVariants) {
+    check_heads({.n_rot = 64, .pos = 1000, .neox = false, .ff = true});
+    check_heads({.head_dim = 96, .n_rot = 32, .pos = 12, .bias = true});
+    check_heads({.tq = GgmlType::Q5_0,
+                 .tv = GgmlType::Q8_0,
+                 .head_dim = 64,
+                 .n_rot = 48,
+                 .pos = 77,
+                 .neox = false,
+                 .scale = 0.25f});
+    check_heads(
+        {.pos = 3000, .ff = true, .scale = 0.25f, .attn_factor = 1.19f, .ext_factor = 1.0f});
+}
+
+// Two steps in a row: the counts the first left at zero serve the second.
+TEST_F(FusedHeads, CountsServeTheNextStep) {
+    check_heads({.pos = 0, .bias = true, .qk_norm = true});
+    check_heads({.pos = 1, .bias = true, .qk_norm = true});
+}
+
+// Shapes the heads cannot take are refused, not run wrong.
+TEST_F(FusedHeads, RefusesBadShapes) {
+    Context& ctx = shared_context();
+    const Weight wq = make_weight(GgmlType::Q4_K, 256, 256, 1),
+                 wk = make_weight(GgmlType::Q4_K, 128, 256, 2);
+    const Tensor tq = wq.tensor("wq"), tk = wk.tensor("wk");
+    auto store = WeightStore::upload(ctx, {&tq, &tk}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    HostBuffer bx(ctx, 256), by(ctx, 256), bk(ctx, 128), kc(ctx, 64), vc(ctx, 64), cnt(ctx, 8),
+        step(ctx, 3);
+    std::fill_n(bx.f32(), 256, 1.0f);
+    std::fill_n(cnt.words(), 8, 0u);
+    step.words()[0] = 0, step.words()[1] = 1;
+    QkvRope r;
+    r.q = {by.range(), 0, 256}, r.k = {bk.range(), 0, 128};
+    r.n_tokens = 1, r.n_head = 4, r.n_head_kv = 2, r.head_dim = 64, r.n_rot = 64;
+    r.k_cache = kc.range(), r.v_cache = vc.range(), r.step = step.range();
+    FusedMatvec f;
+    f.mode = FusedMode::Heads;
+    f.w[0] = (*store)->find(tq), f.w[1] = (*store)->find(tk), f.w[2] = f.w[1];
+    f.x = bx.range(), f.eps = r.eps, f.heads = &r, f.head_count = cnt.range();
+    auto run = [&] { return run_ops(ctx, [&](Recorder& rec) { return op_matvec_fused(rec, f); }); };
+    EXPECT_TRUE(run().ok());
+    r.n_head = 3;  // Wq's rows are not n_head heads
+    EXPECT_FALSE(run().ok());
+    r.n_head = 4, r.n_rot = 66;  // more rotated dimensions than the head has
+    EXPECT_FALSE(run().ok());
+    r.n_rot = 64, r.bq = bx.range();  // a bias for q alone
+    EXPECT_FALSE(run().ok());
+    r.bq = {}, r.eps = 1e-5f;  // the head norm's epsilon is the input norm's
+    EXPECT_FALSE(run().ok());
+}
+
+}  // namespace
+}  // namespace ember::vulkan::test
