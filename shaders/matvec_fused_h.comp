@@ -487,18 +487,25 @@ void finish_head(uint sm, uint h, uint lane, uint sgs) {
     for (uint d = n_rot + lane; d < hd; d += sgs) head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
 }
 
-// After a group's q or k rows are written: the subgroup that writes a head's last group finishes
-// it (the writes made visible before the count, read after it), and leaves its count at zero.
-void count_head(uint sm, uint row, uint lane, uint sgs) {
+// Once a subgroup has written all its groups (grp0, grp0 + n_sg, ...): their q and k rows made
+// visible with one barrier (one per group held the subgroup's loop up), then each group counted
+// in its head; the subgroup that counts a head's last group finishes it (reading after the count)
+// and leaves its count at zero.
+void count_heads(uint grp0, uint n_sg, uint n_groups, uint lane, uint sgs) {
     memoryBarrierBuffer();
     subgroupBarrier();
-    const uint h = row / HEAD_DIM, slot = sm == 0u ? h : ROWS0 / HEAD_DIM + h;
-    uint last = 0u;
-    if (lane == 0u) last = atomicAdd(head_count[slot], 1u) == HEAD_DIM / ROWS - 1u ? 1u : 0u;
-    if (subgroupMax(last) == 0u) return;
-    memoryBarrierBuffer();
-    finish_head(sm, h, lane, sgs);
-    if (lane == 0u) head_count[slot] = 0u;
+    for (uint grp = grp0; grp < n_groups; grp += n_sg) {
+        const uint row = grp * ROWS;  // of [Wq; Wk; Wv]
+        if (row >= ROWS0 + ROWS1) break;  // v rows: nothing to finish
+        const uint sm = row < ROWS0 ? 0u : 1u, h = (row - sm * ROWS0) / HEAD_DIM;
+        const uint slot = sm == 0u ? h : ROWS0 / HEAD_DIM + h;
+        uint last = 0u;
+        if (lane == 0u) last = atomicAdd(head_count[slot], 1u) == HEAD_DIM / ROWS - 1u ? 1u : 0u;
+        if (subgroupMax(last) == 0u) continue;
+        memoryBarrierBuffer();
+        finish_head(sm, h, lane, sgs);
+        if (lane == 0u) head_count[slot] = 0u;
+    }
 }
 #endif
 
@@ -641,11 +648,11 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
             if (s == w1) tot[1] = v;
         }
         if (lane < ROWS) write_rows(mode, lane, sm, sok[w0], srow[w0], tot);
-#if defined(HEADS)
-        if (mode == MODE_HEADS && sm < 2u) count_head(sm, srow[0], lane, sgs);
-#endif
         tl_mark(2u + min(n_done++, 4u));
     }
+#if defined(HEADS)
+    if (mode == MODE_HEADS) count_heads(ROW_FIRST / ROWS + first, n_sg, n_groups, lane, sgs);
+#endif
     tl_mark(7u);
 }
 
