@@ -119,6 +119,33 @@ TEST(Cli, BenchHostArgmaxIsRecorded) {
     EXPECT_GT(j["tg_tok_s"].get<double>(), 0.0);
 }
 
+// bench's context is -d plus the larger of -p and -n: a depth the model has no room for is
+// refused in those terms, and one that exactly fills the model's context runs.
+TEST(Cli, BenchDepthBeyondTheContextSaysWhatToLower) {
+    auto info = ember::inspect(kModel);
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    const int most = int(info->n_ctx_max);
+    ASSERT_GT(most, 16);
+    const std::string over = std::to_string(most - 15);
+    auto r = run_cli(ember::test::cli_path(), {"bench", "-m", kModel, "-d", over, "-p", "16", "-n",
+                                               "8", "-r", "1", "--backend", "cpu"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("ember-cli: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("-d " + over), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("context of " + std::to_string(most + 1) + " tokens"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("at most " + std::to_string(most)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("lower -d, -p or -n"), std::string::npos) << r.err;
+
+    json j =
+        parse_json(run_cli(ember::test::cli_path(),
+                           {"bench", "-m", kModel, "-d", std::to_string(most - 16), "-p", "16",
+                            "-n", "0", "-r", "1", "--json", "--backend", "cpu", "--threads", "1"}));
+    ASSERT_TRUE(j.is_object());
+    EXPECT_EQ(j["n_depth"], most - 16);
+    EXPECT_GT(j["pp_tok_s"].get<double>(), 0.0);
+}
+
 TEST(Cli, ErrorsExitNonZeroWithAMessage) {
     const auto cli = ember::test::cli_path();
     auto dir = ember::test::temp_dir();

@@ -110,13 +110,23 @@ int cmd_bench(int argc, char** argv) {
     auto depth = a.get_int("--depth", 0, 0, 1 << 20);
     for (auto* r : {&pp, &tg, &reps, &depth}) if (!*r) return fail(r->error());
     const bool host_argmax = a.has("--host-argmax");
-    const int n_ctx = int(*depth + std::max(*pp, *tg)) + 1;
+    // pp and tg each run after the depth's tokens: the session holds depth + the longer run.
+    const int n_ctx = int(*depth + std::max(*pp, *tg));
 
     auto params = load_params(a);
     if (!params) return fail(params.error());
     params->n_ctx = std::max<int>(params->n_ctx, n_ctx);
     auto path = a.require("--model");
     if (!path) return fail(path.error());
+    // Said in bench's terms before the load refuses the context: which options add up to it.
+    if (auto info = inspect(*path); info && info->n_ctx_max && n_ctx > int64_t(info->n_ctx_max))
+        return fail("bench: -d " + std::to_string(*depth) + " tokens of context, then -p " +
+                    std::to_string(*pp) + " or -n " + std::to_string(*tg) +
+                    " tokens, need a context of " + std::to_string(n_ctx) + " tokens, but " +
+                    *path + " runs at most " + std::to_string(info->n_ctx_max) +
+                    " tokens of context; lower -d, -p or -n so that -d plus the larger of -p "
+                    "and -n is at most " +
+                    std::to_string(info->n_ctx_max));
     auto model = Model::load(*path, *params);
     if (!model) return fail(model.error());
     Model& m = **model;
