@@ -18,6 +18,7 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "model/llama.h"
+#include "session/memory.h"
 #include "test_util.h"
 #ifdef EMBER_HAVE_VULKAN
 #include "vulkan/vulkan_backend.h"
@@ -394,6 +395,37 @@ TEST_F(RopeScaling, QwenValueHeadsSmallerThanKeyHeads) {
     s.write_head_keys = true;
     s.HDK = 12, s.HDV = 6, s.n_rot = 12;
     expect_matches_reference(s, 32);
+}
+
+// The CPU's memory estimate sizes the V half of the KV cache and the value buffers by the value
+// heads (attention.value_length), not by the key heads: smaller and larger both.
+TEST_F(RopeScaling, CpuMemoryNeedCountsValueHeadsOfTheirOwnSize) {
+    for (const int hdv : {6, 20}) {
+        Spec s;
+        s.write_head_keys = true;
+        s.HDK = 12, s.HDV = hdv, s.n_rot = 12;
+        const std::string path = (dir / ("v" + std::to_string(hdv) + ".gguf")).string();
+        write_model(s, make_weights(s, 1), path);
+        auto file = ember::gguf::File::open(path);
+        ASSERT_TRUE(file.ok()) << file.error().message;
+        auto model = ember::load_model(**file);
+        ASSERT_TRUE(model.ok()) << model.error().message;
+        ASSERT_EQ(model->hp.v_head(), uint32_t(hdv));
+        const int n_ctx = 100;
+        const ember::CpuMemoryNeed need = ember::cpu_runtime_need(model->hp, n_ctx, 1);
+        // [n_layer][n_ctx][KVH * HDK] F32 keys and [n_layer][n_ctx][KVH * HDV] F32 values.
+        const uint64_t want = uint64_t(s.L) * n_ctx * s.KVH * (s.HDK + s.HDV) * sizeof(float);
+        EXPECT_EQ(need.kv_cache, want) << "HDV " << hdv;
+        // The buffers grow with the value heads too: the same model with HDV = HDK needs
+        // (HDK - HDV) * (KVH + H) floats a token less or more.
+        LlamaHParams same = model->hp;
+        same.head_dim_v = same.head_dim;
+        const ember::CpuMemoryNeed base = ember::cpu_runtime_need(same, n_ctx, 1);
+        const int64_t per_token = int64_t(s.HDV - s.HDK) * (s.KVH + s.H);
+        EXPECT_EQ(int64_t(need.buffers) - int64_t(base.buffers),
+                  per_token * n_ctx * int64_t(sizeof(float)))
+            << "HDV " << hdv;
+    }
 }
 
 // Phi-3.5 mini's LongRoPE: the short factors while the session's context fits the original

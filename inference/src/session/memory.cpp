@@ -92,15 +92,17 @@ CpuMemoryNeed cpu_memory_need(const gguf::File& file, const LlamaModel& m, int n
 
 CpuMemoryNeed cpu_runtime_need(const LlamaHParams& hp, int n_ctx, int n_threads) {
     CpuMemoryNeed need;
-    // KV cache, F32: [n_layer][n_ctx][n_kv_dim] for keys and as much for values.
-    need.kv_cache =
-        sat_mul(sat_mul(sat_mul(hp.n_layer, uint64_t(n_ctx)), hp.n_kv_dim()), 2 * sizeof(float));
+    // KV cache, F32: [n_layer][n_ctx][n_kv_dim] for keys and [n_layer][n_ctx][n_v_dim] for
+    // values (value heads may differ from key heads: attention.value_length).
+    need.kv_cache = sat_mul(
+        sat_mul(sat_mul(hp.n_layer, uint64_t(n_ctx)), uint64_t(hp.n_kv_dim()) + hp.n_v_dim()),
+        sizeof(float));
     // Activations of a prefill batch (up to 256 tokens), attention scores and the logits.
     const uint64_t batch = uint64_t(std::clamp(n_ctx, 1, 256));
-    const uint64_t qd = uint64_t(hp.n_head) * hp.head_dim;
-    const uint64_t per_token =
-        sat_add(sat_add(3 * uint64_t(hp.n_embd), 2 * qd),
-                sat_add(2 * uint64_t(hp.n_kv_dim()), 2 * uint64_t(std::max(hp.n_ff, hp.n_embd))));
+    const uint64_t qd = uint64_t(hp.n_q_dim()) + hp.n_att_dim();  // q, attention output
+    const uint64_t per_token = sat_add(sat_add(3 * uint64_t(hp.n_embd), qd),
+                                       sat_add(uint64_t(hp.n_kv_dim()) + hp.n_v_dim(),
+                                               2 * uint64_t(std::max(hp.n_ff, hp.n_embd))));
     const uint64_t threads =
         uint64_t(n_threads > 0 ? n_threads : std::max(1u, std::thread::hardware_concurrency()));
     need.buffers =

@@ -134,7 +134,8 @@ uint64_t host_copy_bytes(const LlamaModel& model, uint32_t first_layer, int n_ct
         if (t->present() && !device.count(t->data) && host.insert(t->data).second)
             bytes += t->n_bytes;
     // F16 K and V of those layers.
-    return bytes + 2ull * 2 * uint64_t(n_ctx) * model.hp.n_kv_dim() * first_layer;
+    const uint64_t kv_row = uint64_t(model.hp.n_kv_dim()) + model.hp.n_v_dim();
+    return bytes + 2ull * uint64_t(n_ctx) * kv_row * first_layer;
 }
 
 uint64_t affordable_host_copy(const CpuMemoryNeed& need, uint64_t copy, uint64_t available) {
