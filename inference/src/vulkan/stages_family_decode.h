@@ -2,8 +2,10 @@
 // kernels, as llama's fused_layer_stages run: the norms inside the mat-vecs
 // (matvec_fused*.comp), the residual adds inside the output and down projections, the gate's
 // activation inside gate/up, the attention split over positions (attention.comp SPLIT_KV
-// FAMILY). What the families add between them stays the family ops' (bias, q/k norms and rope:
-// qkv_rope.comp) or takes a small op of its own (Gemma's post-norms with their residual add).
+// FAMILY), and Q/K/V with their biases, q/k norms, rope and the KV store in one dispatch
+// (FusedMode::Heads; qkv_rope.comp after the mat-vecs where the weights do not allow it: Phi-3's
+// joined attn_qkv). Gemma's post-norms fold into the next mat-vec's input, or take a small op of
+// their own with their residual add.
 #pragma once
 
 #include <vector>
