@@ -156,9 +156,10 @@ TEST_P(FamilyStages, SlidingLayersKeepOnlyTheirWindow) {
   }
 }
 
-// Batches of 16, which take the tensor-core attention where the device has
-// it: the sliding-window layers' rings (window + 15 rows) wrap between
-// batches, and the first batch's window is shorter than the batch.
+// Batches of 16 (which take the tensor-core attention where the device has it,
+// except in layers of F32 weights such as these models'): the sliding-window
+// layers' rings (window + 15 rows) wrap between batches, and the first batch's
+// window is shorter than the batch.
 TEST_P(FamilyStages, PromptBatchesOf16OverRings) {
   const int batch = 16;
   allocate(batch);

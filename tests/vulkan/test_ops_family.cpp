@@ -317,14 +317,15 @@ struct AttnCase {
     int n_tokens = 1, pos0 = 0, n_head = 4, n_head_kv = 2, head_dim = 64;
     float softcap = 0.0f;
     int window = 0;
-    bool batch = false;  // the batch's own K/V from F32 rows of a fused QKV buffer
-    int ring = 0;        // > 0: the caches are rings of this many rows
+    bool batch = false;     // the batch's own K/V from F32 rows of a fused QKV buffer
+    int ring = 0;           // > 0: the caches are rings of this many rows
+    bool keep_f32 = false;  // F32 arithmetic asked for: never the tensor cores
     std::string describe() const {
         return "tokens " + std::to_string(n_tokens) + " pos0 " + std::to_string(pos0) + " heads " +
                std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " hd " +
                std::to_string(head_dim) + " softcap " + std::to_string(softcap) + " window " +
                std::to_string(window) + (batch ? " batch" : "") +
-               (ring ? " ring " + std::to_string(ring) : "");
+               (ring ? " ring " + std::to_string(ring) : "") + (keep_f32 ? " keep_f32" : "");
     }
 };
 
@@ -395,10 +396,12 @@ void check_attention(const AttnCase& c) {
     }
     a.s = {c.n_tokens, c.n_head, c.n_head_kv, hd, spec.scale};
     a.softcap = c.softcap, a.window = c.window, a.kv_ring = uint32_t(c.ring);
+    a.keep_f32 = c.keep_f32;
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) { return op_attention_family(r, a); }).ok())
         << c.describe();
     // On the tensor cores Q and the probabilities are rounded to F16, and so is the batch's K/V.
-    const bool cores = family_attention_on_tensor_cores(make_plan(ctx.adapter()), a);
+    // keep_f32 holds the scalar kernel's precision whatever the predicate says.
+    const bool cores = !c.keep_f32 && family_attention_on_tensor_cores(make_plan(ctx.adapter()), a);
     EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), cores ? 1e-5 : 1e-9)
         << c.describe() << (cores ? " (tensor cores)" : "");
     EXPECT_TRUE(bo.guard_intact()) << c.describe();
@@ -515,6 +518,15 @@ TEST_F(OpsFamily, AttentionPromptBatches) {
                      .head_dim = 256,
                      .window = 40,
                      .ring = 110});
+    // F32 arithmetic asked for: the scalar kernel's precision (1e-9) on any device.
+    check_attention({.n_tokens = 100,
+                     .pos0 = 37,
+                     .n_head = 4,
+                     .n_head_kv = 2,
+                     .head_dim = 96,
+                     .window = 40,
+                     .batch = true,
+                     .keep_f32 = true});
 }
 
 // GELU-tanh and SiLU products, F32 and F16 out, over separate gate/up rows and over fused

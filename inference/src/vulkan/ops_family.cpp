@@ -118,7 +118,7 @@ bool family_attention_supported(const AttentionShape& s) {
 
 bool family_attention_on_tensor_cores(const Plan& plan, const FamilyAttention& a) {
     const AttentionShape& s = a.s;
-    return plan.family_attn_coopmat && s.n_tokens >= 16 && s.head_dim % 16 == 0 &&
+    return plan.family_attn_coopmat && !a.keep_f32 && s.n_tokens >= 16 && s.head_dim % 16 == 0 &&
            s.head_dim <= kCoopmatMaxHead && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
            a.q.off % 4 == 0 && a.q.stride % 4 == 0;
 }

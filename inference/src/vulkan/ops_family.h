@@ -67,14 +67,16 @@ struct FamilyAttention {
     // > 0: the caches are rings of this many rows (QkvRope::kv_ring), which needs a window and
     // kv_ring >= window + n_tokens - 1 (no row a query reads is overwritten by the batch).
     uint32_t kv_ring = 0;
+    // F32 arithmetic asked for (a layer of F32 weights): never the F16 tensor cores.
+    bool keep_f32 = false;
 };
 // Head sizes the family attention takes: even and at most 512.
 bool family_attention_supported(const AttentionShape& s);
 // Whether op_attention_family runs this batch on the tensor cores (attention_coopmat.comp,
-// FAMILY; Plan::family_attn_coopmat): batches of 16+ tokens, head sizes a multiple of 16 up to
-// 256, q rows at offsets and strides of whole vec4s. Then every position's K and V come from the
-// F16 caches (the batch's are stored there first; k_batch / v_batch are not read), and Q and
-// the probabilities are rounded to F16.
+// FAMILY; Plan::family_attn_coopmat): batches of 16+ tokens without keep_f32, head sizes a
+// multiple of 16 up to 256, q rows at offsets and strides of whole vec4s. Then every position's K
+// and V come from the F16 caches (the batch's are stored there first; k_batch / v_batch are not
+// read), and Q and the probabilities are rounded to F16.
 bool family_attention_on_tensor_cores(const Plan& plan, const FamilyAttention& a);
 Status op_attention_family(Recorder& rec, const FamilyAttention& a);
 

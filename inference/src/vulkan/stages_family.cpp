@@ -169,6 +169,10 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, int n, u
     a.softcap = hp.attn_softcap;
     a.window = hp.layer_hp(l).swa ? int(hp.n_swa) : 0;
     a.kv_ring = kv_ring(b, l);
+    // A layer of F32 weights keeps F32 attention: the tensor cores' F16 Q, K, V and
+    // probabilities alone move the reference models' logits by about 7e-4 (relative L2).
+    const DeviceTensor* wq = m.layers[l].wqkv ? m.layers[l].wqkv : m.layers[l].wq;
+    a.keep_f32 = wq && wq->type == GgmlType::F32;
     return op_attention_family(rec, a);
 }
 
