@@ -120,7 +120,7 @@ TEST(Plan, NvidiaWith132SmsTakesTheDocumentedGrids) {
     // The split attention's workgroups are the host's per step.
     EXPECT_EQ(s["attention"].kernel, "attention_split_f16_f32");
     EXPECT_TRUE(s["attention"].indirect);
-    // A full prompt batch's Q projection: 128 x 128 tiles (32 x 4 = 128 of them fill 7/8 of
+    // A full prompt batch's Q projection: 128 x 128 tiles (32 x 4 = 128 of them fill 72% of
     // 132 SMs), token tiles first for a 9 MB matrix.
     const LlamaModel m = fake_7b();
     auto prompt = planned_dispatches(m, a, p, {512, Output::None, false}, 4096);
@@ -129,6 +129,22 @@ TEST(Plan, NvidiaWith132SmsTakesTheDocumentedGrids) {
     for (const auto& d : *prompt)
         if (d.stage == "matmul q/k/v") big = big || d.kernel == "matmul_coopmat_xh_big_direct_q4_0";
     EXPECT_TRUE(big);
+}
+
+// 128 x 128 prompt tiles from 72% of the SMs: a 3,072-row wo (Phi-3.5's, 24 x 4 = 96 tiles of
+// 512 tokens on 132 SMs) takes them; a 2,560-row one (Gemma 3 4B's, 80 tiles) 128 x 64 tiles.
+TEST(Plan, PromptTilesOf128From72PercentOfTheSms) {
+    const Adapter a = fake_gpu(0x10DE, 132);
+    for (auto [E, kernel] : {std::pair{3072, "matmul_coopmat_xh_big_direct_q4_0"},
+                             std::pair{2560, "matmul_coopmat_xh_wide_direct_q4_0"}}) {
+        auto d =
+            planned_dispatches(fake_7b(E, 8192), a, make_plan(a), {512, Output::None, false}, 4096);
+        ASSERT_TRUE(d.ok()) << d.error().message;
+        auto wo = std::find_if(d->begin(), d->end(),
+                               [](const PlannedDispatch& x) { return x.stage == "matmul wo"; });
+        ASSERT_NE(wo, d->end());
+        EXPECT_EQ(wo->kernel, kernel) << E << " rows";
+    }
 }
 
 // Short rows of many columns (Gemma 3 4B's down: 2,560 rows of 10,240): enough column parts for

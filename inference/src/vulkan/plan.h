@@ -14,7 +14,7 @@
 //   blocks, and enough of them for 1.5 rounds of the subgroups.
 // - matvec_fused_h.comp's per-workgroup mode (Q4_0 rows of 4,096 columns, no subgroup mode):
 //   4 workgroups an SM, else 512 (matvec_loop_workgroups).
-// - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 7/8 of the SMs (132 on
+// - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 72% of the SMs (132 on
 //   the H200; 128 assumed without a count), else 128 x 64 from 1,024 rows, else 64 x 64.
 // - Prompt attention: tensor cores, 64 queries a workgroup (128 threads), Llama's and the
 //   families' (soft-cap, sliding window, head sizes 16..256; from 144 on two workgroups a head,

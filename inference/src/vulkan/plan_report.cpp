@@ -45,7 +45,7 @@ std::string reason_for(const std::string& kernel, const Plan& p) {
                (p.sm_count ? "grid from " + sms : std::string("no SM count: plan's grid"));
     if (starts("matvec_fused")) return "4 rows a workgroup, F32 arithmetic";
     if (starts("matmul_coopmat_xh_big") || starts("matmul_coopmat_big"))
-        return "tensor cores, 128x128 tiles: enough to fill 7/8 of " +
+        return "tensor cores, 128x128 tiles: enough to fill 72% of " +
                std::to_string(p.coopmat_sms) + " SMs";
     if (starts("matmul_coopmat_xh_wide") || starts("matmul_coopmat_wide"))
         return "tensor cores, 128x64 tiles (1,024 rows or more)";
