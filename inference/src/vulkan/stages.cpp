@@ -16,6 +16,17 @@ AttentionShape attention_shape(const LlamaHParams& hp, int n) {
             1.0f / std::sqrt(float(hp.head_dim))};
 }
 
+bool all_read_f16(const Recorder& rec, const Buffers& b, int n,
+                  std::initializer_list<const DeviceTensor*> ws) {
+    bool any = false;
+    for (const DeviceTensor* w : ws) {
+        if (!w) continue;
+        if (!matmul_reads_f16(rec, *w, n)) return false;
+        any = true;
+    }
+    return b.xh.size && any;
+}
+
 namespace {
 
 // Whether a decode step's first QKV looks its token up itself (no embedding dispatch and no
@@ -85,14 +96,6 @@ std::vector<Stage> llama_stages(const Recorder& rec, const DeviceModel& m, const
     if (step.out == Output::Argmax) s.push_back({StageOp::Argmax, 0, "argmax"});
     s.push_back({StageOp::Readback, 0, "readback"});
     return s;
-}
-
-// Whether every one of the matmuls ws reads an F16 copy of its input, so that the dispatch
-// producing it can write F16 alone (no copy of its output).
-bool all_read_f16(const Recorder& rec, const Buffers& b, int n,
-                  std::initializer_list<const DeviceTensor*> ws) {
-    return b.xh.size &&
-           std::all_of(ws.begin(), ws.end(), [&](auto* w) { return matmul_reads_f16(rec, *w, n); });
 }
 
 // The F16 input of the matmuls ws (of equal widths): b.xh where the producer wrote it there

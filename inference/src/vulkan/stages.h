@@ -171,6 +171,12 @@ std::vector<Stage> forward_stages(const Recorder& rec, const DeviceModel& m, con
 Status record_stages(Recorder& rec, const DeviceModel& m, const Buffers& b, const Step& step,
                      const std::vector<Stage>& stages);
 
+// Whether every one of the matmuls ws present (null ones are skipped; at least one) reads an
+// F16 copy of its input, so that the dispatch producing it can write F16 alone (no copy of its
+// output) into b.xh.
+bool all_read_f16(const Recorder& rec, const Buffers& b, int n,
+                  std::initializer_list<const DeviceTensor*> ws);
+
 AttentionShape attention_shape(const LlamaHParams& hp, int n);
 
 // The model's widths in llama2.c's names.

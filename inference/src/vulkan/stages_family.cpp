@@ -203,13 +203,6 @@ std::vector<const DeviceTensor*> present(std::initializer_list<const DeviceTenso
         if (w) v.push_back(w);
     return v;
 }
-bool all_f16(const Recorder& rec, const Buffers& b, int n,
-             std::initializer_list<const DeviceTensor*> ws) {
-    const auto v = present(ws);
-    return b.xh.size && !v.empty() && std::all_of(v.begin(), v.end(), [&](const DeviceTensor* w) {
-               return matmul_reads_f16(rec, *w, n);
-           });
-}
 // The xh argument of op_matmul for the matmuls ws reading x [n][cols]: b.xh
 // where the stage before wrote it (written), else an F16 copy of x where one
 // of them reads F16, else none (they read x).
@@ -242,14 +235,14 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             EMBER_TRY(op_scale(rec, b.x, 0, nE, std::sqrt(float(d.E))));
             break;
         case StageOp::FamilyAttnNorm: {  // xb (or F16 xh) = rmsnorm(x) * attn_norm  [n][E]
-            const bool f16 = all_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv});
+            const bool f16 = all_read_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv});
             EMBER_TRY(norm(rec, m, b.x, L->attn_norm, f16 ? b.xh : b.xb, n, f16));
             break;
         }
         case StageOp::FamilyQkv: {  // q [n][Dq], k, v [n][Dkv]; fused: wide [n][Dq + 2 Dkv]
             EMBER_ASSIGN_OR_RETURN(BufferRange xh,
                                    f16_of(rec, b, b.xb, n, {L->wqkv, L->wq, L->wk, L->wv},
-                                          all_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv})));
+                                          all_read_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv})));
             if (L->wqkv) {
                 EMBER_TRY(op_matmul(rec, *L->wqkv, b.xb, 0, b.wide, 0, n, xh, b.wh));
             } else {
@@ -277,14 +270,14 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             EMBER_TRY(op_add(rec, b.x, L->post_attn_norm ? b.xb : b.tmp, nE));
             break;
         case StageOp::FamilyFfnNorm: {  // xb (or F16 xh) = rmsnorm(x) * ffn_norm  [n][E]
-            const bool f16 = all_f16(rec, b, n, {L->gate_up, L->gate, L->up});
+            const bool f16 = all_read_f16(rec, b, n, {L->gate_up, L->gate, L->up});
             EMBER_TRY(norm(rec, m, b.x, L->ffn_norm, f16 ? b.xh : b.xb, n, f16));
             break;
         }
         case StageOp::FamilyGateUp: {  // g, u [n][F] = Wgate xb, Wup xb; fused: wide [n][2F]
             EMBER_ASSIGN_OR_RETURN(BufferRange xh,
                                    f16_of(rec, b, b.xb, n, {L->gate_up, L->gate, L->up},
-                                          all_f16(rec, b, n, {L->gate_up, L->gate, L->up})));
+                                          all_read_f16(rec, b, n, {L->gate_up, L->gate, L->up})));
             if (L->gate_up) {
                 EMBER_TRY(op_matmul(rec, *L->gate_up, b.xb, 0, b.wide, 0, n, xh, b.wh));
             } else {
@@ -296,14 +289,14 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
         case StageOp::FamilyGlu: {  // g (or F16 xh) = act(gate) * up  [n][F]; SiLU, GELU-tanh
             RowView gate, up;
             gate_up_views(m, *L, b, gate, up);
-            const bool f16 = all_f16(rec, b, n, {L->down});
+            const bool f16 = all_read_f16(rec, b, n, {L->down});
             EMBER_TRY(op_glu(rec, hp.traits().act == FfnAct::GeluTanh, gate, up, f16 ? b.xh : b.g,
                              d.F, uint32_t(n), f16));
             break;
         }
         case StageOp::FamilyDown: {  // tmp = Wdown g  [n][E]
-            EMBER_ASSIGN_OR_RETURN(
-                BufferRange xh, f16_of(rec, b, b.g, n, {L->down}, all_f16(rec, b, n, {L->down})));
+            EMBER_ASSIGN_OR_RETURN(BufferRange xh, f16_of(rec, b, b.g, n, {L->down},
+                                                          all_read_f16(rec, b, n, {L->down})));
             EMBER_TRY(op_matmul(rec, *L->down, b.g, 0, b.tmp, 0, n, xh, b.wh));
             break;
         }
