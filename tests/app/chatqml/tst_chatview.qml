@@ -39,6 +39,14 @@ Item {
             fixture.hold(false)
         }
 
+        // Clicks where the item is once the view has laid its delegates out: a delegate that
+        // grew or was replaced moves the others at the view's next polish, and a click at the old
+        // place would land on another delegate.
+        function click(item) {
+            view.forceLayout()
+            waitForItemPolished(view)
+            mouseClick(item)
+        }
         function findAll(item, name, out) {
             if (item.objectName === name) out.push(item)
             for (let i = 0; i < item.children.length; ++i) findAll(item.children[i], name, out)
@@ -65,9 +73,9 @@ Item {
             verify(!findAll(answer, "editButton", [])[0].visible)
             verify(findAll(answer, "regenerateButton", [])[0].visible, "the last answer can be regenerated")
             verify(!findAll(user, "regenerateButton", [])[0].visible)
-            mouseClick(findAll(answer, "copyMessageButton", [])[0])
+            click(findAll(answer, "copyMessageButton", [])[0])
             verify(fixture.clipboard().startsWith("Here is **bold**"), fixture.clipboard())
-            mouseClick(findAll(answer, "regenerateButton", [])[0])
+            click(findAll(answer, "regenerateButton", [])[0])
             // A second version of the answer, stored; the first one stays.
             tryVerify(() => !root.chat.generating && delegateAt(1) !== null
                             && delegateAt(1).versions === 2, 30000, "regenerated")
@@ -83,7 +91,7 @@ Item {
             const answer = delegateAt(1)
             verify(findAll(answer, "continueButton", [])[0].visible)
             verify(findAll(answer, "regenerateButton", [])[0].visible)
-            mouseClick(findAll(answer, "continueButton", [])[0])
+            click(findAll(answer, "continueButton", [])[0])
             // The same reply, grown.
             tryVerify(() => !root.chat.generating && delegateAt(1) !== null
                             && delegateAt(1).content === "Here isNew answer.", 30000, "continued")
@@ -94,7 +102,7 @@ Item {
             tryVerify(() => findAll(user, "regenerateButton", [])[0].visible, 30000,
                       "an unanswered message")
             verify(!findAll(user, "continueButton", [])[0].visible)
-            mouseClick(findAll(user, "regenerateButton", [])[0])
+            click(findAll(user, "regenerateButton", [])[0])
             tryVerify(() => view.count === 2 && !root.chat.generating, 30000, "answered")
             tryVerify(() => !findAll(delegateAt(0), "regenerateButton", [])[0].visible)
         }
@@ -118,13 +126,13 @@ Item {
             compare(findAll(answer, "stoppedLabel", [])[0].text, "(stopped at the token limit)")
             verify(findAll(answer, "continueButton", [])[0].visible)
             // The arrows choose the version in the store; the view shows it.
-            mouseClick(findAll(answer, "previousVersionButton", [])[0])
+            click(findAll(answer, "previousVersionButton", [])[0])
             tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 30000)
-            mouseClick(findAll(delegateAt(1), "previousVersionButton", [])[0])
+            click(findAll(delegateAt(1), "previousVersionButton", [])[0])
             tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 1, 30000)
             compare(delegateAt(1).content, root.answer)
             compare(fixture.stored(root.chat), ["Show me C", root.answer])
-            mouseClick(findAll(delegateAt(1), "nextVersionButton", [])[0])
+            click(findAll(delegateAt(1), "nextVersionButton", [])[0])
             tryVerify(() => delegateAt(1) !== null && delegateAt(1).version === 2, 30000)
             compare(fixture.stored(root.chat), ["Show me C", "New answer."])
             // The user's message has one version: no arrows.
@@ -133,12 +141,12 @@ Item {
 
         function test_editAndResend() {
             const user = delegateAt(0)
-            mouseClick(findAll(user, "editButton", [])[0])
+            click(findAll(user, "editButton", [])[0])
             verify(user.editing)
             const area = findAll(user, "editArea", [])[0]
             compare(area.text, "Show me C")
             area.text = "Show me Rust"
-            mouseClick(findAll(user, "saveAndSendButton", [])[0])
+            click(findAll(user, "saveAndSendButton", [])[0])
             verify(!user.editing)
             // A new version of the message, answered; the old one stays stored beside it.
             tryVerify(() => !root.chat.generating && view.count === 2 && delegateAt(0) !== null
