@@ -26,12 +26,19 @@
 #   on base's files and the family files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at
 #   depth 4096), offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp
 #   -ngl 16, and both on the CPU alone), load (cold and warm load time, host memory, a 512-token
-#   prompt), long (depth 16384 and 32768), prof (EMBER_VULKAN_PROFILE=1 per-dispatch GPU time of
-#   tg32 of each family file and pp512 of Qwen and Gemma), cpu (test_cpu if packed, and the CPU
-#   backend's pp64/tg32 of TinyLlama on 2 threads, at the host's ISA and at EMBER_CPU_ISA=avx2).
-#   offload-e, load-e and long-e are Ember's half of a job, offload-l, load-l and long-l
-#   llama.cpp's, so that llama.cpp can run while the Ember build to measure still compiles here.
-#   SUITE_MODELS="name ..." in start's environment makes only those GGUF files (default: all).
+#   prompt), long (depth 16384 and 32768), i49 (issue 49's table: pp512, tg128 and tg128 at depth
+#   4096, 16384, 32768 of TinyLlama and Llama-2-7B in Q4_0/Q8_0/Q4_K_M and Llama-3.1-8B Q4_K_M,
+#   files written with --ctx 33792, beside llama-bench and llama-batched-bench, FA off and on),
+#   prof (EMBER_VULKAN_PROFILE=1 per-dispatch GPU time of tg32 of SUITE_PROF's files, default each
+#   family file, and pp512 of SUITE_PROF_PP's, default Qwen and Gemma), profdepth (the same for
+#   tg32 after 16384 tokens), cpu (test_cpu if packed, and the CPU backend's pp64/tg32 of
+#   TinyLlama on 2 threads, at the host's ISA and at EMBER_CPU_ISA=avx2).
+#   offload-e, load-e, long-e and i49-e are Ember's half of a job, offload-l, load-l, long-l and
+#   i49-l llama.cpp's. llama.cpp builds in the background while the jobs run; a llama.cpp job
+#   waits for it. test_vulkan runs first, in SUITE_TEST_SHARDS processes (default 4).
+#   Start's environment: SUITE_MODELS="name ..." makes only those GGUF files (default: all) before
+#   the first job, SUITE_MODELS_LATER="name ..." more of them in the background for later jobs,
+#   SUITE_ALIAS="l2-q4_0=l2long-q4_0" lets a job's name read another file of the same shape.
 # With the device tool each call runs 10 minutes at most and the machine goes back after 30 s
 # idle, so call `wait` again at once until the log says ALL DONE:
 #   run(command="bash bench/suite.sh start base fam famllama famdepth offload load", carry=[".bench", ".gl"])
@@ -41,9 +48,9 @@ set -uo pipefail
 # The background driver runs from a copy (each device call rewrites the tree), so it is told the root.
 root="${SUITE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}"
 pack="$root/.bench"
-S=/tmp/ember-suite
+S=${SUITE_DIR:-/tmp/ember-suite}
 M=$S/models
-LL=/tmp/llama/build/bin
+LL=${SUITE_LL:-/tmp/llama/build/bin}
 THR=$(nproc 2>/dev/null || echo 16)
 
 pack_cmd() {
@@ -126,44 +133,93 @@ build_llama() {
             -j"$(nproc)" >"$O/llama_build.log" 2>&1
 }
 
-mk() {  # name preset type [mkmodel options]
-    local n=$1 p=$2 t=$3
-    shift 3
+# Every file a job may read: name, mkmodel preset, type, options (SPM: the Llama 2 vocabulary, which
+# llama-cli needs to read prompts). The long files (--ctx 33792) serve every depth up to 32768.
+SPECS="l2-q4_0 llama2-7b q4_0 --vocab-from SPM
+l2-q8_0 llama2-7b q8_0 --vocab-from SPM
+l2-q4_k_m llama2-7b q4_k_m --vocab-from SPM
+t-q4_0 tinyllama-1.1b q4_0
+t-q8_0 tinyllama-1.1b q8_0
+t-q4_k_m tinyllama-1.1b q4_k_m
+l2long-q4_0 llama2-7b q4_0 --ctx 33792
+l2long-q8_0 llama2-7b q8_0 --ctx 33792
+l2long-q4_k_m llama2-7b q4_k_m --ctx 33792
+tlong-q4_0 tinyllama-1.1b q4_0 --ctx 33792
+tlong-q8_0 tinyllama-1.1b q8_0 --ctx 33792
+tlong-q4_k_m tinyllama-1.1b q4_k_m --ctx 33792
+l31-q4_k_m llama3.1-8b q4_k_m
+l31-q4_0 llama3.1-8b q4_0
+qw-q4_k_m qwen2.5-7b q4_k_m
+qw-q4_0 qwen2.5-7b q4_0
+g3-q4_k_m gemma3-4b q4_k_m
+g3-q4_0 gemma3-4b q4_0
+phi-q4_k_m phi3.5-mini q4_k_m
+phi-q4_0 phi3.5-mini q4_0"
+
+mk() {  # name: writes $M/name.gguf from its line in SPECS
+    local n=$1 spec
     [ -s "$M/$n.gguf" ] && return 0
-    [ -n "${SUITE_MODELS:-}" ] && ! [[ " $SUITE_MODELS " == *" $n "* ]] && return 0
-    "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "$@" >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
+    spec=$(grep "^$n " <<<"$SPECS") || { log "no model named $n"; return 1; }
+    set -- $spec
+    shift
+    local p=$1 t=$2
+    shift 2
+    "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "${@/#SPM/$pack/shared/vocab/ggml-vocab-llama-spm.gguf}" \
+        >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
 }
 
-make_models() {  # four at a time; Llama 2 with its real vocabulary (llama-cli reads prompts)
-    local spm="$pack/shared/vocab/ggml-vocab-llama-spm.gguf"
+make_list() {  # names...: four at a time (each mkmodel uses every core); waits on its own children only
+    local n pids=()
+    for n in "$@"; do
+        mk "$n" &
+        pids+=($!)
+        if [ ${#pids[@]} -ge 4 ]; then
+            wait "${pids[0]}"
+            pids=("${pids[@]:1}")
+        fi
+    done
+    [ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
+}
+
+# SUITE_MODELS (default: every file in SPECS) are made before the first job; SUITE_MODELS_LATER
+# after it, in the background at the lowest priority, for jobs further down the list (need waits).
+# SUITE_ALIAS="a=b ..." makes file a a link to file b (the same shape under a job's usual name).
+make_models() {
     mkdir -p "$M"
-    mk l2-q4_0 llama2-7b q4_0 --vocab-from "$spm" &
-    mk qw-q4_k_m qwen2.5-7b q4_k_m &
-    mk g3-q4_k_m gemma3-4b q4_k_m &
-    mk l31-q4_k_m llama3.1-8b q4_k_m &
-    wait
-    mk qw-q4_0 qwen2.5-7b q4_0 &
-    mk g3-q4_0 gemma3-4b q4_0 &
-    mk l31-q4_0 llama3.1-8b q4_0 &
-    mk l2long-q4_0 llama2-7b q4_0 --ctx 33792 &  # Llama 2's context is 4096: the depth rows
-    wait
-    mk l2-q8_0 llama2-7b q8_0 --vocab-from "$spm" &
-    mk l2-q4_k_m llama2-7b q4_k_m --vocab-from "$spm" &
-    mk phi-q4_k_m phi3.5-mini q4_k_m &
-    mk phi-q4_0 phi3.5-mini q4_0 &
-    wait
-    mk t-q4_0 tinyllama-1.1b q4_0 &
-    mk t-q8_0 tinyllama-1.1b q8_0 &
-    mk t-q4_k_m tinyllama-1.1b q4_k_m &
-    wait
+    make_list ${SUITE_MODELS:-$(cut -d' ' -f1 <<<"$SPECS")}
+    local x
+    for x in ${SUITE_ALIAS:-}; do ln -sfn "${x#*=}.gguf" "$M/${x%%=*}.gguf"; done
     ls -la "$M" >"$O/models.txt"
+    if [ -n "${SUITE_MODELS_LATER:-}" ]; then
+        (renice -n 19 $BASHPID >/dev/null; make_list $SUITE_MODELS_LATER; ls -la "$M" >"$O/models.txt"
+         log "later models done"; touch "$S/models-later-done") &
+    else
+        touch "$S/models-later-done"
+    fi
+}
+need() {  # name: waits until the file is made (or every maker has finished); false if there is none
+    while [ ! -s "$M/$1.gguf" ] && [ ! -e "$S/models-later-done" ]; do sleep 2; done
+    [ -s "$M/$1.gguf" ]
+}
+need_llama() {  # waits for the llama.cpp build; false if it failed
+    while [ ! -e "$S/llama-rc" ]; do sleep 2; done
+    [ -s "$S/llama_rev" ] && cp "$S/llama_rev" "$O/llama_rev"
+    [ -x $LL/llama-bench ]
 }
 
-job_tests() {
-    EMBER_VULKAN_TEST_DEVICE=NVIDIA EMBER_CLI_PATH="$CLI" XDG_CACHE_HOME="$S/cache-test" timeout 560 \
-        "$BIN/test_vulkan" --gtest_brief=1 ${FILTER:+--gtest_filter=$FILTER} >"$O/test_vulkan.log" 2>&1
-    log "test_vulkan rc=$?: $(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$O/test_vulkan.log" | tr '\n' ' ')"
-    grep -E '^\[  FAILED  \] [A-Z]' "$O/test_vulkan.log" | sort -u | tee -a "$O/progress.log"
+job_tests() {  # test_vulkan in SUITE_TEST_SHARDS processes at once (gtest sharding; default 4)
+    local n=${SUITE_TEST_SHARDS:-4} i
+    for ((i = 0; i < n; i++)); do
+        GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$i EMBER_VULKAN_TEST_DEVICE=NVIDIA EMBER_CLI_PATH="$CLI" \
+            XDG_CACHE_HOME="$S/cache-test$i" timeout 560 \
+            "$BIN/test_vulkan" ${FILTER:+--gtest_filter=$FILTER} >"$O/test_vulkan.$i.log" 2>&1 &
+    done
+    wait
+    log "test_vulkan ($n shards): $(cat "$O"/test_vulkan.*.log | grep -E '^\[  (PASSED|SKIPPED|FAILED) +\] [0-9]+ test' |
+        awk '{k[$2]+=$4} END {for (x in k) printf "%s %d  ", x, k[x]}')"
+    grep -hE '^\[  FAILED  \] [A-Z]' "$O"/test_vulkan.*.log | grep -v ' ms)$' | sort -u | tee -a "$O/progress.log"
+    grep -hE '^\[       OK \] .* \(([0-9]+) ms\)$' "$O"/test_vulkan.*.log | sed -E 's/.*OK \] (.*) \(([0-9]+) ms\)/\2 \1/' |
+        sort -rn | head -15 >"$O/test_vulkan_slowest.txt"
 }
 
 FAM="l2-q4_0 qw-q4_k_m qw-q4_0 g3-q4_k_m g3-q4_0 l31-q4_k_m l31-q4_0 phi-q4_k_m phi-q4_0"
@@ -172,6 +228,7 @@ FAML="l2-q4_0 qw-q4_k_m qw-q4_0 l31-q4_k_m l31-q4_0"
 eb() {  # name label ember-cli bench options...
     local n=$1 l=$2
     shift 2
+    need $n || { log "ember bench $n $l: no file"; return 1; }
     timeout 400 "$CLI" bench -m "$M/$n.gguf" --backend vulkan --json "$@" >"$O/e_${n}_$l.json" 2>"$O/e_${n}_$l.err" ||
         log "ember bench $n $l failed: $(tail -2 "$O/e_${n}_$l.err")"
 }
@@ -180,11 +237,12 @@ toks() { grep -ho '"[pt][pg]_tok_s": *[0-9.]*' "$@" 2>/dev/null | tr '\n' ' '; }
 job_fam() {
     local n
     for n in $FAM; do
-        eb $n p512 -p 512 -n 128 -r 3
+        [ -s "$O/e_${n}_p512.json" ] || eb $n p512 -p 512 -n 128 -r 3
         if [ $n = l2-q4_0 ]; then
-            eb l2long-q4_0 d4096 -p 0 -n 128 -d 4096 -r 3 && cp "$O/e_l2long-q4_0_d4096.json" "$O/e_${n}_d4096.json"
+            [ -s "$O/e_l2long-q4_0_d4096.json" ] || eb l2long-q4_0 d4096 -p 0 -n 128 -d 4096 -r 3
+            cp "$O/e_l2long-q4_0_d4096.json" "$O/e_${n}_d4096.json"
         else
-            eb $n d4096 -p 0 -n 128 -d 4096 -r 3
+            [ -s "$O/e_${n}_d4096.json" ] || eb $n d4096 -p 0 -n 128 -d 4096 -r 3
         fi
         log "fam $n: $(toks "$O/e_${n}_p512.json" "$O/e_${n}_d4096.json")"
     done
@@ -199,7 +257,10 @@ job_base() {  # the first table: TinyLlama-1.1B and Llama-2-7B in Q4_0, Q8_0 and
 }
 job_famllama() {  # llama-bench on the family files and the first table's
     local n
+    need_llama || { log "famllama: no llama.cpp"; return 1; }
     for n in $(echo $BASE $FAML | tr ' ' '\n' | awk '!seen[$0]++'); do
+        need $n || continue  # not made in this sitting
+        [ -s "$O/l_${n}_p512.json" ] && continue  # i49-l measured it
         timeout 300 $LL/llama-bench -m "$M/$n.gguf" -p 512 -n 128 -ngl 99 -fa 0,1 -o json \
             >"$O/l_${n}_p512.json" 2>"$O/l_${n}_p512.err" || log "llama-bench $n failed"
     done
@@ -207,6 +268,7 @@ job_famllama() {  # llama-bench on the family files and the first table's
 }
 bb() {  # name label npp ctx fa(0|1): llama.cpp's tg128 after npp tokens (S_TG)
     local fa=""
+    need $1 && need_llama || { log "batched-bench $1 $2: no file or no llama.cpp"; return 1; }
     [ "$5" = 1 ] && fa="-fa"
     timeout 400 $LL/llama-batched-bench -m "$M/$1.gguf" -ngl 99 -c "$4" -b 2048 -ub 512 -npp "$3" \
         -ntg 128 -npl 1 $fa >"$O/b_$1_$2_fa$5.log" 2>&1 || log "batched-bench $1 $2 fa$5 failed"
@@ -227,6 +289,31 @@ job_long-e() {  # tg128 after 16384 and 32768 tokens of context
 job_long-l() {
     local n
     for n in l2long-q4_0 l31-q4_k_m; do bb $n long 16384,32768 33024 0; bb $n long 16384,32768 33024 1; done
+}
+# Issue 49's table in one sitting: TinyLlama-1.1B and Llama-2-7B in Q4_0, Q8_0 and Q4_K_M and
+# Llama-3.1-8B Q4_K_M; pp512, tg128, and tg128 after 4096, 16384 and 32768 tokens of context.
+I49="${SUITE_I49-tlong-q4_0 tlong-q8_0 tlong-q4_k_m l2long-q4_0 l2long-q8_0 l2long-q4_k_m l31-q4_k_m}"
+job_i49-e() {
+    local n
+    for n in $I49; do
+        eb $n p512 -p 512 -n 128 -r 3
+        eb $n d4096 -p 0 -n 128 -d 4096 -r 3
+        eb $n d16384 -p 0 -n 128 -d 16384 -r 2
+        eb $n d32768 -p 0 -n 128 -d 32768 -r 2
+        log "i49 ember $n: $(toks "$O"/e_${n}_{p512,d4096,d16384,d32768}.json)"
+    done
+}
+job_i49-l() {
+    local n
+    need_llama || { log "i49-l: no llama.cpp"; return 1; }
+    for n in $I49; do
+        need $n || continue
+        timeout 300 $LL/llama-bench -m "$M/$n.gguf" -p 512 -n 128 -ngl 99 -fa 0,1 -o json \
+            >"$O/l_${n}_p512.json" 2>"$O/l_${n}_p512.err" || log "llama-bench $n failed"
+        log "i49 llama-bench $n: $(grep -o '"avg_ts": [0-9.]*' "$O/l_${n}_p512.json" | tr '\n' ' ')"
+        bb $n i49 4096,16384,32768 33024 0
+        bb $n i49 4096,16384,32768 33024 1
+    done
 }
 job_offload-e() {  # Llama-2-7B Q4_0, 16 of 32 layers on the GPU; all threads of the machine
     local f=$M/l2-q4_0.gguf lim="" s
@@ -288,16 +375,24 @@ job_load-l() {
         log "load llama.cpp $n: $(grep -ho 'wall_s": [0-9.]*' "$o" | tr '\n' ' ')"
     done
 }
-PROF="phi-q4_k_m phi-q4_0 qw-q4_k_m g3-q4_k_m l31-q4_k_m l2-q4_0"
+PROF="${SUITE_PROF-phi-q4_k_m phi-q4_0 qw-q4_k_m g3-q4_k_m l31-q4_k_m l2-q4_0}"
+PROFPP="${SUITE_PROF_PP-qw-q4_k_m g3-q4_k_m}"
 job_prof() {  # GPU time per dispatch label (printed on stderr when the session ends)
     local n
     for n in $PROF; do
         EMBER_VULKAN_PROFILE=1 eb $n prof_tg32 -p 0 -n 32 -r 1
     done
-    for n in qw-q4_k_m g3-q4_k_m; do
+    for n in $PROFPP; do
         EMBER_VULKAN_PROFILE=1 eb $n prof_pp512 -p 512 -n 1 -r 1
     done
     log "prof done: $(grep -h 'GPU profile, decode' "$O"/e_*_prof_tg32.err | tr '\n' ' ')"
+}
+job_profdepth() {  # the same, decoding 32 tokens after 16384 of context (issue 49's long chats)
+    local n
+    for n in ${SUITE_PROF_DEPTH-l31-q4_k_m l2long-q4_0}; do
+        EMBER_VULKAN_PROFILE=1 eb $n prof_d16384 -p 0 -n 32 -d 16384 -r 1
+    done
+    log "profdepth done: $(grep -h 'GPU profile, decode' "$O"/e_*_prof_d16384.err | tr '\n' ' ')"
 }
 job_cpu() {  # the CPU backend on this host: test_cpu whole (ISA tests un-skip), then 2-thread bench
     local n isa
@@ -326,14 +421,11 @@ driver() {  # setup (once per machine), then the jobs, for $TAG's build
     "$CLI" devices >"$O/devices.txt" 2>&1
     cp "$BIN/commit" "$O/ember_commit"
     (exec 9>"$S/gpu.lock"; flock 9; [ -n "$NOTESTS" ] || job_tests) &
-    local t
     if [ ! -e "$S/setup-started" ]; then
         touch "$S/setup-started"
-        (build_llama; log "llama.cpp build rc=$?") &
-        t=$!
+        (renice -n 10 $BASHPID >/dev/null; build_llama; r=$?; log "llama.cpp build rc=$r"; echo $r >"$S/llama-rc") &
         make_models
         log "models done"
-        wait $t
         touch "$S/setup-done"
     else
         while [ ! -e "$S/setup-done" ]; do sleep 2; done

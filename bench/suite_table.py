@@ -71,6 +71,42 @@ def base():
               f"{f(L.get((0, 128, False)))} / {f(L.get((0, 128, True)))} |")
 
 
+def i49():  # issue 49's table: one sitting, Ember beside llama.cpp (FA off / on), ratio to the faster
+    rows = [("tlong-q4_0", "TinyLlama-1.1B Q4_0", "tlong-q4_0"), ("tlong-q8_0", "TinyLlama-1.1B Q8_0", "tlong-q4_0"),
+            ("tlong-q4_k_m", "TinyLlama-1.1B Q4_K_M", "tlong-q4_0"), ("l2long-q4_0", "Llama-2-7B Q4_0", "l2long-q4_0"),
+            ("l2long-q8_0", "Llama-2-7B Q8_0", "l2long-q4_0"), ("l2long-q4_k_m", "Llama-2-7B Q4_K_M", "l2long-q4_0"),
+            ("l31-q4_k_m", "Llama-3.1-8B Q4_K_M", "l31-q4_0")]
+    bars = {"pp512": 1.3, "d16384": 2.0, "d32768": 2.0}
+    cols = ["pp512", "tg128", "d4096", "d16384", "d32768"]
+    print("| model (weight bytes) | pp512 | tg128 | tg128 @ 4096 | tg128 @ 16384 | tg128 @ 32768 "
+          "| decode per weight byte vs Q4_0, d0 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for n, label, q40 in rows:
+        p = ej(f"e_{n}_p512.json")
+        if not p:
+            continue
+        L = llama_rows(n)
+        b0, b1 = bb(f"b_{n}_i49_fa0.log"), bb(f"b_{n}_i49_fa1.log")
+        cells = []
+        for c in cols:
+            if c == "pp512":
+                e, l0, l1 = p["pp_tok_s"], L.get((512, 0, False)), L.get((512, 0, True))
+            elif c == "tg128":
+                e, l0, l1 = p["tg_tok_s"], L.get((0, 128, False)), L.get((0, 128, True))
+            else:
+                d = ej(f"e_{n}_{c}.json")
+                e, l0, l1 = d and d["tg_tok_s"], b0.get(int(c[1:])), b1.get(int(c[1:]))
+            best = max([x for x in (l0, l1) if x] or [0])
+            r = f"{e / best:.2f}x" if e and best else "-"
+            if e and best and e / best < bars.get(c, 0):
+                r += " (bar " + f"{bars[c]:.1f}x)"
+            nd = 0 if c == "pp512" else 1
+            cells.append(f"{f(e, nd)} vs {f(l0, nd)} / {f(l1, nd)}: **{r}**")
+        q = ej(f"e_{q40}_p512.json")
+        pb = f"{p['tg_tok_s'] * p['weight_bytes'] / (q['tg_tok_s'] * q['weight_bytes']):.2f}" if q else "-"
+        print(f"| {label} ({p['weight_bytes'] / 1e9:.2f} GB) | " + " | ".join(cells) + f" | {pb} |")
+
+
 def families():
     rows = [("l2-q4_0", "Llama-2-7B Q4_0"), ("qw-q4_k_m", "Qwen2.5-7B Q4_K_M"),
             ("qw-q4_0", "Qwen2.5-7B Q4_0"), ("g3-q4_k_m", "Gemma-3-4B Q4_K_M"),
@@ -173,6 +209,6 @@ def load():
               f"{g(pk('llama_warm'))} / {g(st('llama_steady'))} GiB | {f(et and et.get('ttft_ms'), 0)} / {f(lt, 0)} ms |")
 
 
-for part in (base, families, offload, long_chats, load):
+for part in (i49, base, families, offload, long_chats, load):
     part()
     print()
