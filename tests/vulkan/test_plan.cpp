@@ -234,6 +234,30 @@ TEST(Plan, FamilyPromptAttentionTakesTheTensorCores) {
     }
 }
 
+// A prompt batch's profile labels (EMBER_VULKAN_PROFILE) name what ran: the F16 copy of an
+// input is "f16 copy" and nothing else is, and each matmul keeps its stage's label (the output
+// projection's copy once lent its label to the matmul after it in the families' stages).
+TEST(Plan, PromptProfileLabelsNameTheirKernels) {
+    Adapter a = fake_gpu(0x10DE, 132);
+    a.props.limits.maxPerStageDescriptorStorageBuffers = 1u << 20;
+    for (const LlamaModel& m : {fake_7b(), fake_gemma3()}) {
+        auto d = planned_dispatches(m, a, make_plan(a), {512, Output::None, false}, 4096);
+        ASSERT_TRUE(d.ok()) << d.error().message;
+        int copies = 0, wo = 0;
+        for (const PlannedDispatch& x : *d) {
+            EXPECT_EQ(x.stage == "f16 copy", x.kernel == "cvt_f32_f16")
+                << x.stage << ": " << x.kernel;
+            if (x.kernel.rfind("matmul_", 0) == 0)
+                EXPECT_EQ(x.stage.rfind("matmul ", 0), 0u) << x.stage << ": " << x.kernel;
+            copies += x.stage == "f16 copy";
+            wo += x.stage == "matmul wo";
+        }
+        // The attention output's copy for wo, and wo's one matmul.
+        EXPECT_EQ(copies, 1);
+        EXPECT_EQ(wo, 1);
+    }
+}
+
 TEST(Plan, WithoutAnSmCountTakesTheFixedGrids) {
     const Adapter a = fake_gpu(0x1002, 0);
     const Plan p = make_plan(a);

@@ -205,9 +205,11 @@ std::vector<const DeviceTensor*> present(std::initializer_list<const DeviceTenso
 }
 // The xh argument of op_matmul for the matmuls ws reading x [n][cols]: b.xh
 // where the stage before wrote it (written), else an F16 copy of x where one
-// of them reads F16, else none (they read x).
+// of them reads F16, else none (they read x). The copy has its own profile
+// label; the matmuls after it keep their stage's (label).
 Result<BufferRange> f16_of(Recorder& rec, const Buffers& b, BufferRange x, int n,
-                           std::initializer_list<const DeviceTensor*> ws, bool written) {
+                           std::initializer_list<const DeviceTensor*> ws, bool written,
+                           const char* label) {
     if (written) return b.xh;
     const auto v = present(ws);
     if (!b.xh.size || std::none_of(v.begin(), v.end(), [&](const DeviceTensor* w) {
@@ -217,6 +219,7 @@ Result<BufferRange> f16_of(Recorder& rec, const Buffers& b, BufferRange x, int n
     rec.tag("f16 copy");
     EMBER_TRY(op_convert_f16(rec, x, b.xh, uint64_t(n) * v.front()->cols));
     rec.barrier();
+    rec.tag(label);
     return b.xh;
 }
 
@@ -240,9 +243,10 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             break;
         }
         case StageOp::FamilyQkv: {  // q [n][Dq], k, v [n][Dkv]; fused: wide [n][Dq + 2 Dkv]
-            EMBER_ASSIGN_OR_RETURN(BufferRange xh,
-                                   f16_of(rec, b, b.xb, n, {L->wqkv, L->wq, L->wk, L->wv},
-                                          all_read_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv})));
+            EMBER_ASSIGN_OR_RETURN(
+                BufferRange xh,
+                f16_of(rec, b, b.xb, n, {L->wqkv, L->wq, L->wk, L->wv},
+                       all_read_f16(rec, b, n, {L->wqkv, L->wq, L->wk, L->wv}), st.label));
             if (L->wqkv) {
                 EMBER_TRY(op_matmul(rec, *L->wqkv, b.xb, 0, b.wide, 0, n, xh, b.wh));
             } else {
@@ -259,7 +263,8 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             EMBER_TRY(attention(rec, m, b, n, l));
             break;
         case StageOp::FamilyWo: {  // tmp = Wo att  [n][E]
-            EMBER_ASSIGN_OR_RETURN(BufferRange xh, f16_of(rec, b, b.att, n, {L->wo}, false));
+            EMBER_ASSIGN_OR_RETURN(BufferRange xh,
+                                   f16_of(rec, b, b.att, n, {L->wo}, false, st.label));
             EMBER_TRY(op_matmul(rec, *L->wo, b.att, 0, b.tmp, 0, n, xh, b.wh));
             break;
         }
@@ -275,9 +280,10 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             break;
         }
         case StageOp::FamilyGateUp: {  // g, u [n][F] = Wgate xb, Wup xb; fused: wide [n][2F]
-            EMBER_ASSIGN_OR_RETURN(BufferRange xh,
-                                   f16_of(rec, b, b.xb, n, {L->gate_up, L->gate, L->up},
-                                          all_read_f16(rec, b, n, {L->gate_up, L->gate, L->up})));
+            EMBER_ASSIGN_OR_RETURN(
+                BufferRange xh,
+                f16_of(rec, b, b.xb, n, {L->gate_up, L->gate, L->up},
+                       all_read_f16(rec, b, n, {L->gate_up, L->gate, L->up}), st.label));
             if (L->gate_up) {
                 EMBER_TRY(op_matmul(rec, *L->gate_up, b.xb, 0, b.wide, 0, n, xh, b.wh));
             } else {
@@ -295,8 +301,9 @@ Status record_family_stage(Recorder& rec, const DeviceModel& m, const Buffers& b
             break;
         }
         case StageOp::FamilyDown: {  // tmp = Wdown g  [n][E]
-            EMBER_ASSIGN_OR_RETURN(BufferRange xh, f16_of(rec, b, b.g, n, {L->down},
-                                                          all_read_f16(rec, b, n, {L->down})));
+            EMBER_ASSIGN_OR_RETURN(
+                BufferRange xh,
+                f16_of(rec, b, b.g, n, {L->down}, all_read_f16(rec, b, n, {L->down}), st.label));
             EMBER_TRY(op_matmul(rec, *L->down, b.g, 0, b.tmp, 0, n, xh, b.wh));
             break;
         }
