@@ -31,8 +31,6 @@ protected:
     }
 };
 
-constexpr uint16_t kHalfNan = 0x7e00;
-
 double gelu_tanh(double x) {
     return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }

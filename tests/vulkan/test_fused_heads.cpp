@@ -31,8 +31,6 @@ protected:
     }
 };
 
-constexpr uint16_t kHalfNan = 0x7e00;
-
 // W xn, in double, as floats.
 std::vector<float> product(const Weight& w, const std::vector<double>& xn) {
     std::vector<float> y(size_t(w.rows));

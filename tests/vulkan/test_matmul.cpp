@@ -3,6 +3,7 @@
 #include <tuple>
 
 #include "cpu/matmul.h"
+#include "host_weight.h"
 #include "model/llama.h"
 #include "quant/quant.h"
 #include "vk_test_util.h"
@@ -11,40 +12,9 @@
 namespace ember::vulkan::test {
 namespace {
 
-// A random weight [rows, cols] quantized to `type`, kept on the host.
-struct HostWeight {
-    GgmlType type;
-    int64_t rows, cols;
-    uint64_t row_stride;
-    std::vector<uint8_t> data;
-    Tensor tensor() const {
-        Tensor t;
-        t.name = "w";
-        t.type = type;
-        t.ne[0] = cols;
-        t.ne[1] = rows;
-        t.data = data.data();
-        t.n_bytes = data.size();
-        t.row_stride = row_stride;
-        return t;
-    }
-    cpu::WeightView view() const { return {type, rows, cols, data.data(), row_stride}; }
-    std::vector<float> dequantized() const {
-        std::vector<float> out(size_t(rows * cols));
-        for (int64_t r = 0; r < rows; ++r)
-            dequantize_row(type, &data[r * row_stride], &out[r * cols], cols);
-        return out;
-    }
-};
-
-HostWeight make_weight(GgmlType type, int64_t rows, int64_t cols, uint64_t seed) {
-    auto tt = *type_traits(type);
-    HostWeight w{type, rows, cols, row_bytes(tt, uint64_t(cols)), {}};
-    w.data.resize(w.row_stride * uint64_t(rows));
-    auto f = random_floats(size_t(rows * cols), seed);
-    for (int64_t r = 0; r < rows; ++r)
-        quantize_row(type, &f[r * cols], &w.data[r * w.row_stride], cols);
-    return w;
+// The CPU's view of a host weight, for its reference ops.
+cpu::WeightView view(const Weight& w) {
+    return {w.type, w.rows, w.cols, w.data.data(), w.row_stride};
 }
 
 struct TypeCase {
@@ -69,9 +39,9 @@ protected:
 };
 
 // Uploads w to ctx (through the staging path) and checks W x for n_tokens tokens.
-void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cpu,
+void check_matmul(Context& ctx, const Weight& w, int n_tokens, double tol_cpu,
                   size_t min_pieces = 1) {
-    Tensor t = w.tensor();
+    Tensor t = w.tensor("w");
     auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
     const DeviceTensor* dt = (*store)->find(t);
@@ -83,7 +53,7 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
     bx.fill(x.data(), x.size() * 4);
 
     // Exact reference: the dequantized weights in double.
-    auto wf = w.dequantized();
+    const auto& wf = w.f;
     std::vector<float> exact(size_t(w.rows) * n_tokens);
     for (int t2 = 0; t2 < n_tokens; ++t2)
         for (int64_t r = 0; r < w.rows; ++r) {
@@ -95,7 +65,7 @@ void check_matmul(Context& ctx, const HostWeight& w, int n_tokens, double tol_cp
     cpu::ThreadPool pool(1);
     cpu::MatmulScratch scratch;
     std::vector<float> ref(exact.size());
-    cpu::matmul(pool, w.view(), x.data(), n_tokens, ref.data(), scratch);
+    cpu::matmul(pool, view(w), x.data(), n_tokens, ref.data(), scratch);
 
     const char* name = type_traits(w.type)->name.data();
     // Batches on the tensor cores stage weights and activations as F16.
@@ -150,7 +120,7 @@ TEST_P(Matmul, DequantizesRowsToF16) {
     if (tc.cols % 2 != 0) GTEST_SKIP() << "F16 pairs need an even number of columns";
     Context& ctx = shared_context();
     auto w = make_weight(tc.type, 21, tc.cols, 11 + uint64_t(tc.type));
-    Tensor t = w.tensor();
+    Tensor t = w.tensor("w");
     auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
     const DeviceTensor* dt = (*store)->find(t);
@@ -160,7 +130,7 @@ TEST_P(Matmul, DequantizesRowsToF16) {
     ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) {
                     return op_dequant_f16(r, *dt, 0, row0, nrows, out.range());
                 }).ok());
-    const auto wf = w.dequantized();
+    const auto& wf = w.f;
     const uint16_t* h = out.f16();
     size_t bad = 0;
     for (int64_t i = 0; i < nrows * w.cols; ++i) {
@@ -218,7 +188,7 @@ TEST_P(Matmul, GetRowsMatchesCpu) {
     const TypeCase& tc = GetParam();
     Context& ctx = shared_context();
     auto w = make_weight(tc.type, 50, tc.cols, 17 + uint64_t(tc.type));
-    Tensor t = w.tensor();
+    Tensor t = w.tensor("w");
     auto store = WeightStore::upload(ctx, {&t}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
     const std::vector<uint32_t> tokens = {0, 49, 7, 7, 23};
@@ -232,7 +202,7 @@ TEST_P(Matmul, GetRowsMatchesCpu) {
                 }).ok());
     std::vector<float> want(tokens.size() * size_t(w.cols));
     for (size_t i = 0; i < tokens.size(); ++i)
-        cpu::get_row(w.view(), tokens[i], &want[i * size_t(w.cols)]);
+        cpu::get_row(view(w), tokens[i], &want[i * size_t(w.cols)]);
     EXPECT_LT(nmse(out.f32(), want.data(), want.size()), 1e-14);
     EXPECT_TRUE(out.guard_intact());
 }
@@ -325,13 +295,12 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         const bool f16_only = fused_matvec_f16_only(type);
         if (f16_only && !ctx.adapter().float16) continue;
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
-        Tensor ta = wa.tensor(), tb = wb.tensor();
-        tb.name = "w2";
+        Tensor ta = wa.tensor("w"), tb = wb.tensor("w2");
         auto store = WeightStore::upload(ctx, {&ta, &tb}, nullptr, nullptr);
         ASSERT_TRUE(store.ok()) << store.error().message;
         auto nw = random_floats(size_t(cols), 64, 0.5f, 1.5f);
         auto y0 = random_floats(size_t(rows), 65, -1, 1);
-        auto fa = wa.dequantized(), fb = wb.dequantized();
+        const auto &fa = wa.f, &fb = wb.f;
         for (float x_scale : {1.0f, 3000.0f}) {
             auto x = random_floats(size_t(cols), 63, -x_scale, x_scale);
             // silu_in: x is [gate; up] and the product reads SiLU(gate) * up.

@@ -57,13 +57,6 @@ TEST_F(Ops, RmsNormOfOneRowAtAnOffset) {
     EXPECT_TRUE(bo.guard_intact());
 }
 
-// n F16 values as floats.
-std::vector<float> floats_of_f16(const uint16_t* h, size_t n) {
-    std::vector<float> f(n);
-    for (size_t i = 0; i < n; ++i) f[i] = fp16_to_fp32(h[i]);
-    return f;
-}
-
 // The residual add fused with the norm after it, with F32 and F16 output; the F16 output of the
 // plain norm and of SiLU*up (the tensor-core matmul's inputs).
 TEST_F(Ops, AddRmsNormAndF16Outputs) {

@@ -23,14 +23,6 @@ protected:
     }
 };
 
-constexpr uint16_t kHalfNan = 0x7e00;
-
-std::vector<float> floats_of_f16(const uint16_t* h, size_t n) {
-    std::vector<float> f(n);
-    for (size_t i = 0; i < n; ++i) f[i] = fp16_to_fp32(h[i]);
-    return f;
-}
-
 struct RopeCase {
     int n_tokens = 1, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos0 = 0;
     bool neox = false, bias = false, qk_norm = false, ff = false, fused = false;
@@ -473,61 +465,83 @@ TEST_F(OpsFamily, AttentionSlidingWindowOverCacheRing) {
 // head sizes (Qwen 128, Phi-3 96, Gemma 256, the test models' 16 and 48), soft-capping, windows
 // shorter than the prompt (the first tile a workgroup reads partly before its window, at even
 // and odd tiles), q in fused QKV rows, cache rings.
-TEST_F(OpsFamily, AttentionPromptBatches) {
-    check_attention({.n_tokens = 130, .pos0 = 0, .n_head = 6, .n_head_kv = 2, .head_dim = 128});
-    check_attention({.n_tokens = 17, .pos0 = 0, .n_head = 8, .n_head_kv = 2, .head_dim = 16});
-    check_attention({.n_tokens = 100,
-                     .pos0 = 37,
-                     .n_head = 4,
-                     .n_head_kv = 2,
-                     .head_dim = 96,
-                     .window = 40,
-                     .batch = true});  // Phi-3's fused attn_qkv rows
-    check_attention({.n_tokens = 70,
-                     .pos0 = 5,
-                     .n_head = 4,
-                     .n_head_kv = 2,
-                     .head_dim = 64,
-                     .softcap = 20.0f,
-                     .window = 33});  // Gemma 2
-    check_attention({.n_tokens = 40,
-                     .pos0 = 3,
-                     .n_head = 4,
-                     .n_head_kv = 1,
-                     .head_dim = 48,
-                     .softcap = 5.0f,
-                     .window = 8});
-    check_attention({.n_tokens = 64,
-                     .pos0 = 200,
-                     .n_head = 2,
-                     .n_head_kv = 1,
-                     .head_dim = 128,
-                     .window = 50,
-                     .ring = 113});  // ring of window + batch - 1 rows
-    check_attention({.n_tokens = 24,
-                     .pos0 = 3,
-                     .n_head = 2,
-                     .n_head_kv = 1,
-                     .head_dim = 256,
-                     .softcap = 50.0f,
-                     .window = 20});  // Gemma's 256-wide heads
-    check_attention({.n_tokens = 70,
-                     .pos0 = 30,
-                     .n_head = 4,
-                     .n_head_kv = 2,
-                     .head_dim = 256,
-                     .window = 40,
-                     .ring = 110});
+const AttnCase kPromptBatches[] = {
+    {.n_tokens = 130, .pos0 = 0, .n_head = 6, .n_head_kv = 2, .head_dim = 128},
+    {.n_tokens = 17, .pos0 = 0, .n_head = 8, .n_head_kv = 2, .head_dim = 16},
+    {.n_tokens = 100,
+     .pos0 = 37,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 96,
+     .window = 40,
+     .batch = true},  // Phi-3's fused attn_qkv rows
+    {.n_tokens = 70,
+     .pos0 = 5,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 64,
+     .softcap = 20.0f,
+     .window = 33},  // Gemma 2
+    {.n_tokens = 40,
+     .pos0 = 3,
+     .n_head = 4,
+     .n_head_kv = 1,
+     .head_dim = 48,
+     .softcap = 5.0f,
+     .window = 8},
+    {.n_tokens = 64,
+     .pos0 = 200,
+     .n_head = 2,
+     .n_head_kv = 1,
+     .head_dim = 128,
+     .window = 50,
+     .ring = 113},  // ring of window + batch - 1 rows
+    {.n_tokens = 24,
+     .pos0 = 3,
+     .n_head = 2,
+     .n_head_kv = 1,
+     .head_dim = 256,
+     .softcap = 50.0f,
+     .window = 20},  // Gemma's 256-wide heads
+    {.n_tokens = 70,
+     .pos0 = 30,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 256,
+     .window = 40,
+     .ring = 110},
     // F32 arithmetic asked for: the scalar kernel's precision (1e-9) on any device.
-    check_attention({.n_tokens = 100,
-                     .pos0 = 37,
-                     .n_head = 4,
-                     .n_head_kv = 2,
-                     .head_dim = 96,
-                     .window = 40,
-                     .batch = true,
-                     .keep_f32 = true});
+    {.n_tokens = 100,
+     .pos0 = 37,
+     .n_head = 4,
+     .n_head_kv = 2,
+     .head_dim = 96,
+     .window = 40,
+     .batch = true,
+     .keep_f32 = true},
+};
+
+class OpsFamilyPrompt : public OpsFamily, public ::testing::WithParamInterface<AttnCase> {};
+
+TEST_P(OpsFamilyPrompt, AttentionMatchesCpu) {
+    check_attention(GetParam());
 }
+
+// "t130_p0_h6x2_d128", then what else the case sets: "_cap20", "_w40", "_ring113", "_batch",
+// "_f32".
+std::string prompt_case_name(const ::testing::TestParamInfo<AttnCase>& info) {
+    const AttnCase& c = info.param;
+    return "t" + std::to_string(c.n_tokens) + "_p" + std::to_string(c.pos0) + "_h" +
+           std::to_string(c.n_head) + "x" + std::to_string(c.n_head_kv) + "_d" +
+           std::to_string(c.head_dim) +
+           (c.softcap > 0 ? "_cap" + std::to_string(int(c.softcap)) : "") +
+           (c.window ? "_w" + std::to_string(c.window) : "") +
+           (c.ring ? "_ring" + std::to_string(c.ring) : "") + (c.batch ? "_batch" : "") +
+           (c.keep_f32 ? "_f32" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Batches, OpsFamilyPrompt, ::testing::ValuesIn(kPromptBatches),
+                         prompt_case_name);
 
 // GELU-tanh and SiLU products, F32 and F16 out, over separate gate/up rows and over fused
 // [gate | up] rows (Phi-3).

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "quant/quant.h"
 #include "vulkan/context.h"
 #include "vulkan/ops.h"
 
@@ -53,6 +54,8 @@ protected:
 
 constexpr uint32_t kGuardWords = 64;
 constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no op produces
+// An F16 NaN: fills cache rows that an op must neither write nor read.
+constexpr uint16_t kHalfNan = 0x7e00;
 
 // A host-visible storage buffer of n 32-bit words followed by a guard region.
 class HostBuffer {
@@ -104,6 +107,13 @@ inline double nmse(const float* got, const float* want, size_t n) {
         den += double(want[i]) * want[i];
     }
     return den > 0 ? num / den : num;
+}
+
+// n F16 values as floats.
+inline std::vector<float> floats_of_f16(const uint16_t* h, size_t n) {
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) f[i] = fp16_to_fp32(h[i]);
+    return f;
 }
 
 inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f,
