@@ -3,12 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -209,6 +211,34 @@ inline void expect_load_error(const std::string& path, const std::string& code,
     for (const auto& s : mentions)
         EXPECT_NE(e.message.find(s), std::string::npos)
             << "message must mention '" << s << "': " << e.message;
+}
+
+// A load of `path` with `lp`, stopped once the progress passes a half, once by the cancel flag
+// and once by the progress callback saying no: each must fail with "model.cancelled" part way
+// (the last progress seen from 0.5 up to but not 1). `after` then checks what the cancelled load
+// left (memory freed).
+inline void expect_load_cancels_midway(const std::string& path, const LoadParams& lp,
+                                       const std::function<void()>& after) {
+    for (bool by_flag : {true, false}) {
+        SCOPED_TRACE(by_flag ? "cancel flag" : "progress callback");
+        std::atomic<bool> cancel{false};
+        float last = 0;
+        LoadParams p = lp;
+        p.cancel = &cancel;
+        p.progress = [&](float f) {
+            last = f;
+            if (f < 0.5f) return true;
+            if (!by_flag) return false;
+            cancel = true;
+            return true;
+        };
+        auto model = Model::load(path, p);
+        ASSERT_FALSE(model.ok()) << "the load was not cancelled";
+        EXPECT_EQ(model.error().code, "model.cancelled") << model.error().message;
+        EXPECT_GE(last, 0.5f);
+        EXPECT_LT(last, 1.0f);
+        after();
+    }
 }
 
 // ember-cli `args` must exit with status 1 (no signal, nothing on stdout) and say why on stderr.

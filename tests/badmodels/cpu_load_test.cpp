@@ -77,29 +77,12 @@ TEST(CpuLoad, CancelMidLoadFreesEverything) {
         ASSERT_TRUE(model.ok()) << model.error().message;
     }
     const size_t before = heap_in_use();
-    for (bool by_flag : {true, false}) {
-        SCOPED_TRACE(by_flag ? "cancel flag" : "progress callback");
-        std::atomic<bool> cancel{false};
-        float last = 0;
-        LoadParams lp = cpu_params();
-        lp.cancel = &cancel;
-        lp.progress = [&](float p) {
-            last = p;
-            if (p < 0.5f) return true;
-            if (!by_flag) return false;
-            cancel = true;
-            return true;
-        };
-        auto model = Model::load(path, lp);
-        ASSERT_FALSE(model.ok()) << "the load was not cancelled";
-        EXPECT_EQ(model.error().code, "model.cancelled") << model.error().message;
-        EXPECT_GE(last, 0.5f);
-        EXPECT_LT(last, 1.0f);
+    expect_load_cancels_midway(path, cpu_params(), [&] {
         // The repacked copies of half the model (MiBs) would show; allow small caches.
         if (before) {
             EXPECT_LT(heap_in_use(), before + (256u << 10)) << "the cancelled load leaked";
         }
-    }
+    });
     auto model = Model::load(path, cpu_params());
     ASSERT_TRUE(model.ok()) << model.error().message;
     auto s = Session::create(**model);

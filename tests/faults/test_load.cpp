@@ -346,25 +346,9 @@ TEST_F(VkLoad, ProgressIsMonotonicAndReachesOne) {
 TEST_F(VkLoad, CancelMidLoadFreesEverything) {
     const std::string path = tiny_model(GgmlType::Q6_K, 512, 1024, "cancel.gguf");
     const uint64_t before = device_bytes();
-    for (bool by_flag : {true, false}) {
-        SCOPED_TRACE(by_flag ? "cancel flag" : "progress callback");
-        std::atomic<bool> cancel{false};
-        float last = 0;
-        LoadParams lp = vk_params();
-        lp.cancel = &cancel;
-        lp.progress = [&](float p) {
-            last = p;
-            if (p < 0.5f) return true;
-            if (!by_flag) return false;
-            cancel = true;
-            return true;
-        };
-        auto model = Model::load(path, lp);
-        ASSERT_FALSE(model.ok()) << "the load was not cancelled";
-        EXPECT_EQ(model.error().code, "model.cancelled") << model.error().message;
-        EXPECT_LT(last, 1.0f);
+    test::expect_load_cancels_midway(path, vk_params(), [&] {
         EXPECT_EQ(device_bytes(), before) << "device memory of the cancelled load leaked";
-    }
+    });
     auto model = Model::load(path, vk_params());
     ASSERT_TRUE(model.ok()) << model.error().message;
     ASSERT_EQ((*model)->backend().kind, BackendKind::Vulkan) << (*model)->backend().fallback_reason;
