@@ -1,6 +1,8 @@
 pragma ComponentBehavior: Bound
 import QtQuick
 import QtQuick.Controls
+import QtQuick.Controls.Material
+import QtQuick.Layouts
 import QtQuick.Window
 import Ember
 
@@ -45,12 +47,16 @@ Button {
         Instantiator {
             model: root.models
             delegate: MenuItem {
+                id: entry
                 required property string name
                 required property string path
                 required property string problem
                 required property string error
-                // What is wrong with the file: it cannot be read, or the engine cannot run it.
-                readonly property string trouble: error.length ? error : problem
+                required property string errorSummary
+                // What is wrong with the file, in plain words: it cannot be read (the reader's
+                // own message is behind Details), or the engine cannot run it.
+                readonly property string trouble: error.length ? errorSummary : problem
+                property bool showDetails: false
                 objectName: "modelMenuItem"
                 // A broken file says so (choosing it explains and keeps the loaded model).
                 text: trouble.length ? qsTr("%1 — %2").arg(name).arg(trouble) : name
@@ -58,6 +64,42 @@ Button {
                 checked: root.inference.modelPath === path
                 enabled: !root.inference.loading && !root.inference.generating
                 onTriggered: root.chat.loadModelFile(path)
+                // Room for the check mark, as the style's own label leaves.
+                readonly property real indicatorPadding: indicator ? indicator.width + spacing : 0
+                contentItem: ColumnLayout {
+                    spacing: 0
+                    RowLayout {
+                        Layout.leftMargin: entry.indicatorPadding
+                        Label {
+                            objectName: "modelMenuItemText"
+                            text: entry.text
+                            font: entry.font
+                            color: entry.enabled ? entry.Material.foreground : entry.Material.hintTextColor
+                            Layout.fillWidth: true
+                        }
+                        ToolButton {
+                            objectName: "modelMenuDetailsToggle"
+                            visible: entry.error.length > 0
+                            text: entry.showDetails ? qsTr("Hide details") : qsTr("Details")
+                            focusPolicy: Qt.NoFocus
+                            onClicked: entry.showDetails = !entry.showDetails
+                        }
+                    }
+                    TextEdit {
+                        objectName: "modelMenuDetails"
+                        visible: entry.showDetails
+                        text: entry.error
+                        readOnly: true
+                        selectByMouse: true
+                        wrapMode: TextEdit.Wrap
+                        color: entry.Material.hintTextColor
+                        font.family: "monospace"
+                        font.pixelSize: 12
+                        Layout.fillWidth: true
+                        Layout.leftMargin: entry.indicatorPadding
+                        Layout.bottomMargin: 6
+                    }
+                }
             }
             onObjectAdded: (index, object) => menu.insertItem(index, object)
             onObjectRemoved: (index, object) => menu.removeItem(object)

@@ -24,8 +24,9 @@ std::string humanBytes(uint64_t bytes) {
     return buf;
 }
 
-// The engine's error about a model file, said in plain words.
-std::string plainProblem(const std::string& path, const ember::Error& e) {
+}  // namespace
+
+std::string EmberChatEngine::plainProblem(const std::string& path, const ember::Error& e) {
     const std::string& c = e.code;
     if (c == "gguf.truncated") {
         // "... past the end of the file (S bytes, data section at D)" for a tensor at offset O
@@ -47,8 +48,6 @@ std::string plainProblem(const std::string& path, const ember::Error& e) {
     if (c.rfind("gguf.", 0) == 0) return "the file is damaged; download it again";
     return "the file is not a model Ember can run";
 }
-
-}  // namespace
 
 EmberChatEngine::EmberChatEngine() = default;
 EmberChatEngine::~EmberChatEngine() = default;

@@ -21,6 +21,9 @@ public:
     EmberChatEngine();
     ~EmberChatEngine() override;
 
+    // The engine's error about a model file (its code) in plain words, for the user; the
+    // engine's message itself goes behind a Details toggle.
+    static std::string plainProblem(const std::string& path, const ember::Error& e);
     // The engine's load parameters for the app's options (no callbacks).
     static ember::LoadParams loadParams(const EngineLoadOptions& options);
     std::vector<std::string> listDevices() override;

@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "ember/ember.h"
+#include "emberchatengine.h"
 
 namespace {
 
@@ -55,6 +56,7 @@ ModelDetails EmberModelInspector::inspect(const QString& path) {
     auto inspected = ember::inspect(path.toStdString());
     if (!inspected) {
         d.error = qs(inspected.error().message);
+        d.errorSummary = qs(EmberChatEngine::plainProblem(path.toStdString(), inspected.error()));
         return d;
     }
     const ember::ModelInfo& info = *inspected;

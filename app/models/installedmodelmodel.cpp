@@ -37,6 +37,10 @@ QVariant InstalledModelModel::data(const QModelIndex& index, int role) const {
             return r.ready;
         case ErrorRole:  // the row already names the file
             return QString(d.error).replace(r.path, QFileInfo(r.path).fileName());
+        case ErrorSummaryRole:
+            if (d.error.isEmpty()) return QString();
+            if (d.errorSummary.isEmpty()) return tr("the file cannot be read as a model");
+            return QString(d.errorSummary).replace(r.path, QFileInfo(r.path).fileName());
         case ArchitectureRole:
             return d.architecture;
         case ParametersRole:
@@ -71,6 +75,7 @@ QHash<int, QByteArray> InstalledModelModel::roleNames() const {
             {SizeTextRole, "sizeText"},
             {ReadyRole, "ready"},
             {ErrorRole, "error"},
+            {ErrorSummaryRole, "errorSummary"},
             {ArchitectureRole, "architecture"},
             {ParametersRole, "parameters"},
             {QuantizationRole, "quantization"},

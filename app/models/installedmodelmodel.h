@@ -23,8 +23,9 @@ public:
         FileNameRole,
         SizeRole,  // bytes, as a double
         SizeTextRole,
-        ReadyRole,  // the header has been read (successfully or not)
-        ErrorRole,
+        ReadyRole,         // the header has been read (successfully or not)
+        ErrorRole,         // the reader's message
+        ErrorSummaryRole,  // what is wrong, in plain words (empty when the file is readable)
         ArchitectureRole,
         ParametersRole,  // "1.2 B"
         QuantizationRole,

@@ -11,7 +11,8 @@
 
 // What a GGUF header says about a model.
 struct ModelDetails {
-    QString error;  // set when the file is not a readable GGUF model; the rest is then empty
+    QString error;         // set when the file is not a readable GGUF model; the rest is then empty
+    QString errorSummary;  // the error in plain words ("the file is incomplete; download it again")
     QString architecture;
     QString name;             // general.name, may be empty
     qint64 parameters = 0;    // elements of all tensors

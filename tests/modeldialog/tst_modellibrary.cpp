@@ -118,6 +118,15 @@ private slots:
             QCOMPARE(b.value("fitText").toString(), QString());
             QCOMPARE(b.value("ready").toBool(), true);
         }
+        // What the model menu says of them, in plain words (the reader's message is the error).
+        QCOMPARE(s.value("errorSummary").toString(), QString());
+        QCOMPARE(m->get(rowOf(m, "junk.gguf")).value("errorSummary").toString(),
+                 QString("this is not a GGUF model file"));
+        // "the file is incomplete: 385.9 KiB of at least 404.3 KiB; download it again"
+        const QString summary = m->get(rowOf(m, "truncated.gguf")).value("errorSummary").toString();
+        QVERIFY2(summary.startsWith("the file is incomplete: ") &&
+                     summary.endsWith("; download it again"),
+                 qPrintable(summary));
     }
 
     void catalogEntriesAreEstimatedFromTheirShape() {

@@ -213,11 +213,13 @@ public:
     Q_INVOKABLE InstalledModelModel* installed() { return keep(new InstalledModelModel(this)); }
     // A file of the models folder (need not exist) with what its header said.
     Q_INVOKABLE void addInstalled(InstalledModelModel* model, const QString& path,
-                                  const QString& problem = {}, const QString& error = {}) {
+                                  const QString& problem = {}, const QString& error = {},
+                                  const QString& errorSummary = {}) {
         model->setFiles(model->paths() << path);
         ModelDetails details;
         details.problem = problem;
         details.error = error;
+        details.errorSummary = errorSummary;
         model->setInspected(path, details, FitInfo{});
     }
     Q_INVOKABLE void removeInstalled(InstalledModelModel* model, const QString& path) {

@@ -76,21 +76,55 @@ Item {
             button.menu.close()
         }
 
-        // A broken file is marked in the menu with what is wrong with it: a file that cannot be
-        // read (the library's error) or one the engine cannot run (its problem).
+        // A broken file is marked in the menu with what is wrong with it in plain words: a file
+        // that cannot be read (the library's error, whose reader's message is behind Details),
+        // or one the engine cannot run (its problem, already the app's words).
         function test_brokenFilesAreMarked() {
             fixture.addInstalled(root.installed, "/models/cut.gguf", "",
-                                 "cut.gguf: the file ends before its tensor data")
+                                 "gguf: /models/cut.gguf: tensor 'output.weight' (offset 0, 4096 bytes) extends past the end of the file",
+                                 "the file is incomplete (it ends too early); download it again")
             fixture.addInstalled(root.installed, "/models/odd.gguf",
                                  "architecture mamba is not supported yet")
             button.menu.open()
             tryCompare(button.menu, "opened", true)
             compare(button.menu.itemAt(0).text, "stories260K")
-            compare(button.menu.itemAt(2).text, "cut — cut.gguf: the file ends before its tensor data")
-            compare(button.menu.itemAt(3).text, "odd — architecture mamba is not supported yet")
+            verify(!child(button.menu.itemAt(0), "modelMenuDetailsToggle").visible)
+            const cut = button.menu.itemAt(2)
+            compare(cut.text, "cut — the file is incomplete (it ends too early); download it again")
+            compare(child(cut, "modelMenuItemText").text, cut.text)
+            // The reader's message, naming the file as the row does, only once asked for.
+            const toggle = child(cut, "modelMenuDetailsToggle")
+            const details = child(cut, "modelMenuDetails")
+            verify(toggle.visible)
+            compare(toggle.text, "Details")
+            verify(!details.visible)
+            // Where the menu has laid out its new rows (and the toggle is where it is drawn).
+            waitForItemPolished(button.menu.contentItem)
+            mouseClick(toggle)
+            tryCompare(details, "visible", true)
+            compare(details.text,
+                    "gguf: cut.gguf: tensor 'output.weight' (offset 0, 4096 bytes) extends past the end of the file")
+            compare(toggle.text, "Hide details")
+            verify(button.menu.opened, "the toggle keeps the menu open")
+            compare(root.inference.modelPath, "/models/stories260K.gguf")
+            mouseClick(toggle)
+            tryCompare(details, "visible", false)
+            const odd = button.menu.itemAt(3)
+            compare(odd.text, "odd — architecture mamba is not supported yet")
+            verify(!child(odd, "modelMenuDetailsToggle").visible)
             button.menu.close()
             fixture.removeInstalled(root.installed, "/models/cut.gguf")
             fixture.removeInstalled(root.installed, "/models/odd.gguf")
+        }
+
+        // A file the library could not read but said nothing plain about still gets plain words.
+        function test_unreadableFileWithoutSummary() {
+            fixture.addInstalled(root.installed, "/models/raw.gguf", "", "gguf.io: read failed")
+            button.menu.open()
+            tryCompare(button.menu, "opened", true)
+            compare(button.menu.itemAt(2).text, "raw — the file cannot be read as a model")
+            button.menu.close()
+            fixture.removeInstalled(root.installed, "/models/raw.gguf")
         }
 
         // A model the library finds (a download finished, a file copied in) is in the menu at
