@@ -48,9 +48,12 @@ bool folds_post_norms(const Recorder& rec, const DeviceModel& m) {
 
 // Whether layer L's Q/K/V take one fused dispatch (a dispatch per run of one type, no barrier
 // between them) that also adds the biases, norms and rotates the heads and stores K and V
-// (FusedMode::Heads), instead of three mat-vecs and qkv_rope.comp.
+// (FusedMode::Heads), instead of three mat-vecs (Phi-3: one) and qkv_rope.comp.
 bool heads_fold(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
-    return !L.wqkv && fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
+    if (L.wqkv)
+        return L.wqkv->rows == int64_t(m.hp.n_head + 2 * m.hp.n_head_kv) * m.hp.head_dim &&
+               fused_heads_supported(rec, *L.wqkv, *L.wqkv, *L.wqkv, m.hp.head_dim);
+    return fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
 }
 
 bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
@@ -164,19 +167,19 @@ FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
 // q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
 // differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
 // Heads (heads_fold): one dispatch a type, which also adds the biases, norms and rotates q and k
-// and stores K and V in the caches (q to b.q; qkv_rope's stage is gone).
+// and stores K and V in the caches (q to b.q, Phi-3's to the head of wide; qkv_rope's stage is
+// gone).
 // Folded (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x
 // by Q's dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
 Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
            const DeviceLayer* fold_in) {
     const DeviceLayer& L = m.layers[l];
-    if (L.wqkv)
-        return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
     if (heads_fold(rec, m, L)) {
         const QkvRope r = family_qkv_rope(m, b, 1, l);
-        FusedMatvec f =
-            normed(m, FusedMode::Heads, L.wq, L.attn_norm, fold_in ? b.xb : b.x, r.q.buf);
-        f.w[1] = L.wk, f.w[2] = L.wv;
+        // (Phi-3's one matrix bound as all three: op_matvec_fused reads it as [Wq; Wk; Wv].)
+        FusedMatvec f = normed(m, FusedMode::Heads, L.wqkv ? L.wqkv : L.wq, L.attn_norm,
+                               fold_in ? b.xb : b.x, r.q.buf);
+        f.w[1] = L.wqkv ? L.wqkv : L.wk, f.w[2] = L.wqkv ? L.wqkv : L.wv;
         f.heads = &r, f.head_count = b.head_count;
         if (fold_in) {
             f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
@@ -184,6 +187,8 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
         }
         return op_matvec_fused(rec, f);
     }
+    if (L.wqkv)
+        return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
     const DeviceTensor* w[3] = {L.wq, L.wk, L.wv};
     const BufferRange y[3] = {b.q, b.k, b.v};
     for (int i = 0; i < 3; ++i) {
