@@ -3,17 +3,15 @@
 // the types llama-quantize gives them; the weights left as a hole, so a 13B file costs no
 // disk), and the entry's estimate must equal the file's, part by part. The machine's GPU memory
 // and RAM are injected, so the verdicts are known: 2 GiB of GPU memory and 8 GiB of RAM.
-// The engine's headers first: Qt's `emit` macro would break gguf::Writer's emit().
-#include "ember/ember.h"
-#include "gguf/writer.h"
-#include "mkmodel_shapes.h"
-#include "quant/mix.h"
-
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "download/catalog.h"
+#include "ember/ember.h"
 #include "embermodelinspector.h"
+#include "gguf/writer.h"
+#include "mkmodel_shapes.h"
+#include "quant/mix.h"
 
 namespace {
 

@@ -2,9 +2,6 @@
 // reader, fit estimates from ember::estimate_fit, and downloads from a local HTTP server
 // (progress, checksum and disk-space errors, a file that is no model, a disk that fills up, pause,
 // and resuming a .part at the next start).
-// Before Qt, whose `emit` macro would clash with the writer's member of that name.
-#include "gguf/writer.h"
-
 #include <QCryptographicHash>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -12,6 +9,7 @@
 
 #include "ember/ember.h"
 #include "embermodelinspector.h"
+#include "gguf/writer.h"
 #include "modellibrary.h"
 #include "smalldisk.h"
 #include "testserver.h"

@@ -14,7 +14,7 @@
 
 namespace ember::gguf {
 
-// Where emit() sends the file's bytes (a file on disk, or memory for tests).
+// Where write_to() sends the file's bytes (a file on disk, or memory for tests).
 struct Writer::Sink {
     std::function<Status(const void*, size_t)> write;
     std::function<Status(uint64_t)> skip;  // n zero bytes
@@ -279,7 +279,7 @@ void Writer::add_view(const std::string& name, GgmlType type, std::vector<uint64
     m_tensors.push_back({name, type, std::move(dims), nullptr, std::nullopt, of, byte_offset});
 }
 
-Status Writer::emit(Sink& sink) const {
+Status Writer::write_to(Sink& sink) const {
     uint64_t alignment = m_alignment;
     for (const KeyValue& kv : m_kv) {
         if (kv.key != "general.alignment") continue;
@@ -382,7 +382,7 @@ Status Writer::write(const std::string& path) const {
     EMBER_TRY(file.open());
     Sink sink{[&](const void* p, size_t n) { return file.write(p, n); },
               [&](uint64_t n) { return file.skip(n); }};
-    Status s = emit(sink);
+    Status s = write_to(sink);
     if (s.ok()) s = file.close();
     // Leave no half-written model behind (but never unlink a device such as /dev/full).
     struct stat st;
@@ -401,7 +401,7 @@ Result<std::vector<uint8_t>> Writer::to_bytes() const {
                   bytes.resize(bytes.size() + n, 0);
                   return Status{};
               }};
-    EMBER_TRY(emit(sink));
+    EMBER_TRY(write_to(sink));
     return bytes;
 }
 

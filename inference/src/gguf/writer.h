@@ -58,7 +58,7 @@ private:
         bool zeros = false;  // add_zeros: no bytes are produced, the sink skips them
     };
     struct Sink;
-    Status emit(Sink& sink) const;
+    Status write_to(Sink& sink) const;  // not emit(): Qt code includes this header
     std::vector<KeyValue> m_kv;
     std::vector<PendingTensor> m_tensors;
     uint32_t m_alignment = 32;
