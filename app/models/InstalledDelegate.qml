@@ -4,7 +4,8 @@ import QtQuick.Controls.Material
 import QtQuick.Layouts
 
 // One model file of the models folder: what its header says, its fit estimate, and the buttons
-// to use or delete it. A file that is not a readable GGUF model shows the reader's error.
+// to use or delete it. A file that is not a readable GGUF model says so in plain words, with the
+// reader's error behind Details.
 ItemDelegate {
     id: root
     Theme { id: theme; dark: root.Material.theme === Material.Dark }
@@ -15,6 +16,7 @@ ItemDelegate {
     required property string sizeText
     required property bool ready
     required property string error
+    required property string errorSummary
     required property string architecture
     required property string parameters
     required property string quantization
@@ -25,6 +27,7 @@ ItemDelegate {
     required property string fitText
     required property string fitDetail
     property bool current: false   // the loaded model
+    property bool showDetails: false
     signal useRequested(string path)
     signal deleteRequested(string path, string fileName)
 
@@ -86,14 +89,36 @@ ItemDelegate {
             color: Material.hintTextColor
             elide: Text.ElideRight
         }
-        Label {
-            objectName: "errorLabel"
+        RowLayout {
             Layout.fillWidth: true
-            visible: text.length > 0
-            text: root.error.length ? qsTr("Not a usable model: %1").arg(root.error)
-                : root.problem.length ? qsTr("Cannot run yet: %1").arg(root.problem) : ""
-            color: root.error.length ? theme.failure : theme.warning
-            wrapMode: Text.Wrap
+            visible: root.error.length > 0 || root.problem.length > 0
+            Label {
+                objectName: "errorLabel"
+                Layout.fillWidth: true
+                text: root.error.length ? qsTr("Not a usable model: %1").arg(root.errorSummary)
+                    : root.problem.length ? qsTr("Cannot run yet: %1").arg(root.problem) : ""
+                color: root.error.length ? theme.failure : theme.warning
+                wrapMode: Text.Wrap
+            }
+            ToolButton {
+                objectName: "errorDetailsToggle"
+                visible: root.error.length > 0
+                text: root.showDetails ? qsTr("Hide details") : qsTr("Details")
+                onClicked: root.showDetails = !root.showDetails
+            }
+        }
+        // The reader's own message, as the error banner shows it.
+        TextEdit {
+            objectName: "errorDetails"
+            Layout.fillWidth: true
+            visible: root.showDetails && root.error.length > 0
+            text: root.error
+            readOnly: true
+            selectByMouse: true
+            wrapMode: TextEdit.Wrap
+            color: Material.hintTextColor
+            font.family: "monospace"
+            font.pixelSize: 12
         }
     }
 }

@@ -33,6 +33,7 @@ public:
         QFile f(path);
         if (!f.open(QIODevice::ReadOnly) || f.read(4) != "GGUF") {
             d.error = QStringLiteral("%1: not a GGUF file").arg(path);
+            d.errorSummary = QStringLiteral("this is not a GGUF model file");
             return d;
         }
         d.architecture = QStringLiteral("llama");

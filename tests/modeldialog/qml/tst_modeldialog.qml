@@ -158,9 +158,14 @@ Item {
             const stories = findChild(list, "installedEntry_2")
             verify(part(stories, "detailsLabel").text.indexOf("1 K parameters") >= 0,
                    part(stories, "detailsLabel").text)
+            // In plain words; the reader's message (naming the file) once Details is clicked.
             verify(part(broken, "errorLabel").visible)
-            verify(part(broken, "errorLabel").text.indexOf("broken.gguf: not a GGUF file") >= 0,
-                   part(broken, "errorLabel").text)
+            compare(part(broken, "errorLabel").text, "Not a usable model: this is not a GGUF model file")
+            verify(!part(broken, "errorDetails").visible)
+            mouseClick(part(broken, "errorDetailsToggle"))
+            tryCompare(part(broken, "errorDetails"), "visible", true)
+            compare(part(broken, "errorDetails").text, "broken.gguf: not a GGUF file")
+            verify(!part(stories, "errorDetailsToggle").visible)
             verify(!part(broken, "useButton").visible, "an unreadable file cannot be used")
 
             const confirm = findChild(dialog.contentItem, "installedPane").deleteDialog
