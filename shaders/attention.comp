@@ -15,23 +15,25 @@
 #include "include/common.glsl"
 
 #if defined(SPLIT_KV)
-// Decode (one query token), flash-decoding style. Workgroup (h, sp) takes query head h and the
-// sp-th run of whole passes of positions; a pass is R * PT positions (R = WG_SIZE / (head_dim /
-// 8) rows of threads): thread (row, seg) loads piece seg (8 dimensions) of K and of V at
-// positions row, row + R, ... of the pass, all in one round trip; scores meet in shared memory,
-// and an online softmax carries the maximum and sum from pass to pass. Short contexts take one
-// workgroup per head, which writes its output itself. Longer ones are split into at most
-// n_split runs of at least min_passes passes (the partials, counter and combine cost
-// about three round trips): each run writes its partials (max,
-// sum, unnormalized output) and the last of a head's runs to finish (an atomic counter, left at
-// zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE (ops.cpp
-// checks).
+// Decode (one query token), flash-decoding style. Workgroup (hg, sp) takes the G query heads
+// hg G .. hg G + G - 1, which share one KV head (GQA: each K/V row is read once for all of them,
+// not once per query head), and the sp-th run of whole passes of positions; a pass is R * PT
+// positions (R = WG_SIZE / (head_dim / 8) rows of threads): thread (row, seg) loads piece seg (8
+// dimensions) of K and of V at positions row, row + R, ... of the pass, all in one round trip;
+// scores meet in shared memory, and an online softmax per head carries the maximum and sum from
+// pass to pass. Short contexts take one workgroup per group, which writes its output itself.
+// Longer ones are split into at most n_split runs of at least min_passes passes (the partials,
+// counter and combine cost about three round trips): each run writes its partials (max, sum,
+// unnormalized output) and the last of a group's runs to finish (an atomic counter, left at
+// zero) combines them. Needs head_dim % 8 == 0 and head_dim / 8 dividing WG_SIZE, G dividing
+// n_head / n_head_kv and G R PT <= 2 WG_SIZE (ops.cpp checks).
 // FAMILY (the decoder families' decode, ops.cpp op_attention_decode with DecodeAttentionExtras):
 // scores soft-capped (cap * tanh(s / cap), Gemma 2), a sliding window (the query at position p
 // reads only keys p - window < j <= p: the runs cover the window alone), caches that are rings
 // of kv_ring rows (position j in row j % kv_ring), and head_dim / 8 up to WG_SIZE without
 // dividing it (Phi-3's 96: the threads past R rows of a pass compute what no one reads).
 layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
+layout(constant_id = 15) const uint G = 1;  // query heads per workgroup (WO: 1)
 
 layout(binding = 0) readonly buffer QBuf4 { vec4 q4[]; };
 layout(binding = 1) readonly buffer KBuf { uvec4 kc4[]; };
@@ -95,10 +97,12 @@ layout(constant_id = 11) const uint SLICE_ROWS_C = 0;
 #define P_SLICE_ROWS (SLICE_ROWS_C != 0u ? SLICE_ROWS_C : pc.slice_rows)
 #endif
 
-// A pass: [0, PT WG_SIZE) partial scores, [k][thread]; [PT WG_SIZE, + P) its weights,
-// [position] (P <= PT WG_SIZE). After the last pass, [0, 8 WG_SIZE): each row's outputs,
-// [row][d].
-shared float sh[(PT > 4u ? 2u * PT : 8u) * WG_SIZE];
+// A pass: [0, G PT WG_SIZE) partial scores, [g][k][thread]; [G PT WG_SIZE, + G P) their
+// weights, [g][position] (G P <= 2 WG_SIZE). After the last pass, [0, 8 WG_SIZE): one head's
+// outputs of each row, [row][d].
+#define SH_W (G * PT * WG_SIZE)
+shared float sh[G * PT > 6u ? SH_W + 2u * WG_SIZE : 8u * WG_SIZE];
+shared float red_g[G * 128u];  // the G heads' partial maxima or sums, [g][subgroup]
 shared uint last_s;
 
 #if defined(WO)
@@ -187,17 +191,38 @@ uint runs(uint n_pass, out uint per) {
     return (n_pass + per - 1u) / per;
 }
 
+// The maxima (MAX) or sums (+) of v[0 .. G) over the workgroup, each head's apart; like
+// wg_max / wg_sum, its barriers also publish what was written to shared memory before.
+#define WG_REDUCE_G(v, OP, SUBGROUP_OP)                                                 \
+    {                                                                                   \
+        [[unroll]] for (uint g_ = 0; g_ < G; ++g_) {                                    \
+            float r_ = SUBGROUP_OP(v[g_]);                                              \
+            if (subgroupElect()) red_g[g_ * gl_NumSubgroups + gl_SubgroupID] = r_;      \
+        }                                                                               \
+        barrier();                                                                      \
+        [[unroll]] for (uint g_ = 0; g_ < G; ++g_) {                                    \
+            float s_ = red_g[g_ * gl_NumSubgroups];                                     \
+            for (uint i_ = 1; i_ < gl_NumSubgroups; ++i_)                               \
+                s_ = OP(s_, red_g[g_ * gl_NumSubgroups + i_]);                          \
+            v[g_] = s_;                                                                 \
+        }                                                                               \
+        barrier();                                                                      \
+    }
+float add_f(float a, float b) { return a + b; }
+
 void main() {
     const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM;
+    // Heads h0 .. h0 + G - 1 of KV head hk.
 #if defined(WO)
-    const uint h = gl_WorkGroupID.x, sp = 0u, hk = h / (P_N_HEAD / P_N_HEAD_KV);
+    const uint h0 = gl_WorkGroupID.x, sp = 0u, hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
 #else
-    const uint h = gl_WorkGroupID.x, sp = gl_WorkGroupID.y, hk = h / (P_N_HEAD / P_N_HEAD_KV);
+    const uint h0 = gl_WorkGroupID.x * G, sp = gl_WorkGroupID.y;
+    const uint hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
 #endif
     const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
 #if defined(WO)
     // Wo's first loads do not depend on the attention: in flight during it.
-    load_wo(h, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NCH);
+    load_wo(h0, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NCH);
 #endif
     const uint n_kv = step_pos0 + 1u;
     uint per;
@@ -212,15 +237,23 @@ void main() {
     if (sp >= n_run) return;
     const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
 #endif
-    const uint row = tid / TPP, seg = tid % TPP, W = PT * WG_SIZE;  // W: the weights' offset
+    const uint row = tid / TPP, seg = tid % TPP;
     const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
-    const uint qb = (h * hd) / 4u + 2u * seg;
-    const vec4 qa = q4[qb] * P_SCALE, qc = q4[qb + 1u] * P_SCALE;
-    float m = -1e30, l = 0.0;
-    vec4 acc_a = vec4(0.0), acc_b = vec4(0.0);  // dimensions 8 seg .. 8 seg + 7
+    vec4 qa[G], qc[G];  // this thread's 8 dimensions of each head's query, scaled
+    float m[G], l[G];
+    vec4 acc_a[G], acc_b[G];  // dimensions 8 seg .. 8 seg + 7 of each head's output
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        const uint qb = ((h0 + g) * hd) / 4u + 2u * seg;
+        qa[g] = q4[qb] * P_SCALE;
+        qc[g] = q4[qb + 1u] * P_SCALE;
+        m[g] = -1e30;
+        l[g] = 0.0;
+        acc_a[g] = vec4(0.0);
+        acc_b[g] = vec4(0.0);
+    }
 #if defined(WO)
     const uint j_stop = (ADIAG & 2u) != 0u ? j_begin : j_end;
-    if ((ADIAG & 2u) != 0u) l = 1.0;
+    if ((ADIAG & 2u) != 0u) l[0] = 1.0;
 #else
     const uint j_stop = j_end;
 #endif
@@ -235,98 +268,145 @@ void main() {
         [[unroll]] for (uint k = 0; k < PT; ++k) {
             vec4 ka = vec4(unpackHalf2x16(kw[k].x), unpackHalf2x16(kw[k].y));
             vec4 kb = vec4(unpackHalf2x16(kw[k].z), unpackHalf2x16(kw[k].w));
-            sh[k * WG_SIZE + tid] = dot(qa, ka) + dot(qc, kb);
+            [[unroll]] for (uint g = 0; g < G; ++g)
+                sh[(g * PT + k) * WG_SIZE + tid] = dot(qa[g], ka) + dot(qc[g], kb);
         }
         barrier();
-        // Position i of the pass (i = r + k R) has its pieces at sh[k WG_SIZE + r TPP ..].
-        float mx = -1e30;
-        for (uint i = tid; i < n; i += WG_SIZE) {
-            uint b = (i / R) * WG_SIZE + (i % R) * TPP;
+        // Score f = g P + i (position i = r + k R of the pass, head g) has its pieces at
+        // sh[(g PT + k) WG_SIZE + r TPP ..]; the weights go to sh[SH_W + f].
+        float mx[G];
+        [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = -1e30;
+        for (uint f = tid; f < G * P; f += WG_SIZE) {
+            const uint g = f / P, i = f % P;
+            if (i >= n) continue;
+            uint b = (g * PT + i / R) * WG_SIZE + (i % R) * TPP;
             float sc = 0.0;
             for (uint t = 0; t < TPP; ++t) sc += sh[b + t];
 #if defined(FAMILY)
             // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
             if (pc.softcap > 0.0) sc = pc.softcap * tanh(clamp(sc / pc.softcap, -10.0, 10.0));
 #endif
-            sh[W + i] = sc;
-            mx = max(mx, sc);
+            sh[SH_W + f] = sc;
+            [[unroll]] for (uint gg = 0; gg < G; ++gg)
+                if (gg == g) mx[gg] = max(mx[gg], sc);
         }
-        const float mn = max(m, wg_max(mx));  // its barriers also publish the scores
-        float sum = 0.0;
-        for (uint i = tid; i < n; i += WG_SIZE) {
-            float e = exp(sh[W + i] - mn);
-            sh[W + i] = e;
-            sum += e;
+        WG_REDUCE_G(mx, max, subgroupMax)  // its barriers also publish the scores
+        float sum[G];
+        [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = max(m[g], mx[g]), sum[g] = 0.0;
+        for (uint f = tid; f < G * P; f += WG_SIZE) {
+            const uint g = f / P;
+            if (f % P >= n) continue;
+            float mg = mx[0];
+            [[unroll]] for (uint gg = 1; gg < G; ++gg)
+                if (gg == g) mg = mx[gg];
+            float e = exp(sh[SH_W + f] - mg);
+            sh[SH_W + f] = e;
+            [[unroll]] for (uint gg = 0; gg < G; ++gg)
+                if (gg == g) sum[gg] += e;
         }
-        const float c = exp(m - mn);
-        l = l * c + wg_sum(sum);
-        m = mn;
-        acc_a *= c;
-        acc_b *= c;
+        WG_REDUCE_G(sum, add_f, subgroupAdd)
+        [[unroll]] for (uint g = 0; g < G; ++g) {
+            const float c = exp(m[g] - mx[g]);
+            l[g] = l[g] * c + sum[g];
+            m[g] = mx[g];
+            acc_a[g] *= c;
+            acc_b[g] *= c;
+        }
         [[unroll]] for (uint k = 0; k < PT; ++k) {
-            uint i = row + k * R;
-            float p = i < n ? sh[W + i] : 0.0;
-            acc_a += p * vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
-            acc_b += p * vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
+            const uint i = row + k * R;
+            const vec4 va = vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
+            const vec4 vb = vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
+            [[unroll]] for (uint g = 0; g < G; ++g) {
+                float p = i < n ? sh[SH_W + g * P + i] : 0.0;
+                acc_a[g] += p * va;
+                acc_b[g] += p * vb;
+            }
         }
         barrier();  // sh is rewritten by the next pass
     }
-    // The rows hold partial outputs of the same dimensions (R hd = 8 WG_SIZE floats).
-    const uint vb = row * hd + seg * 8u;
-    [[unroll]] for (uint d = 0; d < 4u; ++d) sh[vb + d] = acc_a[d], sh[vb + 4u + d] = acc_b[d];
-    barrier();
+    // Each head's rows hold partial outputs of the same dimensions (R hd <= 8 WG_SIZE floats).
     // One run: the output; several: this run's partials (max, sum, unnormalized output).
-    const uint row_len = 2u + hd, base = (h * P_N_SPLIT + sp) * row_len;
-    for (uint d = tid; d < hd; d += WG_SIZE) {
-        float t = 0.0;
-        for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
+    const uint row_len = 2u + hd, vb = row * hd + seg * 8u;
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        [[unroll]] for (uint d = 0; d < 4u; ++d)
+            sh[vb + d] = acc_a[g][d], sh[vb + 4u + d] = acc_b[g][d];
+        barrier();
+        const uint h = h0 + g, base = (h * P_N_SPLIT + sp) * row_len;
+        for (uint d = tid; d < hd; d += WG_SIZE) {
+            float t = 0.0;
+            for (uint r = 0; r < R; ++r) t += sh[r * hd + d];
 #if defined(WO)
-        oh[d] = t / l;
+            oh[d] = t / l[g];
 #else
-        if (n_run == 1u) o[h * hd + d] = t / l;
-        else part[base + 2u + d] = t;
+            if (n_run == 1u) o[h * hd + d] = t / l[g];
+            else part[base + 2u + d] = t;
 #endif
+        }
+        barrier();
     }
 #if defined(WO)
-    barrier();
     if ((ADIAG & 4u) != 0u) {
-        if (tid == 0u) xr[h] += oh[0] + wo_keep();  // keeps the attention and one Wo load
+        if (tid == 0u) xr[h0] += oh[0] + wo_keep();  // keeps the attention and one Wo load
         return;
     }
-    project_out(h);
+    project_out(h0);
 #else
     if (n_run == 1u) return;
-    if (tid == 0u) part[base] = m, part[base + 1u] = l;
+    if (tid == 0u) {
+        [[unroll]] for (uint g = 0; g < G; ++g) {
+            const uint base = ((h0 + g) * P_N_SPLIT + sp) * row_len;
+            part[base] = m[g], part[base + 1u] = l[g];
+        }
+    }
     memoryBarrierBuffer();
     barrier();
-    if (tid == 0u) last_s = atomicAdd(counter[h], 1u) == n_run - 1u ? 1u : 0u;
+    const uint hg = gl_WorkGroupID.x;
+    if (tid == 0u) last_s = atomicAdd(counter[hg], 1u) == n_run - 1u ? 1u : 0u;
     barrier();
     if (last_s == 0u) return;
     memoryBarrierBuffer();
 
-    // The last run of this head combines the partials, 8 runs' loads at a time.
-    for (uint d = tid; d < hd; d += WG_SIZE) {
-        float mx = -1e30, den = 0.0, num = 0.0;
-        for (uint k0 = 0; k0 < n_run; k0 += 8u) {
-            float mk[8], lk[8], ok[8];
-            [[unroll]] for (uint u = 0; u < 8u; ++u) {
-                uint b = (h * P_N_SPLIT + min(k0 + u, n_run - 1u)) * row_len;
-                mk[u] = part[b];
-                lk[u] = part[b + 1u];
-                ok[u] = part[b + 2u + d];
-            }
-            [[unroll]] for (uint u = 0; u < 8u; ++u) {
-                if (k0 + u >= n_run) break;
-                float mn = max(mx, mk[u]);
-                float c = exp(mx - mn), w = exp(mk[u] - mn);
-                den = den * c + lk[u] * w;
-                num = num * c + ok[u] * w;
-                mx = mn;
-            }
-        }
-        o[h * hd + d] = num / den;
+    // The last run of this group combines its heads' partials: each run's weight exp(m_r - max)
+    // and the sums first, all runs at once (sh: [g][run] maxima, then weights; [G n_run + ..]
+    // the sums, 2 G n_split <= 8 WG_SIZE), then each output over the runs, 16 loads at a time.
+    float mx[G], den[G];
+    [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = -1e30, den[g] = 0.0;
+    for (uint f = tid; f < G * n_run; f += WG_SIZE) {
+        const uint g = f / n_run, b = ((h0 + g) * P_N_SPLIT + f % n_run) * row_len;
+        const float mr = part[b];
+        sh[f] = mr;
+        sh[G * n_run + f] = part[b + 1u];
+        [[unroll]] for (uint gg = 0; gg < G; ++gg)
+            if (gg == g) mx[gg] = max(mx[gg], mr);
     }
-    if (tid == 0u) counter[h] = 0u;
+    WG_REDUCE_G(mx, max, subgroupMax)
+    for (uint f = tid; f < G * n_run; f += WG_SIZE) {
+        const uint g = f / n_run;
+        float mg = mx[0];
+        [[unroll]] for (uint gg = 1; gg < G; ++gg)
+            if (gg == g) mg = mx[gg];
+        const float w = exp(sh[f] - mg);
+        sh[f] = w;
+        [[unroll]] for (uint gg = 0; gg < G; ++gg)
+            if (gg == g) den[gg] += sh[G * n_run + f] * w;
+    }
+    WG_REDUCE_G(den, add_f, subgroupAdd)
+    for (uint e = tid; e < G * hd; e += WG_SIZE) {
+        const uint g = e / hd, h = h0 + g, d = e % hd, b0 = h * P_N_SPLIT * row_len + 2u + d;
+        float num = 0.0;
+        for (uint r = 0; r < n_run; r += 16u) {
+            float ok[16];  // clamped: loads unconditional
+            [[unroll]] for (uint u = 0; u < 16u; ++u)
+                ok[u] = part[b0 + min(r + u, n_run - 1u) * row_len];
+            [[unroll]] for (uint u = 0; u < 16u; ++u)
+                if (r + u < n_run) num += sh[g * n_run + r + u] * ok[u];
+        }
+        float dg = den[0];
+        [[unroll]] for (uint gg = 1; gg < G; ++gg)
+            if (gg == g) dg = den[gg];
+        o[h * hd + d] = num / dg;
+    }
+    if (tid == 0u) counter[hg] = 0u;
 #endif
 }
 

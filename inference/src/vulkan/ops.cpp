@@ -471,12 +471,33 @@ namespace {
 struct DecodePlan {
     uint32_t wg, pt, min_passes;
 };
+// The combine keeps two floats per head and run in shared memory (2 G n_split <= 8 wg).
+constexpr uint32_t kMaxDecodeRuns = 128;
 const DecodePlan& decode_plan() {
     static constexpr DecodePlan p{256, 8, 2};
     return p;
 }
+// Query heads per workgroup: all of a KV head's (at most 4; more: the largest divisor), so
+// that each K/V row is read once for them. (More heads would hold more queries and outputs in
+// registers than leave room for loads in flight.)
+uint32_t heads_per_group(const AttentionShape& s) {
+    const uint32_t ratio = uint32_t(s.n_head / std::max(s.n_head_kv, 1));
+    uint32_t g = std::min(ratio, 4u);
+    while (ratio % g) --g;
+    return std::max(g, 1u);
+}
+// Positions per thread in a pass: fewer for larger groups, for the registers (G queries and
+// outputs of 8 dimensions a thread beside PT keys and values), and G R PT <= 2 WG so that a
+// pass's weights fit the shader's shared memory.
+uint32_t positions_per_thread(const AttentionShape& s, uint32_t group) {
+    const uint32_t rows = decode_plan().wg / std::max(uint32_t(s.head_dim) / 8, 1u);
+    uint32_t pt = group <= 2 ? decode_plan().pt : 4;
+    while (pt > 1 && group * rows * pt > 2 * decode_plan().wg) pt /= 2;
+    return pt;
+}
 uint32_t passes_of(const AttentionShape& s, uint32_t n_positions) {
-    const uint32_t per_pass = decode_plan().wg / (uint32_t(s.head_dim) / 8) * decode_plan().pt;
+    const uint32_t per_pass =
+        decode_plan().wg / (uint32_t(s.head_dim) / 8) * positions_per_thread(s, heads_per_group(s));
     return (n_positions + per_pass - 1) / per_pass;
 }
 // Runs that n positions would be split into with no cap: passes / min_passes, rounded up.
@@ -495,7 +516,8 @@ bool decode_attention_supported(const AttentionShape& s) {
 
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
     // Runs of at least min_passes passes, up to about 1024 workgroups in all.
-    const uint32_t cap = std::clamp(1024u / uint32_t(s.n_head), 1u, 128u);
+    const uint32_t groups = uint32_t(s.n_head) / heads_per_group(s);
+    const uint32_t cap = std::clamp(1024u / groups, 1u, kMaxDecodeRuns);
     return std::clamp(wanted_runs(s, uint32_t(std::max(n_ctx, 1))), 1u, cap);
 }
 
@@ -505,7 +527,7 @@ std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t 
     const uint32_t passes = passes_of(s, n_kv);
     const uint32_t n = std::clamp(wanted_runs(s, n_kv), 1u, std::max(n_split, 1u));
     const uint32_t per = (passes + n - 1) / n;
-    return {uint32_t(s.n_head), std::max(1u, (passes + per - 1) / per), 1};
+    return {uint32_t(s.n_head) / heads_per_group(s), std::max(1u, (passes + per - 1) / per), 1};
 }
 
 uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
@@ -514,9 +536,9 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
 
 namespace {
 
-// attention.comp's specialization constants, in constant_id order (1-14). The shape constants
+// attention.comp's specialization constants, in constant_id order (1-15). The shape constants
 // (n_head ... min_passes) repeat push constants so that the compiler sees them; wo_* and nch,
-// wo_loads are the WO variant's (0 elsewhere).
+// wo_loads are the WO variant's (0 elsewhere); group: query heads per workgroup.
 struct AttentionSpec {
     uint32_t pt;  // positions a thread takes in a pass
     uint32_t nch, wo_loads;
@@ -524,6 +546,7 @@ struct AttentionSpec {
     uint32_t n_head, n_head_kv, head_dim, kv_stride;
     uint32_t wo_rows, wo_stride, slice_rows;
     uint32_t scale_bits, n_split, min_passes;
+    uint32_t group = 1;  // the WO variant takes one head a workgroup
 };
 
 }  // namespace
@@ -538,7 +561,10 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                           "decode attention needs one token, n_head a multiple of n_head_kv, and "
                           "head_dim a multiple of 8 with head_dim / 8 dividing " +
                               std::to_string(p.wg));
-    if (n_split == 0) return make_error("vulkan.bad_argument", "decode attention with no runs");
+    if (n_split == 0 || n_split > kMaxDecodeRuns)
+        return make_error("vulkan.bad_argument", "decode attention needs 1 to " +
+                                                     std::to_string(kMaxDecodeRuns) +
+                                                     " runs, not " + std::to_string(n_split));
     struct {
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
@@ -551,14 +577,15 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          n_split,
          p.min_passes};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const SpecConstants spec = SpecConstants::of(
-        AttentionSpec{p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
-                      std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
+    const uint32_t group = heads_per_group(s);
+    const SpecConstants spec = SpecConstants::of(AttentionSpec{
+        positions_per_thread(s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride,
+        0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group});
     if (grid.size)
         return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
                                      p.wg, grid, spec);
     return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
-                        uint32_t(s.n_head), n_split, 1, spec);
+                        uint32_t(s.n_head) / group, n_split, 1, spec);
 }
 
 bool decode_attention_family_supported(const AttentionShape& s) {
@@ -578,7 +605,10 @@ Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_ca
                           "family decode attention needs one token, n_head a multiple of "
                           "n_head_kv, and head_dim a multiple of 8 up to " +
                               std::to_string(8 * p.wg));
-    if (n_split == 0) return make_error("vulkan.bad_argument", "decode attention with no runs");
+    if (n_split == 0 || n_split > kMaxDecodeRuns)
+        return make_error("vulkan.bad_argument", "decode attention needs 1 to " +
+                                                     std::to_string(kMaxDecodeRuns) +
+                                                     " runs, not " + std::to_string(n_split));
     if (f.kv_ring && (f.window == 0 || f.kv_ring < f.window))
         return make_error("vulkan.bad_argument",
                           "decode attention over a cache ring of " + std::to_string(f.kv_ring) +
@@ -600,14 +630,15 @@ Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_ca
          f.window,
          f.kv_ring};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const SpecConstants spec = SpecConstants::of(
-        AttentionSpec{p.pt, 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride, 0, 0, 0,
-                      std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes});
+    const uint32_t group = heads_per_group(s);
+    const SpecConstants spec = SpecConstants::of(AttentionSpec{
+        positions_per_thread(s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride,
+        0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group});
     if (grid.size)
         return rec.dispatch_indirect("attention_split_family_f16_f32", b, &pc,
                                      push_size<decltype(pc)>(), p.wg, grid, spec);
     return rec.dispatch("attention_split_family_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
-                        uint32_t(s.n_head), n_split, 1, spec);
+                        uint32_t(s.n_head) / group, n_split, 1, spec);
 }
 
 bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {

@@ -231,9 +231,10 @@ bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s);
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s,
                     BufferRange k_batch = {}, BufferRange v_batch = {});
-// Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per query head
-// and run of positions, at most n_split runs (decode_attention_splits) of at least a few passes;
-// split heads write partials (decode_attention_partials floats) and the last of their runs
+// Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per group of
+// query heads that share a KV head (each K/V row read once for them) and run of positions, at
+// most n_split runs (decode_attention_splits, at most 128) of at least a few passes; split
+// groups write partials (decode_attention_partials floats) and the last of their runs
 // combines; counters (n_head uints) must be zero and are left at zero. grid (optional, 3
 // uints): the workgroup counts for the step's position, written by the host before each step
 // (decode_attention_grid), so that a replayed step launches only the workgroups it needs;
