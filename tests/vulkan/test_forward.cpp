@@ -232,9 +232,9 @@ std::vector<std::vector<float>> run_steps(BackendModel& bm) {
 // Where the readback memory is host-cached (lavapipe's and NVIDIA's), the logits are read where
 // the GPU wrote them: another runner's copy (forward) of the same step, each step's own. Not
 // bitwise: a residual add split in column parts sums with float atomics in any order, and a
-// sum that moves by an ulp can round an activation to another F16 in the next dot products (on
-// the H200 the last step came out one of two ways, 2.4e-9 NMSE apart). A stale or wrong step
-// is O(1) away.
+// sum that moves by an ulp can round an activation to another F16 in the next dot products, and
+// that spreads (on the H200 two runs of the same steps came out 2.4e-9 and once 4.7e-7 NMSE
+// apart). A stale or wrong step is O(1) away.
 TEST_F(Forward, LogitsViewEqualsCopy) {
     auto s = synth_model(GgmlType::Q4_0);
     auto vk = create_backend_model(s->m, test_options(32));
@@ -252,7 +252,7 @@ TEST_F(Forward, LogitsViewEqualsCopy) {
         ASSERT_TRUE((*copy)->forward(t, pos, want.data()).ok());
         pos += int(t.size());
         ASSERT_EQ(got->size(), want.size());
-        EXPECT_LT(nmse(got->data(), want.data(), want.size()), 1e-7) << "position " << pos;
+        EXPECT_LT(nmse(got->data(), want.data(), want.size()), 1e-5) << "position " << pos;
         EXPECT_NE(std::vector<float>(got->begin(), got->end()), prev) << "position " << pos;
         prev.assign(got->begin(), got->end());
     }
