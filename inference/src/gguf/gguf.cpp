@@ -252,6 +252,158 @@ Error not_regular(const std::string& path, mode_t mode) {
                                      ", not a regular file: a model must be a regular .gguf file");
 }
 
+// The magic and a version this reader knows (2 or 3).
+Status read_header(Parser& p, const uint8_t* base, uint64_t size, const std::string& path,
+                   uint32_t& version) {
+    char magic[4] = {};
+    if (size < 4)
+        return make_error("gguf.truncated", "gguf: " + path + ": file is " + std::to_string(size) +
+                                                " bytes, too short for a GGUF header");
+    std::memcpy(magic, base, 4);
+    if (std::memcmp(magic, "GGUF", 4) != 0)
+        return make_error("gguf.bad_magic", "gguf: " + path + ": not a GGUF file (magic '" +
+                                                printable(std::string_view(magic, 4)) +
+                                                "', expected 'GGUF')");
+    EMBER_TRY(p.read(magic, "magic"));
+    EMBER_TRY(p.read(version, "version"));
+    if (version != 2 && version != 3) {
+        std::string hint;
+        if (version == 1) hint = " (GGUF v1 is obsolete; convert the model again)";
+        if ((version & 0xffff) == 0 && version != 0) hint = " (a big-endian file?)";
+        return make_error("gguf.bad_version", "gguf: " + path + ": unsupported GGUF version " +
+                                                  std::to_string(version) + ", expected 2 or 3" +
+                                                  hint);
+    }
+    return {};
+}
+
+// n_kv metadata keys and their values; keys are unique and not empty.
+Status read_metadata(Parser& p, uint64_t n_kv, std::vector<KeyValue>& kvs) {
+    uint64_t need = 0;
+    if (__builtin_mul_overflow(n_kv, kMinKvBytes, &need) || need > p.left())
+        return p.fail("gguf.truncated", "metadata key count " + std::to_string(n_kv) +
+                                            " exceeds what the " + std::to_string(p.left()) +
+                                            " bytes left can hold");
+    kvs.clear();
+    kvs.reserve(std::min(n_kv, kReserveCap));
+    std::unordered_map<std::string, uint64_t> seen_keys;
+    for (uint64_t i = 0; i < n_kv; ++i) {
+        p.set_context("metadata key #" + std::to_string(i));
+        KeyValue& kv = kvs.emplace_back();
+        EMBER_TRY(p.read_string(kv.key, "key"));
+        if (kv.key.empty()) return p.fail("gguf.bad_value", "empty key");
+        p.set_context("metadata key #" + std::to_string(i) + " ('" + printable(kv.key) + "')");
+        ValueType t = ValueType::UINT8;
+        EMBER_TRY(p.read_value_type(t, "value type"));
+        EMBER_TRY(p.read_value(t, kv.value, 0));
+        auto [it, inserted] = seen_keys.emplace(kv.key, i);
+        if (!inserted)
+            return p.fail("gguf.duplicate", "duplicate key, first defined as metadata key #" +
+                                                std::to_string(it->second));
+    }
+    return {};
+}
+
+// general.alignment if the metadata sets it (a 32-bit power of two), else 32.
+Status read_alignment(Parser& p, const std::vector<KeyValue>& kvs, uint64_t& alignment) {
+    alignment = 32;
+    for (size_t i = 0; i < kvs.size(); ++i) {
+        if (kvs[i].key != "general.alignment") continue;
+        const Value& v = kvs[i].value;
+        p.set_context("metadata key #" + std::to_string(i) + " ('general.alignment')");
+        auto a = v.as_int();
+        if (!v.is_integer() || !a)
+            return p.fail("gguf.bad_value",
+                          "expected an integer, found " + std::string(value_type_name(v.type)));
+        if (*a <= 0 || *a > int64_t(UINT32_MAX) || !std::has_single_bit(uint64_t(*a)))
+            return p.fail("gguf.bad_value", "alignment " + std::to_string(*a) +
+                                                " is not a nonzero power of two (32-bit)");
+        alignment = uint64_t(*a);
+    }
+    return {};
+}
+
+// One tensor's name, shape, type, byte size and aligned data offset.
+Status read_tensor_info(Parser& p, uint64_t i, uint64_t alignment, TensorInfo& t) {
+    p.set_context("tensor #" + std::to_string(i));
+    EMBER_TRY(p.read_string(t.name, "name"));
+    if (t.name.empty()) return p.fail("gguf.bad_value", "empty tensor name");
+    p.set_context("tensor '" + printable(t.name) + "'");
+    EMBER_TRY(p.read(t.n_dims, "n_dims"));
+    if (t.n_dims < 1 || t.n_dims > 4)
+        return p.fail("gguf.bad_value", "n_dims " + std::to_string(t.n_dims) + " is outside 1..4");
+    uint64_t n_elements = 1;
+    for (uint32_t d = 0; d < t.n_dims; ++d) {
+        EMBER_TRY(p.read(t.ne[d], "dimension"));
+        if (t.ne[d] == 0)
+            return p.fail("gguf.bad_value", "dimension " + std::to_string(d) + " is 0");
+        if (__builtin_mul_overflow(n_elements, t.ne[d], &n_elements))
+            return p.fail("gguf.bad_value", "element count overflows 64 bits at dimension " +
+                                                std::to_string(d) + " (" + std::to_string(t.ne[d]) +
+                                                ")");
+    }
+    uint32_t type_id = 0;
+    EMBER_TRY(p.read(type_id, "type"));
+    auto tt = type_traits(type_id);
+    if (!tt) return p.fail("gguf.bad_type", "unknown tensor type id " + std::to_string(type_id));
+    t.type = GgmlType(type_id);
+    if (t.ne[0] % tt->block_elems != 0)
+        return p.fail("gguf.bad_value", "row length " + std::to_string(t.ne[0]) +
+                                            " is not a multiple of the " + std::string(tt->name) +
+                                            " block size " + std::to_string(tt->block_elems));
+    uint64_t bytes = t.ne[0] / tt->block_elems;
+    bool overflow = __builtin_mul_overflow(bytes, uint64_t(tt->block_bytes), &bytes);
+    for (int d = 1; d < 4; ++d) overflow |= __builtin_mul_overflow(bytes, t.ne[d], &bytes);
+    if (overflow) return p.fail("gguf.bad_value", "byte size overflows 64 bits");
+    t.n_bytes = bytes;
+    EMBER_TRY(p.read(t.offset, "data offset"));
+    if (t.offset % alignment != 0)
+        return p.fail("gguf.bad_value", "data offset " + std::to_string(t.offset) +
+                                            " is not a multiple of the alignment " +
+                                            std::to_string(alignment));
+    return {};
+}
+
+// n_tensors tensor infos; names are unique.
+Status read_tensor_infos(Parser& p, uint64_t n_tensors, uint64_t alignment,
+                         std::vector<TensorInfo>& tensors) {
+    uint64_t need = 0;
+    p.set_context("");
+    if (__builtin_mul_overflow(n_tensors, kMinTensorInfoBytes, &need) || need > p.left())
+        return p.fail("gguf.truncated", "tensor count " + std::to_string(n_tensors) +
+                                            " exceeds what the " + std::to_string(p.left()) +
+                                            " bytes left can hold");
+    tensors.clear();
+    tensors.reserve(std::min(n_tensors, kReserveCap));
+    std::unordered_map<std::string, uint64_t> seen_tensors;
+    for (uint64_t i = 0; i < n_tensors; ++i) {
+        TensorInfo& t = tensors.emplace_back();
+        EMBER_TRY(read_tensor_info(p, i, alignment, t));
+        auto [it, inserted] = seen_tensors.emplace(t.name, i);
+        if (!inserted)
+            return p.fail("gguf.duplicate", "duplicate tensor name, first defined as tensor #" +
+                                                std::to_string(it->second));
+    }
+    return {};
+}
+
+// Every tensor's bytes lie inside the file, after the data section's start.
+Status check_data_in_file(const std::vector<TensorInfo>& tensors, uint64_t data_offset,
+                          uint64_t size, const std::string& path) {
+    for (const TensorInfo& t : tensors) {
+        uint64_t start, end;
+        if (__builtin_add_overflow(data_offset, t.offset, &start) ||
+            __builtin_add_overflow(start, t.n_bytes, &end) || end > size)
+            return make_error(
+                "gguf.truncated",
+                "gguf: " + path + ": tensor '" + printable(t.name) + "': data [offset " +
+                    std::to_string(t.offset) + ", " + std::to_string(t.n_bytes) +
+                    " bytes) extends past the end of the file (" + std::to_string(size) +
+                    " bytes, data section at " + std::to_string(data_offset) + ")");
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<File>> File::open(const std::string& path) {
@@ -319,138 +471,19 @@ void File::release_tensor_data() {
 
 Status File::parse() {
     Parser p(m_base, m_size, m_path);
-
-    char magic[4] = {};
-    if (m_size < 4)
-        return make_error("gguf.truncated", "gguf: " + m_path + ": file is " +
-                                                std::to_string(m_size) +
-                                                " bytes, too short for a GGUF header");
-    std::memcpy(magic, m_base, 4);
-    if (std::memcmp(magic, "GGUF", 4) != 0)
-        return make_error("gguf.bad_magic", "gguf: " + m_path + ": not a GGUF file (magic '" +
-                                                printable(std::string_view(magic, 4)) +
-                                                "', expected 'GGUF')");
-    EMBER_TRY(p.read(magic, "magic"));
-    EMBER_TRY(p.read(m_version, "version"));
-    if (m_version != 2 && m_version != 3) {
-        std::string hint;
-        if (m_version == 1) hint = " (GGUF v1 is obsolete; convert the model again)";
-        if ((m_version & 0xffff) == 0 && m_version != 0) hint = " (a big-endian file?)";
-        return make_error("gguf.bad_version", "gguf: " + m_path + ": unsupported GGUF version " +
-                                                  std::to_string(m_version) + ", expected 2 or 3" +
-                                                  hint);
-    }
-    uint64_t n_tensors = 0, n_kv = 0, need = 0;
+    // Header, then the metadata, then the tensor infos, then the data section.
+    EMBER_TRY(read_header(p, m_base, m_size, m_path, m_version));
+    uint64_t n_tensors = 0, n_kv = 0;
     EMBER_TRY(p.read(n_tensors, "tensor count"));
     EMBER_TRY(p.read(n_kv, "metadata key count"));
-
-    if (__builtin_mul_overflow(n_kv, kMinKvBytes, &need) || need > p.left())
-        return p.fail("gguf.truncated", "metadata key count " + std::to_string(n_kv) +
-                                            " exceeds what the " + std::to_string(p.left()) +
-                                            " bytes left can hold");
-    m_kv.clear();
-    m_kv.reserve(std::min(n_kv, kReserveCap));
-    std::unordered_map<std::string, uint64_t> seen_keys;
-    for (uint64_t i = 0; i < n_kv; ++i) {
-        p.set_context("metadata key #" + std::to_string(i));
-        KeyValue& kv = m_kv.emplace_back();
-        EMBER_TRY(p.read_string(kv.key, "key"));
-        if (kv.key.empty()) return p.fail("gguf.bad_value", "empty key");
-        p.set_context("metadata key #" + std::to_string(i) + " ('" + printable(kv.key) + "')");
-        ValueType t = ValueType::UINT8;
-        EMBER_TRY(p.read_value_type(t, "value type"));
-        EMBER_TRY(p.read_value(t, kv.value, 0));
-        auto [it, inserted] = seen_keys.emplace(kv.key, i);
-        if (!inserted)
-            return p.fail("gguf.duplicate", "duplicate key, first defined as metadata key #" +
-                                                std::to_string(it->second));
-    }
-
-    m_alignment = 32;
-    for (size_t i = 0; i < m_kv.size(); ++i) {
-        if (m_kv[i].key != "general.alignment") continue;
-        const Value& v = m_kv[i].value;
-        p.set_context("metadata key #" + std::to_string(i) + " ('general.alignment')");
-        auto a = v.as_int();
-        if (!v.is_integer() || !a)
-            return p.fail("gguf.bad_value",
-                          "expected an integer, found " + std::string(value_type_name(v.type)));
-        if (*a <= 0 || *a > int64_t(UINT32_MAX) || !std::has_single_bit(uint64_t(*a)))
-            return p.fail("gguf.bad_value", "alignment " + std::to_string(*a) +
-                                                " is not a nonzero power of two (32-bit)");
-        m_alignment = uint64_t(*a);
-    }
-
-    p.set_context("");
-    if (__builtin_mul_overflow(n_tensors, kMinTensorInfoBytes, &need) || need > p.left())
-        return p.fail("gguf.truncated", "tensor count " + std::to_string(n_tensors) +
-                                            " exceeds what the " + std::to_string(p.left()) +
-                                            " bytes left can hold");
-    m_tensors.clear();
-    m_tensors.reserve(std::min(n_tensors, kReserveCap));
-    std::unordered_map<std::string, uint64_t> seen_tensors;
-    for (uint64_t i = 0; i < n_tensors; ++i) {
-        p.set_context("tensor #" + std::to_string(i));
-        TensorInfo& t = m_tensors.emplace_back();
-        EMBER_TRY(p.read_string(t.name, "name"));
-        if (t.name.empty()) return p.fail("gguf.bad_value", "empty tensor name");
-        p.set_context("tensor '" + printable(t.name) + "'");
-        EMBER_TRY(p.read(t.n_dims, "n_dims"));
-        if (t.n_dims < 1 || t.n_dims > 4)
-            return p.fail("gguf.bad_value",
-                          "n_dims " + std::to_string(t.n_dims) + " is outside 1..4");
-        uint64_t n_elements = 1;
-        for (uint32_t d = 0; d < t.n_dims; ++d) {
-            EMBER_TRY(p.read(t.ne[d], "dimension"));
-            if (t.ne[d] == 0)
-                return p.fail("gguf.bad_value", "dimension " + std::to_string(d) + " is 0");
-            if (__builtin_mul_overflow(n_elements, t.ne[d], &n_elements))
-                return p.fail("gguf.bad_value", "element count overflows 64 bits at dimension " +
-                                                    std::to_string(d) + " (" +
-                                                    std::to_string(t.ne[d]) + ")");
-        }
-        uint32_t type_id = 0;
-        EMBER_TRY(p.read(type_id, "type"));
-        auto tt = type_traits(type_id);
-        if (!tt)
-            return p.fail("gguf.bad_type", "unknown tensor type id " + std::to_string(type_id));
-        t.type = GgmlType(type_id);
-        if (t.ne[0] % tt->block_elems != 0)
-            return p.fail("gguf.bad_value", "row length " + std::to_string(t.ne[0]) +
-                                                " is not a multiple of the " +
-                                                std::string(tt->name) + " block size " +
-                                                std::to_string(tt->block_elems));
-        uint64_t bytes = t.ne[0] / tt->block_elems;
-        bool overflow = __builtin_mul_overflow(bytes, uint64_t(tt->block_bytes), &bytes);
-        for (int d = 1; d < 4; ++d) overflow |= __builtin_mul_overflow(bytes, t.ne[d], &bytes);
-        if (overflow) return p.fail("gguf.bad_value", "byte size overflows 64 bits");
-        t.n_bytes = bytes;
-        EMBER_TRY(p.read(t.offset, "data offset"));
-        if (t.offset % m_alignment != 0)
-            return p.fail("gguf.bad_value", "data offset " + std::to_string(t.offset) +
-                                                " is not a multiple of the alignment " +
-                                                std::to_string(m_alignment));
-        auto [it, inserted] = seen_tensors.emplace(t.name, i);
-        if (!inserted)
-            return p.fail("gguf.duplicate", "duplicate tensor name, first defined as tensor #" +
-                                                std::to_string(it->second));
-    }
+    EMBER_TRY(read_metadata(p, n_kv, m_kv));
+    EMBER_TRY(read_alignment(p, m_kv, m_alignment));
+    EMBER_TRY(read_tensor_infos(p, n_tensors, m_alignment, m_tensors));
 
     // The data section starts at the next multiple of the alignment.
     uint64_t pad = (m_alignment - p.pos() % m_alignment) % m_alignment;
     m_data_offset = p.pos() + pad;  // cannot overflow: pos <= file size, pad < 2^32
-    for (const TensorInfo& t : m_tensors) {
-        uint64_t start, end;
-        if (__builtin_add_overflow(m_data_offset, t.offset, &start) ||
-            __builtin_add_overflow(start, t.n_bytes, &end) || end > m_size)
-            return make_error(
-                "gguf.truncated",
-                "gguf: " + m_path + ": tensor '" + printable(t.name) + "': data [offset " +
-                    std::to_string(t.offset) + ", " + std::to_string(t.n_bytes) +
-                    " bytes) extends past the end of the file (" + std::to_string(m_size) +
-                    " bytes, data section at " + std::to_string(m_data_offset) + ")");
-    }
-
+    EMBER_TRY(check_data_in_file(m_tensors, m_data_offset, m_size, m_path));
     EMBER_TRY(check_overlaps());
 
     m_kv_index.clear();
@@ -471,8 +504,9 @@ Status File::check_overlaps() const {
     // std::sort with the index as tie-break: stable_sort's temporary buffer trips the tests'
     // counting operator new/delete under ASan.
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return m_tensors[a].offset != m_tensors[b].offset ? m_tensors[a].offset < m_tensors[b].offset
-                                                           : a < b;
+        return m_tensors[a].offset != m_tensors[b].offset
+                   ? m_tensors[a].offset < m_tensors[b].offset
+                   : a < b;
     });
     auto range = [](const TensorInfo& t) {
         return "[" + std::to_string(t.offset) + ", " + std::to_string(t.offset + t.n_bytes) + ")";
