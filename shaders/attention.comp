@@ -59,15 +59,15 @@ layout(push_constant) uniform PC {
     float scale;
     uint n_split;     // most runs per head (partials are laid out for these)
     uint min_passes;  // fewest passes in a run
-#if defined(FAMILY)
-    float softcap;  // > 0: scores soft-capped
-    uint window;    // > 0: sliding window of this many positions
-    uint kv_ring;   // > 0: the caches are rings of this many rows
-#endif
 #if defined(WO)
     uint wo_rows;     // Wo: rows (the embedding width) and blocks per row
     uint wo_stride;
     uint slice_rows;  // rows per workgroup
+#endif
+#if defined(FAMILY)
+    float softcap;  // > 0: scores soft-capped
+    uint window;    // > 0: sliding window of this many positions
+    uint kv_ring;   // > 0: the caches are rings of this many rows
 #endif
 } pc;
 
@@ -127,9 +127,13 @@ layout(constant_id = 4) const uint ADIAG = 0;
 FUSED_WEIGHTS(7)
 SLOT_REGS
 
+// NL lanes a row: NCH rounded up to a power of 2 (Phi-3's head of 96: 3 blocks, 4 lanes), for
+// the sum across a row's lanes; lanes past NCH load their row's last block and add nothing.
+const uint NL = NCH > 4u ? 8u : NCH > 2u ? 4u : NCH;
+
 // The loads of rows rb, rb + rows_per_pass, ... (this lane's block of each) into the slots.
 void load_wo(uint h, uint rb) {
-    const uint c = gl_LocalInvocationID.x % NCH, rows_per_pass = WG_SIZE / NCH;
+    const uint c = min(gl_LocalInvocationID.x % NL, NCH - 1u), rows_per_pass = WG_SIZE / NL;
     const uint r1 = min(gl_WorkGroupID.y * P_SLICE_ROWS + P_SLICE_ROWS, P_WO_ROWS);
     [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
         uint r = min(rb + k * rows_per_pass, r1 - 1u);  // clamped: loads unconditional
@@ -151,19 +155,20 @@ void project_out(uint h) {
         ohs[slot][(w & 3u) + PAIR_STEP] = packHalf2x16(v.yw);
     }
     barrier();
-    const uint c = tid % NCH;  // this lane's block of every row it takes (NCH divides WG_SIZE)
+    // This lane's block of every row it takes (NL divides WG_SIZE); lanes past NCH add 0.
+    const uint lane = tid % NL, c = min(lane, NCH - 1u);
     const uvec4 xv[4] = {ohs[4u * c], ohs[4u * c + 1u], ohs[4u * c + 2u], ohs[4u * c + 3u]};
     XSUM(xv);
     const uint j = (h * NCH + c) & 7u;  // the block's index in its superblock (K-quants)
     const uint r0 = gl_WorkGroupID.y * P_SLICE_ROWS, r1 = min(r0 + P_SLICE_ROWS, P_WO_ROWS);
-    const uint rows_per_pass = WG_SIZE / NCH;
-    for (uint rb = r0 + tid / NCH; rb < r1; rb += WO_LOADS * rows_per_pass) {
-        if (rb != r0 + tid / NCH) load_wo(h, rb);  // the first batch was loaded by main()
+    const uint rows_per_pass = WG_SIZE / NL;
+    for (uint rb = r0 + tid / NL; rb < r1; rb += WO_LOADS * rows_per_pass) {
+        if (rb != r0 + tid / NL) load_wo(h, rb);  // the first batch was loaded by main()
         [[unroll]] for (uint k = 0; k < WO_LOADS; ++k) {
-            float v = DOTQ(k, j);
-            for (uint o = 1u; o < NCH; o <<= 1) v += subgroupShuffleXor(v, o);  // the row's sum
+            float v = lane < NCH ? DOTQ(k, j) : 0.0;
+            for (uint o = 1u; o < NL; o <<= 1) v += subgroupShuffleXor(v, o);  // the row's sum
             uint r = rb + k * rows_per_pass;
-            if (c == 0u && r < r1) {
+            if (lane == 0u && r < r1) {
                 if ((ADIAG & 1u) != 0u) xr[r] = v * up;
                 else atomicAdd(xr[r], v * up);
             }
@@ -222,7 +227,7 @@ void main() {
     const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
 #if defined(WO)
     // Wo's first loads do not depend on the attention: in flight during it.
-    load_wo(h0, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NCH);
+    load_wo(h0, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NL);
 #endif
     const uint n_kv = step_pos0 + 1u;
     uint per;

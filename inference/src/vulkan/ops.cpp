@@ -654,37 +654,52 @@ bool fused_wo_type(GgmlType t) {
 }
 }  // namespace
 
-bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo) {
-    // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too.
+bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo,
+                            bool fam) {
+    // Its products are F16 like matvec_fused_h's, so it follows that kernel's switch too. A row's
+    // head_dim / 32 blocks take that many lanes rounded up to a power of 2 (attention.comp's NL).
     const Adapter& a = rec.adapter();
-    const uint32_t nch = uint32_t(s.head_dim / 32);
+    const uint32_t lanes = std::bit_ceil(uint32_t(std::max(s.head_dim / 32, 1)));
     return a.atomic_float_add && a.float16 && a.subgroup_shuffle && rec.plan().attn_wo &&
-           rec.plan().fused_kernel != FusedKernel::Plain && decode_attention_supported(s) &&
+           rec.plan().fused_kernel != FusedKernel::Plain &&
+           (fam ? decode_attention_family_supported(s) : decode_attention_supported(s)) &&
            fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
            wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
-           std::has_single_bit(nch) && nch <= a.subgroup_size && decode_plan().wg % nch == 0;
+           lanes <= a.subgroup_size && decode_plan().wg % lanes == 0;
 }
 
 Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                        BufferRange x, BufferRange step, const AttentionShape& s,
-                       const DeviceTensor& wo) {
+                       const DeviceTensor& wo, const DecodeAttentionFamily* fam) {
     const DecodePlan& p = decode_plan();
-    if (!attention_wo_supported(rec, s, wo))
+    if (!attention_wo_supported(rec, s, wo, fam))
         return make_error("vulkan.unsupported_shape",
                           "attention with the output projection fused needs float atomics, F16 "
                           "arithmetic, subgroup shuffles, Q4_0, Q8_0 or Q4_K Wo of n_head * "
-                          "head_dim columns and head_dim 32, 64, 128 or 256");
-    // Plan::attn_wo_slices workgroups per head (8: the best of 2-16 on the H200), each
-    // repeating the head's attention and taking its share of Wo's rows.
-    const uint32_t slices = std::clamp<uint32_t>(rec.plan().attn_wo_slices, 1, uint32_t(wo.rows));
+                          "head_dim columns and head_dim 32, 64, ... 256");
+    const DecodeAttentionFamily f = fam ? *fam : DecodeAttentionFamily{};
+    if (f.kv_ring && (f.window == 0 || f.kv_ring < f.window))
+        return make_error("vulkan.bad_argument",
+                          "decode attention over a cache ring needs a window of at most its rows");
+    // Plan::attn_wo_slices workgroups per head (8: the best of 2-16 on the H200 for 32 heads),
+    // more where few heads would leave SMs idle (Plan::attn_wo_min_groups), each repeating the
+    // head's attention and taking its share of Wo's rows.
+    const uint32_t slices = std::clamp<uint32_t>(
+        std::max(rec.plan().attn_wo_slices,
+                 (rec.plan().attn_wo_min_groups + uint32_t(s.n_head) - 1) / uint32_t(s.n_head)),
+        1, uint32_t(wo.rows));
     const uint32_t slice_rows = uint32_t((wo.rows + slices - 1) / slices);
-    // The head's blocks in a row, and the loads per thread that cover a slice (at most 8 at once).
+    // The head's blocks in a row, their lanes, and the loads per thread that cover a slice (at
+    // most 8 at once).
     const uint32_t nch = uint32_t(s.head_dim / 32);
-    const uint32_t loads = std::clamp<uint32_t>((slice_rows * nch + p.wg - 1) / p.wg, 1, 8);
+    const uint32_t loads =
+        std::clamp<uint32_t>((slice_rows * std::bit_ceil(nch) + p.wg - 1) / p.wg, 1, 8);
     struct {
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
         uint32_t n_split, min_passes, wo_rows, wo_stride, slice_rows;
+        float softcap;  // the family's three (FAMILY) last
+        uint32_t window, kv_ring;
     } pc{uint32_t(s.n_head),
          uint32_t(s.n_head_kv),
          uint32_t(s.head_dim),
@@ -694,17 +709,21 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          p.min_passes,
          uint32_t(wo.rows),
          fused_row_stride(wo),
-         slice_rows};
+         slice_rows,
+         f.softcap,
+         f.window,
+         f.kv_ring};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
     // held across the attention (t4 tg128 1,210 vs 1,191).
-    return rec.dispatch(std::string("attention_wo_") + weight_type_suffix(wo.type),
-                        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
-                        push_size<decltype(pc)>(), p.wg, uint32_t(s.n_head),
-                        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-                        SpecConstants::of(AttentionSpec{
-                            std::min<uint32_t>(p.pt, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
-                            pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
-                            std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
+    return rec.dispatch(
+        std::string(fam ? "attention_wo_family_" : "attention_wo_") + weight_type_suffix(wo.type),
+        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
+        push_size<decltype(pc)>() - (fam ? 0 : 12), p.wg, uint32_t(s.n_head),
+        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
+        SpecConstants::of(
+            AttentionSpec{std::min<uint32_t>(p.pt, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
+                          pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
+                          std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,

@@ -242,14 +242,25 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
 bool decode_attention_supported(const AttentionShape& s);
 // Whether the decode attention takes one run per head at n_kv positions (no split, no partials).
 bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv);
-// x += Wo attention(q, K, V) for one token in one dispatch (attention.comp, WO), for Q4_0 and
-// Q8_0 Wo on devices with float atomics and F16 arithmetic: workgroup (h, i) attends head h
+// The decoder families' extras of the decode attention (attention.comp FAMILY): s.scale as
+// given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window (window > 0:
+// the query at position p reads keys p - window < j <= p only, and its runs cover no others),
+// caches that are rings (kv_ring > 0: position j in row j % kv_ring, kv_ring >= window), and
+// any head_dim % 8 == 0 up to 8 * 256 (Phi-3's 96).
+struct DecodeAttentionFamily {
+    float softcap = 0.0f;
+    uint32_t window = 0, kv_ring = 0;
+};
+// x += Wo attention(q, K, V) for one token in one dispatch (attention.comp, WO), for Q4_0, Q8_0
+// and Q4_K Wo on devices with float atomics and F16 arithmetic: workgroup (h, i) attends head h
 // over the whole context and adds its share of a slice of Wo's rows to x with float atomics
 // (the sum's order varies from run to run). For short contexts: no split over positions.
-bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo);
+// fam: the families' attention (attention.comp WO FAMILY; head sizes 32 to 256 in 32s).
+bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const DeviceTensor& wo,
+                            bool fam = false);
 Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                        BufferRange x, BufferRange step, const AttentionShape& s,
-                       const DeviceTensor& wo);
+                       const DeviceTensor& wo, const DecodeAttentionFamily* fam = nullptr);
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx);
 std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
                                               uint32_t n_kv);
@@ -259,15 +270,8 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                            BufferRange partials, BufferRange counters, uint32_t n_split,
                            BufferRange grid = {});
 // The decoder families' decode attention (attention.comp SPLIT_KV FAMILY): op_attention_decode
-// with s.scale as given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window
-// (window > 0: the query at position p reads keys p - window < j <= p only, and its runs cover
-// no others), caches that are rings (kv_ring > 0: position j in row j % kv_ring, kv_ring >=
-// window), and any head_dim % 8 == 0 up to 8 * 256 (Phi-3's 96). The grid may be the one for the
-// whole context (decode_attention_grid): a window takes as many of its runs as it needs.
-struct DecodeAttentionFamily {
-    float softcap = 0.0f;
-    uint32_t window = 0, kv_ring = 0;
-};
+// with DecodeAttentionFamily's extras. The grid may be the one for the whole context
+// (decode_attention_grid): a window takes as many of its runs as it needs.
 bool decode_attention_family_supported(const AttentionShape& s);
 Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_cache,
                                   BufferRange v_cache, BufferRange out, BufferRange step,

@@ -149,6 +149,7 @@ enum class StageOp : uint8_t {
     // The families' decode on the fused kernels (stages_family_decode.cpp; one token):
     FamDecQkv,           // q, k, v = Wq, Wk, Wv rmsnorm(x); wide = Wqkv rmsnorm(x) (Phi-3)
     FamDecAttention,     // att = softmax(softcap(scale q K^T)) V, split over the window's positions
+    FamDecAttentionWo,   // x += Wo attention(q, K, V) in one dispatch; tmp (Gemma) (short contexts)
     FamDecWo,            // x += Wo att; tmp = Wo att where a post-norm follows (Gemma)
     FamDecGateUp,        // g = act(Wgate xn) * (Wup xn), or [gate; up] apart, xn = rmsnorm(x)
     FamDecDown,          // x += Wdown g (act(gate) * up taken here where apart); tmp (Gemma)

@@ -56,6 +56,18 @@ bool heads_fold(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L)
     return fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
 }
 
+// The decode attention's shape: one token, the family's heads and scale.
+AttentionShape decode_shape(const LlamaHParams& hp) {
+    return {1, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim), hp.attention_scale()};
+}
+
+// Whether layer L's output projection runs inside its attention (attention.comp WO FAMILY) in a
+// step whose context one run per head covers, as Llama's does: x += Wo att, or tmp += Wo att
+// where Gemma's post-attention norm follows.
+bool wo_in_attention(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
+    return attention_wo_supported(rec, decode_shape(m.hp), *L.wo, true);
+}
+
 bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
     return !t || fused_matvec_supports(a, plan, {t});
 }
@@ -98,14 +110,16 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
                 {StageOp::FamDecQkv, l, fold_in ? "post-ffn norm + norm + qkv" : "norm + qkv"});
             s.push_back({StageOp::FamilyQkvRope, l, "bias + qk norm + rope + kv store"});
         }
-        s.push_back({StageOp::FamDecAttention, l, "attention"});
-        if (L.post_attn_norm) {
-            s.push_back({StageOp::FamDecWo, l, "wo"});
-            if (!fold_out)
-                s.push_back({StageOp::FamDecAttnPostNorm, l, "post-attention norm + residual"});
+        const bool post = L.post_attn_norm != nullptr;
+        if (step.short_context && wo_in_attention(rec, m, L)) {
+            s.push_back({StageOp::FamDecAttentionWo, l,
+                         post ? "attention + wo" : "attention + wo + residual"});
         } else {
-            s.push_back({StageOp::FamDecWo, l, "wo + residual"});
+            s.push_back({StageOp::FamDecAttention, l, "attention"});
+            s.push_back({StageOp::FamDecWo, l, post ? "wo" : "wo + residual"});
         }
+        if (post && !fold_out)
+            s.push_back({StageOp::FamDecAttnPostNorm, l, "post-attention norm + residual"});
         switch (ffn_of(rec, m, L)) {
             case Ffn::Apart:
                 s.push_back({StageOp::FamDecGateUp, l,
@@ -202,16 +216,20 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
     return {};
 }
 
+// Layer l's soft-cap, sliding window and cache ring.
+DecodeAttentionFamily attention_extras(const DeviceModel& m, const Buffers& b, uint32_t l) {
+    DecodeAttentionFamily f;
+    f.softcap = m.hp.attn_softcap;
+    f.window = m.hp.layer_hp(l).swa ? m.hp.n_swa : 0;
+    f.kv_ring = l < b.kv_ring.size() ? b.kv_ring[l] : 0;
+    return f;
+}
+
 // att [Dq] = softmax(softcap(scale q K^T)) V over the layer's window: split over positions where
 // the runner has partials for it, else the family's one-workgroup-per-head attention.
 Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l) {
-    const LlamaHParams& hp = m.hp;
-    const AttentionShape s{1, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                           hp.attention_scale()};
-    DecodeAttentionFamily f;
-    f.softcap = hp.attn_softcap;
-    f.window = hp.layer_hp(l).swa ? hp.n_swa : 0;
-    f.kv_ring = l < b.kv_ring.size() ? b.kv_ring[l] : 0;
+    const AttentionShape s = decode_shape(m.hp);
+    const DecodeAttentionFamily f = attention_extras(m, b, l);
     // Q: b.q, or the first Dq floats of Phi-3's fused row.
     const BufferRange q = m.layers[l].wqkv ? b.wide : b.q;
     if (b.attn_split && decode_attention_family_supported(s))
@@ -223,6 +241,18 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t
     a.s = s;
     a.softcap = f.softcap, a.window = int(f.window), a.kv_ring = f.kv_ring;
     return op_attention_family(rec, a);
+}
+
+// x [E] += Wo attention(q, K, V), or tmp [E] += Wo attention before Gemma's post-norm. The float
+// atomics add into tmp, which is zero here: the layer before left it so (its post-norm, or the
+// fold in this layer's QKV), but the step's first layer zeroes it (a prompt leaves it written).
+Status attention_wo(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l) {
+    const DeviceLayer& L = m.layers[l];
+    const DecodeAttentionFamily f = attention_extras(m, b, l);
+    if (L.post_attn_norm && l == m.first_layer)
+        rec.fill_zero(b.tmp.sub(0, VkDeviceSize(m.hp.n_embd) * sizeof(float)));
+    return op_attention_wo(rec, L.wqkv ? b.wide : b.q, b.k_cache[l], b.v_cache[l],
+                           L.post_attn_norm ? b.tmp : b.x, b.step, decode_shape(m.hp), *L.wo, &f);
 }
 
 // The FFN's first dispatch (Ffn): g [F] = act(Wgate xn) * (Wup xn), or g [2F] = [gate; up],
@@ -288,6 +318,9 @@ Status record_family_decode_stage(Recorder& rec, const DeviceModel& m, const Buf
             break;
         case StageOp::FamDecAttention:  // att [Dq]
             EMBER_TRY(attention(rec, m, b, l));
+            break;
+        case StageOp::FamDecAttentionWo:  // x [E] += Wo attention, or tmp [E] += (post-norm next)
+            EMBER_TRY(attention_wo(rec, m, b, l));
             break;
         case StageOp::FamDecWo:  // x [E] += Wo att, or tmp [E] = Wo att (a post-norm follows)
             EMBER_TRY(op_matvec_fused(rec, L.post_attn_norm

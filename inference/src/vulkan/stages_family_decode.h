@@ -2,10 +2,12 @@
 // kernels, as llama's fused_layer_stages run: the norms inside the mat-vecs
 // (matvec_fused*.comp), the residual adds inside the output and down projections, the gate's
 // activation inside gate/up, the attention split over positions (attention.comp SPLIT_KV
-// FAMILY), and Q/K/V with their biases, q/k norms, rope and the KV store in one dispatch
-// (FusedMode::Heads; qkv_rope.comp after the mat-vecs where the weights do not allow it: Phi-3's
-// joined attn_qkv). Gemma's post-norms fold into the next mat-vec's input, or take a small op of
-// their own with their residual add.
+// FAMILY) or, where one run a head covers the context, with the output projection in the same
+// dispatch (WO FAMILY: Wo's products added into x, or into tmp before Gemma's post-norm), and
+// Q/K/V with their biases, q/k norms, rope and the KV store in one dispatch (FusedMode::Heads;
+// qkv_rope.comp after the mat-vecs where the weights do not allow it: Phi-3's joined attn_qkv).
+// Gemma's post-norms fold into the next mat-vec's input, or take a small op of their own with
+// their residual add.
 #pragma once
 
 #include <vector>
