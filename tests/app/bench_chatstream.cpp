@@ -89,6 +89,51 @@ void report(const char* what, const std::vector<double>& ms) {
     }
 }
 
+// Each batch's milliseconds: UI thread CPU for the update and frame, and the parts of it.
+struct BatchTimes {
+    std::vector<double> ms, update, model, wall;
+};
+
+// Streams the reply's pieces into the chat in batches of perBatch, one frame after each.
+BatchTimes streamReply(ChatController& controller, QQuickWindow& window, const QStringList& pieces,
+                       int perBatch) {
+    BatchTimes t;
+    QElapsedTimer timer;
+    for (qsizetype i = 0; i < pieces.size(); i += perBatch) {
+        QString batch;
+        for (qsizetype k = i; k < std::min(pieces.size(), i + perBatch); ++k) batch += pieces[k];
+        timer.start();
+        const double start = threadMs();
+        controller.messages()->appendText(batch);  // what ChatController does per batch
+        t.model.push_back(threadMs() - start);
+        QCoreApplication::processEvents();  // bindings, Qt.callLater, layout
+        t.update.push_back(threadMs() - start);
+        window.grabWindow();  // polish, sync and render one frame
+        t.ms.push_back(threadMs() - start);
+        t.wall.push_back(timer.nsecsElapsed() / 1e6);
+    }
+    return t;
+}
+
+void writeCsv(const QString& path, const std::vector<double>& ms) {
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) return;
+    for (double v : ms) f.write(QByteArray::number(v, 'f', 3) + "\n");
+}
+
+// The ChatView under test: the Ember module's, or the one in --ui's folder.
+QQuickItem* createChatView(QQmlEngine& engine, QQmlComponent& component, const QString& uiDir) {
+    engine.addImportPath(QStringLiteral("qrc:/"));  // where the Ember module lives
+    const QString import = !uiDir.isEmpty()
+                               ? "import \"" + QUrl::fromLocalFile(uiDir).toString() + "\""
+                               : QStringLiteral("import Ember");
+    component.setData(("import QtQuick\nimport QtQuick.Controls\n" + import +
+                       "\nChatView { width: 900; height: 1000; controller: benchController }")
+                          .toUtf8(),
+                      QUrl("bench.qml"));
+    return qobject_cast<QQuickItem*>(component.create());
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -141,19 +186,11 @@ int main(int argc, char* argv[]) {
     controller.selectConversation(conversation);
 
     QQmlEngine engine;
-    engine.addImportPath(QStringLiteral("qrc:/"));  // where the Ember module lives
     engine.rootContext()->setContextProperty("benchController", &controller);
     QQmlComponent component(&engine);
-    const QString import =
-        args.isSet("ui") ? "import \"" + QUrl::fromLocalFile(args.value("ui")).toString() + "\""
-                         : QStringLiteral("import Ember");
-    component.setData(("import QtQuick\nimport QtQuick.Controls\n" + import +
-                       "\nChatView { width: 900; height: 1000; controller: benchController }")
-                          .toUtf8(),
-                      QUrl("bench.qml"));
     QQuickWindow window;
     window.resize(900, 1000);
-    auto* view = qobject_cast<QQuickItem*>(component.create());
+    auto* view = createChatView(engine, component, args.isSet("ui") ? args.value("ui") : QString());
     if (!view) {
         std::fprintf(stderr, "bench: %s\n", qPrintable(component.errorString()));
         return 1;
@@ -169,34 +206,14 @@ int main(int argc, char* argv[]) {
     window.grabWindow();  // the first frame, untimed
 
     const QStringList pieces = replyTokens(tokens);
-    std::vector<double> ms, update, wall, model;
-    QElapsedTimer timer;
-    for (qsizetype i = 0; i < pieces.size(); i += perBatch) {
-        QString batch;
-        for (qsizetype k = i; k < std::min(pieces.size(), i + perBatch); ++k) batch += pieces[k];
-        timer.start();
-        const double start = threadMs();
-        controller.messages()->appendText(batch);  // what ChatController does per batch
-        model.push_back(threadMs() - start);
-        QCoreApplication::processEvents();  // bindings, Qt.callLater, layout
-        update.push_back(threadMs() - start);
-        window.grabWindow();  // polish, sync and render one frame
-        ms.push_back(threadMs() - start);
-        wall.push_back(timer.nsecsElapsed() / 1e6);
-    }
-    if (args.isSet("csv")) {
-        QFile f(args.value("csv"));
-        if (f.open(QIODevice::WriteOnly)) {
-            for (size_t i = 0; i < ms.size(); ++i)
-                f.write(QByteArray::number(ms[i], 'f', 3) + "\n");
-        }
-    }
+    const BatchTimes t = streamReply(controller, window, pieces, perBatch);
+    if (args.isSet("csv")) writeCsv(args.value("csv"), t.ms);
     std::printf("reply: %d tokens, %lld characters, %zu batches of %d tokens\n", tokens,
-                static_cast<long long>(pieces.join(QString()).size()), ms.size(), perBatch);
-    report("UI thread CPU ms per batch (update + frame)", ms);
-    report("of which the model and QML update", update);
-    report("of which the model (parsing)", model);
-    report("wall-clock ms per batch (includes waiting for a busy CPU)", wall);
+                static_cast<long long>(pieces.join(QString()).size()), t.ms.size(), perBatch);
+    report("UI thread CPU ms per batch (update + frame)", t.ms);
+    report("of which the model and QML update", t.update);
+    report("of which the model (parsing)", t.model);
+    report("wall-clock ms per batch (includes waiting for a busy CPU)", t.wall);
     delete view;
     controller.stop();
     return 0;
