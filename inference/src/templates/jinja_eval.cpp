@@ -65,6 +65,50 @@ Status Interp::eval_args(const Expr& e, size_t first_kid, CallArgs& out) {
     return {};
 }
 
+Result<Value> Interp::eval_list(const Expr& e) {
+    std::vector<Value> items;
+    items.reserve(e.kids.size());
+    for (const auto& k : e.kids) {
+        EMBER_ASSIGN_OR_RETURN(Value v, eval(*k));
+        items.push_back(std::move(v));
+    }
+    return Value::list(std::move(items), e.kind == Expr::Kind::Tuple);
+}
+
+// {k: v, ...}: kids alternate key, value; a key must be hashable (not a list, dict or undefined).
+Result<Value> Interp::eval_dict(const Expr& e) {
+    Value d = Value::dict();
+    for (size_t k = 0; k + 1 < e.kids.size(); k += 2) {
+        EMBER_ASSIGN_OR_RETURN(Value key, eval(*e.kids[k]));
+        EMBER_ASSIGN_OR_RETURN(Value v, eval(*e.kids[k + 1]));
+        if (key.is_list() || key.is_dict() || key.is_undefined())
+            return error(e.line,
+                         std::string("unhashable dict key of type '") + type_name(key) + "'");
+        d.dict_data().set(std::move(key), std::move(v));
+    }
+    return d;
+}
+
+// Unary - and + on numbers; -x of an int64 that overflows becomes a big integer, and back.
+Result<Value> Interp::eval_unary(const Expr& e) {
+    using K = Expr::Kind;
+    EMBER_ASSIGN_OR_RETURN(Value v, eval(*e.kids[0]));
+    if (v.is_undefined()) return error(e.line, undefined_msg(v));
+    if (!v.is_number())
+        return error(e.line, std::string("bad operand type for unary ") +
+                                 (e.kind == K::Neg ? "-" : "+") + ": '" + type_name(v) + "'");
+    if (e.kind == K::Pos) return v.type == Type::Bool ? Value::integer(v.as_int()) : v;
+    if (v.type == Type::Float) return Value::number(-v.f);
+    if (v.is_big()) {  // -(2**63) fits int64 again
+        const std::string& t = v.big_text();
+        const bool neg = t[0] == '-';
+        return Value::integer_text(!neg, std::string_view(t).substr(neg ? 1 : 0));
+    }
+    if (v.as_int() == std::numeric_limits<int64_t>::min())
+        return Value::integer_text(false, "9223372036854775808");
+    return Value::integer(-v.as_int());
+}
+
 Result<Value> Interp::eval_inner(const Expr& e) {
     EMBER_TRY(step(e.line));
     using K = Expr::Kind;
@@ -74,27 +118,10 @@ Result<Value> Interp::eval_inner(const Expr& e) {
         case K::Name:
             return lookup(e.name);
         case K::List:
-        case K::Tuple: {
-            std::vector<Value> items;
-            items.reserve(e.kids.size());
-            for (const auto& k : e.kids) {
-                EMBER_ASSIGN_OR_RETURN(Value v, eval(*k));
-                items.push_back(std::move(v));
-            }
-            return Value::list(std::move(items), e.kind == K::Tuple);
-        }
-        case K::Dict: {
-            Value d = Value::dict();
-            for (size_t k = 0; k + 1 < e.kids.size(); k += 2) {
-                EMBER_ASSIGN_OR_RETURN(Value key, eval(*e.kids[k]));
-                EMBER_ASSIGN_OR_RETURN(Value v, eval(*e.kids[k + 1]));
-                if (key.is_list() || key.is_dict() || key.is_undefined())
-                    return error(e.line, std::string("unhashable dict key of type '") +
-                                             type_name(key) + "'");
-                d.dict_data().set(std::move(key), std::move(v));
-            }
-            return d;
-        }
+        case K::Tuple:
+            return eval_list(e);
+        case K::Dict:
+            return eval_dict(e);
         case K::Attr: {
             EMBER_ASSIGN_OR_RETURN(Value obj, eval(*e.kids[0]));
             return get_attr(obj, e.name, e.line);
@@ -133,24 +160,8 @@ Result<Value> Interp::eval_inner(const Expr& e) {
             return Value::boolean(r != e.negated);
         }
         case K::Neg:
-        case K::Pos: {
-            EMBER_ASSIGN_OR_RETURN(Value v, eval(*e.kids[0]));
-            if (v.is_undefined()) return error(e.line, undefined_msg(v));
-            if (!v.is_number())
-                return error(e.line, std::string("bad operand type for unary ") +
-                                         (e.kind == K::Neg ? "-" : "+") + ": '" + type_name(v) +
-                                         "'");
-            if (e.kind == K::Pos) return v.type == Type::Bool ? Value::integer(v.as_int()) : v;
-            if (v.type == Type::Float) return Value::number(-v.f);
-            if (v.is_big()) {  // -(2**63) fits int64 again
-                const std::string& t = v.big_text();
-                const bool neg = t[0] == '-';
-                return Value::integer_text(!neg, std::string_view(t).substr(neg ? 1 : 0));
-            }
-            if (v.as_int() == std::numeric_limits<int64_t>::min())
-                return Value::integer_text(false, "9223372036854775808");
-            return Value::integer(-v.as_int());
-        }
+        case K::Pos:
+            return eval_unary(e);
         case K::Not: {
             EMBER_ASSIGN_OR_RETURN(Value v, eval(*e.kids[0]));
             return Value::boolean(!truthy(v));

@@ -88,6 +88,9 @@ private:
 
     Result<Value> eval(const Expr& e);
     Result<Value> eval_inner(const Expr& e);
+    Result<Value> eval_list(const Expr& e);
+    Result<Value> eval_dict(const Expr& e);
+    Result<Value> eval_unary(const Expr& e);
     Result<Value> eval_binary(const std::string& op, const Value& a, const Value& b, int line);
     Result<Value> eval_compare(const Expr& e);
     Result<Value> eval_slice(const Value& obj, const Expr& e);
