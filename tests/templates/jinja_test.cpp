@@ -259,4 +259,23 @@ TEST(Jinja, HostileTemplatesAreBounded) {
     EXPECT_FALSE(r.ok());
 }
 
+// dictsort, splitlines and rsplit with a limit, as Python's Jinja2 renders them.
+TEST(Jinja, DictsortSplitlinesRsplitMatchPython) {
+    const std::string d = R"({"d": {"b": 1, "a": 2, "C": 0}, "s": "a\nb\r\nc\r\rd\n"})";
+    const struct {
+        const char* tmpl;
+        const char* want;
+    } cases[] = {
+        {"{% for k, v in d|dictsort %}{{ k }}={{ v }};{% endfor %}", "a=2;b=1;C=0;"},
+        {"{% for k, v in d|dictsort(true) %}{{ k }}={{ v }};{% endfor %}", "C=0;a=2;b=1;"},
+        {"{% for k, v in d|dictsort(by='value') %}{{ k }}={{ v }};{% endfor %}", "C=0;b=1;a=2;"},
+        {"{% for k, v in d|dictsort(reverse=true) %}{{ k }}={{ v }};{% endfor %}", "C=0;b=1;a=2;"},
+        {"{{ s.splitlines()|join('|') }}", "a|b|c||d"},
+        {"{{ 'a b c d'.rsplit(' ', 2)|join('|') }}", "a b|c|d"},
+        {"{{ 'a b'.rsplit(' ', 5)|join('|') }}", "a|b"},
+        {"{{ 'a b c'.rsplit(none, 1)|join('|') }}", "a b|c"},
+    };
+    for (const auto& c : cases) EXPECT_EQ(render_ok(c.tmpl, d), c.want) << c.tmpl;
+}
+
 }  // namespace

@@ -388,6 +388,26 @@ FilterResult select_filters(Interp& in, const std::string& name, Value& v, CallA
     return std::nullopt;
 }
 
+// dictsort: the (key, value) pairs of dict v, sorted stably by key or by value.
+Result<Value> dictsort(Interp& in, const Value& v, bool case_sensitive, bool by_value, bool rev,
+                       int line) {
+    std::vector<Value> pairs, keys;
+    for (const auto& kv : v.dict_data().items) {
+        pairs.push_back(Value::list({kv.first, kv.second}, true));
+        keys.push_back(sort_key(by_value ? kv.second : kv.first, case_sensitive));
+    }
+    EMBER_TRY(check_orderable(in, keys, line));
+    std::vector<size_t> order(pairs.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        auto c = rev ? compare(keys[y], keys[x]) : compare(keys[x], keys[y]);
+        return c.ok() && *c < 0;
+    });
+    std::vector<Value> out;
+    for (size_t k : order) out.push_back(pairs[k]);
+    return Value::list(std::move(out));
+}
+
 // Items, dictsort, sort, unique, min/max, sum, reverse.
 FilterResult collection_filters(Interp& in, const std::string& name, Value& v, CallArgs& args,
                                 int line) {
@@ -406,23 +426,8 @@ FilterResult collection_filters(Interp& in, const std::string& name, Value& v, C
     if (name == "dictsort") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"case_sensitive", "by", "reverse"}));
         if (!v.is_dict()) return in.error(line, "dictsort: expected a mapping");
-        bool by_value = a[1].is_string() && a[1].str() == "value";
-        std::vector<Value> pairs, keys;
-        for (const auto& kv : v.dict_data().items) {
-            pairs.push_back(Value::list({kv.first, kv.second}, true));
-            keys.push_back(sort_key(by_value ? kv.second : kv.first, truthy(a[0])));
-        }
-        EMBER_TRY(check_orderable(in, keys, line));
-        std::vector<size_t> order(pairs.size());
-        for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-        bool rev = truthy(a[2]);
-        std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-            auto c = rev ? compare(keys[y], keys[x]) : compare(keys[x], keys[y]);
-            return c.ok() && *c < 0;
-        });
-        std::vector<Value> out;
-        for (size_t k : order) out.push_back(pairs[k]);
-        return Value::list(std::move(out));
+        return dictsort(in, v, truthy(a[0]), a[1].is_string() && a[1].str() == "value",
+                        truthy(a[2]), line);
     }
     if (name == "sort") {
         EMBER_ASSIGN_OR_RETURN(auto a, bind({"reverse", "case_sensitive", "attribute"}));

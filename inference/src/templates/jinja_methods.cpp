@@ -300,6 +300,38 @@ static Value str_list(const std::vector<std::string>& parts) {
     return Value::list(std::move(items));
 }
 
+// str.rsplit(sep, maxsplit) with a limit: split from the right by reversing the problem.
+static Result<Value> py_rsplit(Interp& in, int line, const std::string& s, const Value& sep,
+                               int64_t maxsplit) {
+    EMBER_ASSIGN_OR_RETURN(std::vector<std::string> all, py_split(in, line, s, sep, -1));
+    if (static_cast<int64_t>(all.size()) <= maxsplit + 1) return str_list(all);
+    std::string d = sep.is_undefined() || sep.is_none() ? " " : to_str(sep);
+    size_t keep = all.size() - static_cast<size_t>(maxsplit);
+    std::string head;
+    for (size_t k = 0; k < keep; ++k) head += (k ? d : "") + all[k];
+    std::vector<std::string> out{head};
+    out.insert(out.end(), all.begin() + static_cast<long>(keep), all.end());
+    return str_list(out);
+}
+
+// str.splitlines(): \n, \r and \r\n end a line; no empty last line.
+static Result<Value> py_splitlines(Interp& in, int line, const std::string& s) {
+    std::vector<std::string> lines;
+    std::string cur;
+    for (size_t k = 0; k < s.size(); ++k) {
+        if (s[k] == '\n' || s[k] == '\r') {
+            if (s[k] == '\r' && k + 1 < s.size() && s[k + 1] == '\n') ++k;
+            if (lines.size() >= in.limits().max_items)
+                return in.error(line, "splitlines(): too many lines");
+            lines.push_back(std::exchange(cur, {}));
+        } else {
+            cur += s[k];
+        }
+    }
+    if (!cur.empty()) lines.push_back(cur);
+    return str_list(lines);
+}
+
 static Result<Value> str_method(Interp& in, const std::string& s, const std::string& m, CallArgs& a,
                                 int line) {
     auto bind = [&](std::initializer_list<const char*> names) {
@@ -330,38 +362,14 @@ static Result<Value> str_method(Interp& in, const std::string& s, const std::str
     if (m == "split" || m == "rsplit") {
         EMBER_ASSIGN_OR_RETURN(auto x, bind({"sep", "maxsplit"}));
         int64_t maxsplit = x[1].is_integral() ? x[1].as_int() : -1;
-        if (m == "rsplit" && maxsplit >= 0) {
-            // rsplit with a limit: split from the right by reversing the problem.
-            EMBER_ASSIGN_OR_RETURN(std::vector<std::string> all, py_split(in, line, s, x[0], -1));
-            if (static_cast<int64_t>(all.size()) <= maxsplit + 1) return str_list(all);
-            std::string d = x[0].is_undefined() || x[0].is_none() ? " " : to_str(x[0]);
-            size_t keep = all.size() - static_cast<size_t>(maxsplit);
-            std::string head;
-            for (size_t k = 0; k < keep; ++k) head += (k ? d : "") + all[k];
-            std::vector<std::string> out{head};
-            out.insert(out.end(), all.begin() + static_cast<long>(keep), all.end());
-            return str_list(out);
-        }
+        if (m == "rsplit" && maxsplit >= 0) return py_rsplit(in, line, s, x[0], maxsplit);
         EMBER_ASSIGN_OR_RETURN(std::vector<std::string> parts,
                                py_split(in, line, s, x[0], maxsplit));
         return str_list(parts);
     }
     if (m == "splitlines") {
         EMBER_TRY(bind({}));
-        std::vector<std::string> lines;
-        std::string cur;
-        for (size_t k = 0; k < s.size(); ++k) {
-            if (s[k] == '\n' || s[k] == '\r') {
-                if (s[k] == '\r' && k + 1 < s.size() && s[k + 1] == '\n') ++k;
-                if (lines.size() >= in.limits().max_items)
-                    return in.error(line, "splitlines(): too many lines");
-                lines.push_back(std::exchange(cur, {}));
-            } else {
-                cur += s[k];
-            }
-        }
-        if (!cur.empty()) lines.push_back(cur);
-        return str_list(lines);
+        return py_splitlines(in, line, s);
     }
     if (m == "upper" || m == "lower" || m == "title" || m == "capitalize") {
         EMBER_TRY(bind({}));
