@@ -254,10 +254,11 @@ struct AttnCase {
     }
 };
 
-// op_attention_decode_family against the CPU's attention (soft-cap, window, the scale given)
-// over the cache's F16 values. Rows that the window does not reach hold NaN: reading one fails.
-// Run twice in one command buffer (the counters must be left at zero), launched with n_split runs
-// per head and with decode_attention_grid's grid for the whole context (an indirect dispatch).
+// op_attention_decode with the family's extras against the CPU's attention (soft-cap, window,
+// the scale given) over the cache's F16 values. Rows that the window does not reach hold NaN:
+// reading one fails. Run twice in one command buffer (the counters must be left at zero),
+// launched with n_split runs per head and with decode_attention_grid's grid for the whole
+// context (an indirect dispatch).
 void check_attention(const AttnCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd, n_kv = c.pos0 + 1;
@@ -291,7 +292,7 @@ void check_attention(const AttnCase& c) {
                    scratch.data());
 
     const AttentionShape s{1, c.n_head, c.n_head_kv, hd, spec.scale};
-    ASSERT_TRUE(decode_attention_family_supported(s)) << c.describe();
+    ASSERT_TRUE(decode_attention_supported(s, true)) << c.describe();
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
         bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, c.n_split)),
         count(ctx, size_t(c.n_head)), grid(ctx, 3);
@@ -309,10 +310,10 @@ void check_attention(const AttnCase& c) {
         std::fill_n(bo.f32(), q.size(), -7.0f);
         auto st = run_ops(ctx, [&](Recorder& r) -> Status {
             for (int i = 0; i < 2; ++i) {
-                EMBER_TRY(op_attention_decode_family(r, bq.range(), bk.range(), bv.range(),
-                                                     bo.range(), step.range(), s, f, part.range(),
-                                                     count.range(), c.n_split,
-                                                     indirect ? grid.range() : BufferRange{}));
+                EMBER_TRY(op_attention_decode(r, bq.range(), bk.range(), bv.range(), bo.range(),
+                                              step.range(), s, part.range(), count.range(),
+                                              c.n_split, indirect ? grid.range() : BufferRange{},
+                                              &f));
                 r.barrier();
             }
             return Status{};
@@ -366,8 +367,8 @@ TEST_F(FamilyDecode, AttentionRefusesBadArguments) {
     f.window = 8, f.kv_ring = 4;  // a ring smaller than the window
     auto run = [&](const AttentionShape& s) {
         return run_ops(ctx, [&](Recorder& r) {
-            return op_attention_decode_family(r, b.range(), b.range(), b.range(), b.range(),
-                                              b.range(), s, f, b.range(), b.range(), 1);
+            return op_attention_decode(r, b.range(), b.range(), b.range(), b.range(), b.range(), s,
+                                       b.range(), b.range(), 1, {}, &f);
         });
     };
     EXPECT_FALSE(run({1, 1, 1, 64, 1.0f}).ok());

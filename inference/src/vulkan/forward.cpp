@@ -135,8 +135,7 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
 uint32_t decode_attention_split(const LlamaHParams& hp, int n_ctx) {
     const AttentionShape dec = attention_shape(hp, 1);
     // (The families' split attention also takes heads whose eighths do not divide its threads.)
-    const bool split = uses_family_stages(hp) ? decode_attention_family_supported(dec)
-                                              : decode_attention_supported(dec);
+    const bool split = decode_attention_supported(dec, uses_family_stages(hp));
     return split ? decode_attention_splits(dec, n_ctx) : 0;
 }
 

@@ -507,12 +507,12 @@ uint32_t wanted_runs(const AttentionShape& s, uint32_t n_positions) {
 }
 }  // namespace
 
-bool decode_attention_supported(const AttentionShape& s) {
-    // Each thread takes 8 dimensions of a position, so head_dim / 8 must divide the workgroup.
-    const uint32_t wg = decode_plan().wg;
+bool decode_attention_supported(const AttentionShape& s, bool fam) {
+    // Each thread takes 8 dimensions of a position, so head_dim / 8 must divide the workgroup;
+    // in the families' kernel a pass's last row of threads may be partial (Phi-3's 96).
+    const uint32_t wg = decode_plan().wg, tpp = uint32_t(s.head_dim) / 8;
     return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
-           s.head_dim % 8 == 0 && s.head_dim > 0 && uint32_t(s.head_dim) / 8 <= wg &&
-           wg % (uint32_t(s.head_dim) / 8) == 0;
+           s.head_dim % 8 == 0 && s.head_dim > 0 && tpp <= wg && (fam || wg % tpp == 0);
 }
 
 uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
@@ -555,61 +555,18 @@ struct AttentionSpec {
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
-                           BufferRange grid) {
+                           BufferRange grid, const DecodeAttentionFamily* fam) {
     const DecodePlan& p = decode_plan();
-    if (!decode_attention_supported(s))
+    if (!decode_attention_supported(s, fam))
         return make_error("vulkan.unsupported_shape",
                           "decode attention needs one token, n_head a multiple of n_head_kv, and "
-                          "head_dim a multiple of 8 with head_dim / 8 dividing " +
-                              std::to_string(p.wg));
+                          "head_dim a multiple of 8 with head_dim / 8 " +
+                              std::string(fam ? "at most " : "dividing ") + std::to_string(p.wg));
     if (n_split == 0 || n_split > kMaxDecodeRuns)
         return make_error("vulkan.bad_argument", "decode attention needs 1 to " +
                                                      std::to_string(kMaxDecodeRuns) +
                                                      " runs, not " + std::to_string(n_split));
-    struct {
-        uint32_t n_head, n_head_kv, head_dim, kv_stride;
-        float scale;
-        uint32_t n_split, min_passes;
-    } pc{uint32_t(s.n_head),
-         uint32_t(s.n_head_kv),
-         uint32_t(s.head_dim),
-         uint32_t(s.n_head_kv * s.head_dim),
-         s.scale,
-         n_split,
-         p.min_passes};
-    const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const uint32_t group = heads_per_group(s);
-    const SpecConstants spec = SpecConstants::of(AttentionSpec{
-        positions_per_thread(s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride,
-        0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group});
-    if (grid.size)
-        return rec.dispatch_indirect("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(),
-                                     p.wg, grid, spec);
-    return rec.dispatch("attention_split_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
-                        uint32_t(s.n_head) / group, n_split, 1, spec);
-}
-
-bool decode_attention_family_supported(const AttentionShape& s) {
-    // Each thread takes 8 dimensions of a position; a pass's last row of threads may be partial.
-    return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
-           s.head_dim % 8 == 0 && s.head_dim > 0 && uint32_t(s.head_dim) / 8 <= decode_plan().wg;
-}
-
-Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_cache,
-                                  BufferRange v_cache, BufferRange out, BufferRange step,
-                                  const AttentionShape& s, const DecodeAttentionFamily& f,
-                                  BufferRange partials, BufferRange counters, uint32_t n_split,
-                                  BufferRange grid) {
-    const DecodePlan& p = decode_plan();
-    if (!decode_attention_family_supported(s))
-        return make_error("vulkan.unsupported_shape",
-                          "family decode attention needs one token, n_head a multiple of "
-                          "n_head_kv, and head_dim a multiple of 8 up to " +
-                              std::to_string(8 * p.wg));
-    if (n_split == 0 || n_split > kMaxDecodeRuns)
-        return make_error("vulkan.bad_argument", "decode attention needs 1 to " +
-                                                     std::to_string(kMaxDecodeRuns) +
-                                                     " runs, not " + std::to_string(n_split));
+    const DecodeAttentionFamily f = fam ? *fam : DecodeAttentionFamily{};
     if (f.kv_ring && (f.window == 0 || f.kv_ring < f.window))
         return make_error("vulkan.bad_argument",
                           "decode attention over a cache ring of " + std::to_string(f.kv_ring) +
@@ -618,7 +575,7 @@ Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_ca
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
         uint32_t n_split, min_passes;
-        float softcap;
+        float softcap;  // the family's three (FAMILY) last
         uint32_t window, kv_ring;
     } pc{uint32_t(s.n_head),
          uint32_t(s.n_head_kv),
@@ -631,15 +588,13 @@ Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_ca
          f.window,
          f.kv_ring};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const uint32_t group = heads_per_group(s);
+    const uint32_t group = heads_per_group(s), size = push_size<decltype(pc)>() - (fam ? 0 : 12);
     const SpecConstants spec = SpecConstants::of(AttentionSpec{
         positions_per_thread(s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride,
         0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group});
-    if (grid.size)
-        return rec.dispatch_indirect("attention_split_family_f16_f32", b, &pc,
-                                     push_size<decltype(pc)>(), p.wg, grid, spec);
-    return rec.dispatch("attention_split_family_f16_f32", b, &pc, push_size<decltype(pc)>(), p.wg,
-                        uint32_t(s.n_head) / group, n_split, 1, spec);
+    const char* shader = fam ? "attention_split_family_f16_f32" : "attention_split_f16_f32";
+    if (grid.size) return rec.dispatch_indirect(shader, b, &pc, size, p.wg, grid, spec);
+    return rec.dispatch(shader, b, &pc, size, p.wg, uint32_t(s.n_head) / group, n_split, 1, spec);
 }
 
 bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
@@ -663,7 +618,7 @@ bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const 
     const uint32_t lanes = std::bit_ceil(uint32_t(std::max(s.head_dim / 32, 1)));
     return a.atomic_float_add && a.float16 && a.subgroup_shuffle && rec.plan().attn_wo &&
            rec.plan().fused_kernel != FusedKernel::Plain &&
-           (fam ? decode_attention_family_supported(s) : decode_attention_supported(s)) &&
+           decode_attention_supported(s, fam) &&
            fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
            wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
            lanes <= a.subgroup_size && decode_plan().wg % lanes == 0;

@@ -231,17 +231,6 @@ bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s);
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s,
                     BufferRange k_batch = {}, BufferRange v_batch = {});
-// Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per group of
-// query heads that share a KV head (each K/V row read once for them) and run of positions, at
-// most n_split runs (decode_attention_splits, at most 128) of at least a few passes; split
-// groups write partials (decode_attention_partials floats) and the last of their runs
-// combines; counters (n_head uints) must be zero and are left at zero. grid (optional, 3
-// uints): the workgroup counts for the step's position, written by the host before each step
-// (decode_attention_grid), so that a replayed step launches only the workgroups it needs;
-// without it n_split runs per head launch and the idle ones return at once.
-bool decode_attention_supported(const AttentionShape& s);
-// Whether the decode attention takes one run per head at n_kv positions (no split, no partials).
-bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv);
 // The decoder families' extras of the decode attention (attention.comp FAMILY): s.scale as
 // given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window (window > 0:
 // the query at position p reads keys p - window < j <= p only, and its runs cover no others),
@@ -251,6 +240,19 @@ struct DecodeAttentionFamily {
     float softcap = 0.0f;
     uint32_t window = 0, kv_ring = 0;
 };
+// Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per group of
+// query heads that share a KV head (each K/V row read once for them) and run of positions, at
+// most n_split runs (decode_attention_splits, at most 128) of at least a few passes; split
+// groups write partials (decode_attention_partials floats) and the last of their runs
+// combines; counters (n_head uints) must be zero and are left at zero. grid (optional, 3
+// uints): the workgroup counts for the step's position, written by the host before each step
+// (decode_attention_grid), so that a replayed step launches only the workgroups it needs;
+// without it n_split runs per head launch and the idle ones return at once (with fam, the grid
+// may be the one for the whole context: a window takes as many of its runs as it needs).
+// fam: the families' kernel (attention.comp SPLIT_KV FAMILY) with their extras.
+bool decode_attention_supported(const AttentionShape& s, bool fam = false);
+// Whether the decode attention takes one run per head at n_kv positions (no split, no partials).
+bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv);
 // x += Wo attention(q, K, V) for one token in one dispatch (attention.comp, WO), for Q4_0, Q8_0
 // and Q4_K Wo on devices with float atomics and F16 arithmetic: workgroup (h, i) attends head h
 // over the whole context and adds its share of a slice of Wo's rows to x with float atomics
@@ -268,16 +270,7 @@ uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split);
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
-                           BufferRange grid = {});
-// The decoder families' decode attention (attention.comp SPLIT_KV FAMILY): op_attention_decode
-// with DecodeAttentionFamily's extras. The grid may be the one for the whole context
-// (decode_attention_grid): a window takes as many of its runs as it needs.
-bool decode_attention_family_supported(const AttentionShape& s);
-Status op_attention_decode_family(Recorder& rec, BufferRange q, BufferRange k_cache,
-                                  BufferRange v_cache, BufferRange out, BufferRange step,
-                                  const AttentionShape& s, const DecodeAttentionFamily& f,
-                                  BufferRange partials, BufferRange counters, uint32_t n_split,
-                                  BufferRange grid = {});
+                           BufferRange grid = {}, const DecodeAttentionFamily* fam = nullptr);
 // out_f16: out is F16.
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,
                    bool out_f16 = false);
