@@ -450,71 +450,41 @@ float head_in(uint sm, uint base, uint h, uint d) {
     const float b = (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
     return (sm == 0u ? yc[base + d] : kr[base + d]) + b;
 }
+// ... times 1 / rms and the norm weight (flag 2; else r is 1).
+float head_normed(uint sm, uint base, uint h, uint d, float r) {
+    const float w = (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
+    return head_in(sm, base, h, d) * (r * w);
+}
 void head_out(uint sm, uint base, uint h, uint d, float v) {
     if (sm == 0u) yc[base + d] = v;
     else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
 }
 
-// The q or k norm's weight of dimension d (flag 2; else 1).
-float head_w(uint sm, uint d) { return (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d]; }
-
-// RoPE pair i of the head (a, b: its two elements as the projection and bias left them), normed
-// (r, the norm's weights) and rotated, written out.
-void rotate_out(uint sm, uint base, uint h, uint i, float a, float b, float r) {
-    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
-    const bool neox = (pc.flags & 8u) != 0u;
-    const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-    const vec2 cs = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale, ROPE_HAS_FF,
-                                   pc.ext_factor, pc.corr_low, pc.corr_high, pc.mscale);
-    a *= r * head_w(sm, ia), b *= r * head_w(sm, ib);
-    head_out(sm, base, h, ia, a * cs.x - b * cs.y);
-    head_out(sm, base, h, ib, a * cs.y + b * cs.x);
-}
-
-// One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (and
-// the unrotated dimensions past n_rot) and reads and writes only its own elements. The first
-// FH_K pairs and dimensions a lane are loaded together and kept for the norm and the rotation:
-// each load is an L2 round trip (the rows came from other workgroups), and loops that waited
-// for one at a time, twice over with the norm, made the epilogue a chain of them.
-const uint FH_K = 4u;
+// One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
+// the unrotated dimensions past n_rot) and reads and writes only its own elements.
 void finish_head(uint sm, uint h, uint lane, uint sgs) {
     const uint hd = HEAD_DIM, base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
-    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u, chunk = FH_K * sgs;
-    const bool neox = (pc.flags & 8u) != 0u;
-    float va[FH_K], vb[FH_K], vu[FH_K];
-    [[unroll]] for (uint k = 0; k < FH_K; ++k) {
-        const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
-        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-        va[k] = i < half_rot ? head_in(sm, base, h, ia) : 0.0;
-        vb[k] = i < half_rot ? head_in(sm, base, h, ib) : 0.0;
-        vu[k] = d < hd ? head_in(sm, base, h, d) : 0.0;
-    }
     float r = 1.0;
     if ((pc.flags & 2u) != 0u) {
         float ss = 0.0;
-        [[unroll]] for (uint k = 0; k < FH_K; ++k) ss += va[k] * va[k] + vb[k] * vb[k] + vu[k] * vu[k];
-        // Heads wider than the registers hold (more than 2 FH_K dimensions a lane).
-        for (uint i = lane + chunk; i < half_rot; i += sgs) {
-            const float a = head_in(sm, base, h, neox ? i : 2u * i),
-                        b = head_in(sm, base, h, neox ? i + half_rot : 2u * i + 1u);
-            ss += a * a + b * b;
-        }
-        for (uint d = n_rot + lane + chunk; d < hd; d += sgs) {
+        for (uint d = lane; d < hd; d += sgs) {
             const float v = head_in(sm, base, h, d);
             ss += v * v;
         }
         r = inversesqrt(subgroupAdd(ss) / float(hd) + EPS);
     }
-    [[unroll]] for (uint k = 0; k < FH_K; ++k) {
-        const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
-        if (i < half_rot) rotate_out(sm, base, h, i, va[k], vb[k], r);
-        if (d < hd) head_out(sm, base, h, d, vu[k] * (r * head_w(sm, d)));
+    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
+    const bool neox = (pc.flags & 8u) != 0u;
+    for (uint i = lane; i < half_rot; i += sgs) {
+        const vec2 cs = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
+                                       ROPE_HAS_FF, pc.ext_factor, pc.corr_low, pc.corr_high,
+                                       pc.mscale);
+        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
+        const float a = head_normed(sm, base, h, ia, r), b = head_normed(sm, base, h, ib, r);
+        head_out(sm, base, h, ia, a * cs.x - b * cs.y);
+        head_out(sm, base, h, ib, a * cs.y + b * cs.x);
     }
-    for (uint i = lane + chunk; i < half_rot; i += sgs)
-        rotate_out(sm, base, h, i, head_in(sm, base, h, neox ? i : 2u * i),
-                   head_in(sm, base, h, neox ? i + half_rot : 2u * i + 1u), r);
-    for (uint d = n_rot + lane + chunk; d < hd; d += sgs)
-        head_out(sm, base, h, d, head_in(sm, base, h, d) * (r * head_w(sm, d)));
+    for (uint d = n_rot + lane; d < hd; d += sgs) head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
 }
 
 // Once a subgroup has written all its groups (grp0, grp0 + n_sg, ...): their q and k rows made
@@ -624,12 +594,7 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS],
         }
         if (!sok[s]) r = 0u;
         srow[s] = r;
-#if defined(HEADS)
-        // Phi-3's one [Wq; Wk; Wv] matrix bound three times (flag 16): its row of the whole.
-        sbase[s] = ((pc.flags & 16u) != 0u && sok[s] ? grp * ROWS + s : r) * STRIDE;
-#else
         sbase[s] = r * STRIDE;
-#endif
     }
     return sm;
 }

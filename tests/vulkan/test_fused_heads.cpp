@@ -2,8 +2,8 @@
 // against the CPU, with guard regions: rows of Wq, Wk and Wv of one type or of two (a dispatch a
 // type), the biases, per-head q/k RMSNorm, RoPE in both layouts (partial, with frequency factors,
 // linear scaling, YaRN and attn_factor), K and V stored at the step's row of the caches (rings
-// too), Gemma's post-norm folded into the input, Phi-3's one attn_qkv matrix, groups of one row;
-// and the per-head counts left at zero for the next step.
+// too), Gemma's post-norm folded into the input; and the per-head counts left at zero for the
+// next step.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -47,9 +47,7 @@ struct HeadsCase {
     int n_embd = 512, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos = 5;
     bool neox = true, bias = false, qk_norm = false, ff = false, fold = false;
     float scale = 1.0f, attn_factor = 1.0f, ext_factor = 0.0f;
-    int ring = 0;           // > 0: the caches are rings of this many rows
-    bool joined = false;    // Phi-3: one matrix [Wq; Wk; Wv] (of type tq)
-    uint32_t sm_count = 0;  // > 0: the plan of a GPU of that many SMs (its rows a group)
+    int ring = 0;  // > 0: the caches are rings of this many rows
     std::string describe() const {
         return std::string(type_traits(tq)->name) + "/" + std::string(type_traits(tv)->name) +
                " E " + std::to_string(n_embd) + " heads " + std::to_string(n_head) + "/" +
@@ -57,8 +55,7 @@ struct HeadsCase {
                std::to_string(n_rot) + " pos " + std::to_string(pos) + (neox ? " neox" : "") +
                (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
                (fold ? " fold" : "") + (ring ? " ring " + std::to_string(ring) : "") +
-               (ext_factor != 0.0f ? " yarn" : "") + (joined ? " joined" : "") +
-               (sm_count ? " sms " + std::to_string(sm_count) : "");
+               (ext_factor != 0.0f ? " yarn" : "");
     }
 };
 
@@ -69,12 +66,9 @@ void check_heads(const HeadsCase& c) {
     const float eps = 1e-6f;
     const uint64_t seed = uint64_t(hd) * 31 + uint64_t(c.pos);
     const Weight wq = make_weight(c.tq, QD, E, seed + 1), wk = make_weight(c.tq, KVD, E, seed + 2),
-                 wv = make_weight(c.tv, KVD, E, seed + 3),
-                 wqkv = make_weight(c.tq, QD + 2 * KVD, E, seed + 14);
-    const Tensor tq = wq.tensor("wq"), tk = wk.tensor("wk"), tv = wv.tensor("wv"),
-                 tqkv = wqkv.tensor("wqkv");
-    auto store = c.joined ? WeightStore::upload(ctx, {&tqkv}, nullptr, nullptr)
-                          : WeightStore::upload(ctx, {&tq, &tk, &tv}, nullptr, nullptr);
+                 wv = make_weight(c.tv, KVD, E, seed + 3);
+    const Tensor tq = wq.tensor("wq"), tk = wk.tensor("wk"), tv = wv.tensor("wv");
+    auto store = WeightStore::upload(ctx, {&tq, &tk, &tv}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
     const auto x = random_floats(size_t(E), seed + 4, -3, 3),
                u = random_floats(size_t(E), seed + 5, -40, 40);
@@ -100,12 +94,6 @@ void check_heads(const HeadsCase& c) {
     std::vector<double> xn(static_cast<size_t>(E));
     for (int i = 0; i < E; ++i) xn[i] = xin[i] * inv * nw[i];
     std::vector<float> want_q = product(wq, xn), want_k = product(wk, xn), want_v = product(wv, xn);
-    if (c.joined) {  // rows [q; k; v] of the one matrix
-        const std::vector<float> all = product(wqkv, xn);
-        want_q.assign(all.begin(), all.begin() + QD);
-        want_k.assign(all.begin() + QD, all.begin() + QD + KVD);
-        want_v.assign(all.begin() + QD + KVD, all.end());
-    }
     if (c.bias) {
         cpu::add_inplace(want_q.data(), bq.data(), QD);
         cpu::add_inplace(want_k.data(), bk.data(), KVD);
@@ -167,16 +155,13 @@ void check_heads(const HeadsCase& c) {
     FusedMatvec f;
     f.mode = FusedMode::Heads;
     f.w[0] = (*store)->find(tq), f.w[1] = (*store)->find(tk), f.w[2] = (*store)->find(tv);
-    if (c.joined) f.w[0] = f.w[1] = f.w[2] = (*store)->find(tqkv);
     f.x = bx.range(), f.norm = bnw.range(), f.eps = eps;
     f.heads = &r, f.head_count = count.range();
     if (c.fold) {
         f.fold = true, f.resid = bu.range(), f.resid_norm = buw.range();
         f.x_out = bxo.range(), f.zero = bz.range();
     }
-    Plan plan = make_plan(ctx.adapter());
-    if (c.sm_count) plan.sm_count = c.sm_count;
-    auto st = run_ops(ctx, plan, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+    auto st = run_ops(ctx, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
     ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
 
     EXPECT_LT(nmse(bq_out.f32(), want_q.data(), want_q.size()), 2e-6) << "q, " << c.describe();
@@ -267,56 +252,6 @@ TEST_F(FusedHeads, RopeVariants) {
 TEST_F(FusedHeads, CountsServeTheNextStep) {
     check_heads({.pos = 0, .bias = true, .qk_norm = true});
     check_heads({.pos = 1, .bias = true, .qk_norm = true});
-}
-
-// Phi-3: one attn_qkv matrix [Wq; Wk; Wv] read in place (its rows not rebased per matrix), 96-wide
-// heads, LongRoPE's factors and attn_factor; in groups of one row (a GPU whose subgroups the row
-// pairs would leave idle) and of two.
-TEST_F(FusedHeads, PhiJoinedQkv) {
-    for (uint32_t sms : {4u, 0u})
-        check_heads({.tq = GgmlType::Q5_K,
-                     .n_head = 4,
-                     .n_head_kv = 4,
-                     .head_dim = 96,
-                     .n_rot = 96,
-                     .pos = 9,
-                     .ff = true,
-                     .attn_factor = 1.19f,
-                     .joined = true,
-                     .sm_count = sms});
-    check_heads({.tq = GgmlType::Q4_0,
-                 .n_embd = 256,
-                 .n_head = 8,
-                 .n_head_kv = 2,
-                 .head_dim = 32,
-                 .n_rot = 32,
-                 .pos = 2,
-                 .bias = true,
-                 .qk_norm = true,
-                 .joined = true});
-}
-
-// Groups of one row (the plan's choice where row pairs would leave subgroups idle): every q and
-// k head then counts head_dim groups; Q/K and V of two types take a dispatch each.
-TEST_F(FusedHeads, OneRowGroups) {
-    check_heads({.tv = GgmlType::Q6_K,
-                 .n_head = 4,
-                 .n_head_kv = 2,
-                 .head_dim = 128,
-                 .n_rot = 128,
-                 .pos = 11,
-                 .bias = true,
-                 .sm_count = 4});
-    check_heads({.tv = GgmlType::Q6_K,
-                 .n_head = 2,
-                 .n_head_kv = 1,
-                 .head_dim = 256,
-                 .n_rot = 256,
-                 .pos = 40,
-                 .qk_norm = true,
-                 .fold = true,
-                 .ring = 16,
-                 .sm_count = 4});
 }
 
 // Shapes the heads cannot take are refused, not run wrong.

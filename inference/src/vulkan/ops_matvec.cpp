@@ -158,12 +158,6 @@ struct FusedSpec {
     uint32_t mode;
 };
 
-// Heads over Phi-3's one attn_qkv matrix [Wq; Wk; Wv], bound as all three (its rows are not
-// rebased per matrix: the shader's flag 16).
-bool heads_joined(const FusedMatvec& f) {
-    return f.mode == FusedMode::Heads && f.w[0] == f.w[1] && f.w[1] == f.w[2];
-}
-
 // One dispatch of op_matvec_fused: rows [row_first, row_end) of its matrices (row_end 0: all),
 // all of w0's type; w0-w2 are the bindings.
 struct FusedDispatch {
@@ -192,10 +186,7 @@ struct FusedDispatch {
 
 FusedDispatch fused_dispatch(const FusedMatvec& f, const DeviceTensor& w0, const DeviceTensor& w1,
                              const DeviceTensor& w2, uint32_t row_first, uint32_t row_end) {
-    int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
-    if (heads_joined(f))  // Phi-3's [Wq; Wk; Wv]: its q rows, then k's and v's
-        rows0 = int64_t(f.heads->n_head) * f.heads->head_dim,
-        rows1 = int64_t(f.heads->n_head_kv) * f.heads->head_dim;
+    const int64_t rows0 = f.w[0]->rows, rows1 = f.w[1] ? f.w[1]->rows : rows0;
     const FusedPush pc{uint32_t(w0.cols),
                        fused_row_stride(w0),
                        uint32_t(f.mode),
@@ -233,16 +224,16 @@ Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& 
     if (f.mode == FusedMode::Heads) {  // 12-14 as the fold's (x where unused), 15-21 the heads'
         const QkvRope& r = *f.heads;
         const RopeRamp ramp = qkv_rope_ramp(r);
-        const FusedHeadsPush pc{d.pc,
-                                r.freq_scale,
-                                ramp.mscale,
-                                r.ext_factor,
-                                ramp.low,
-                                ramp.high,
-                                (r.bq.buffer ? 1u : 0u) | (r.q_norm.buffer ? 2u : 0u) |
-                                    (r.neox ? 8u : 0u) | (heads_joined(f) ? 16u : 0u),
-                                r.kv_ring,
-                                r.k.off};
+        const FusedHeadsPush pc{
+            d.pc,
+            r.freq_scale,
+            ramp.mscale,
+            r.ext_factor,
+            ramp.low,
+            ramp.high,
+            (r.bq.buffer ? 1u : 0u) | (r.q_norm.buffer ? 2u : 0u) | (r.neox ? 8u : 0u),
+            r.kv_ring,
+            r.k.off};
         return rec.dispatch_linear(shader,
                                    {d.w0.pieces[0].range,
                                     d.w1.pieces[0].range,
@@ -451,22 +442,17 @@ Status record_plain(Recorder& rec, const FusedDispatch& d) {
                           SpecConstants::of(FusedSpec{uint32_t(d.f.mode)}));
 }
 
-// Whether a Store or an Add without column parts, or the families' Heads, takes groups of one
-// row, not pairs: where the pairs would fill less than 1.5 rounds of the subgroups (with the SM
-// count that sets the grid), twice the groups keep more of them busy. On the H200: Phi-3's
-// 9,216-row QKV (4,608 pairs for 4,224 subgroups) 18.5 -> 13.8 us a call in Q5_K, 12.5 -> 10.8 in
-// Q4_0; its output projection 8.5 -> 7.9, Gemma 3's 8.2 -> 7.0. (Phi-3's gate_up, 8,192 pairs, ran
-// slower in single rows.)
+// Whether a Store or an Add without column parts takes groups of one row, not pairs: where the
+// pairs would fill less than 1.5 rounds of the subgroups (with the SM count that sets the grid),
+// twice the groups keep more of them busy. On the H200: Phi-3's 9,216-row QKV (4,608 pairs for
+// 4,224 subgroups) 18.5 -> 13.8 us a call in Q5_K, 12.5 -> 10.8 in Q4_0; its output projection
+// 8.5 -> 7.9, Gemma 3's 8.2 -> 7.0. (Phi-3's gate_up, 8,192 pairs, ran slower in single rows.)
 bool one_row_groups(const Recorder& rec, const FusedDispatch& d, const SubgroupGrid& g) {
     const Plan& plan = rec.plan();
-    const bool heads = d.f.mode == FusedMode::Heads;
-    if (!plan.sm_count || plan.matvec_rows || d.pc.ksplit > 1 || (d.row_end && !heads) ||
-        (d.f.mode != FusedMode::Store && d.f.mode != FusedMode::Add && !heads))
+    if (!plan.sm_count || plan.matvec_rows || d.pc.ksplit > 1 || d.row_end ||
+        (d.f.mode != FusedMode::Store && d.f.mode != FusedMode::Add))
         return false;
-    // Heads: by all the rows of [Wq; Wk; Wv], whichever of a dispatch per type this is (each
-    // takes its share of the grid).
-    const uint64_t pairs = heads ? uint64_t(d.rows0 + 2 * d.rows1 + 1) / 2 : d.groups_of(2);
-    return 2 * pairs < 3 * g.n_wg * g.per_wg;
+    return 2 * d.groups_of(2) < 3 * g.n_wg * g.per_wg;
 }
 
 Status record_fused(Recorder& rec, const FusedMatvec& f, const DeviceTensor& w0,
@@ -581,17 +567,12 @@ Result<FusedMatvec> heads_matvec(const Recorder& rec, const FusedMatvec& f) {
         return make_error("vulkan.bad_argument",
                           "fused Q/K/V heads need Wq, Wk, Wv and the heads' fields");
     const DeviceTensor &wq = *f.w[0], &wk = *f.w[1], &wv = *f.w[2];
-    const int64_t q_rows = int64_t(r->n_head) * r->head_dim,
-                  kv_rows = int64_t(r->n_head_kv) * r->head_dim;
-    const bool rows_ok = heads_joined(f)
-                             ? wq.rows == q_rows + 2 * kv_rows
-                             : wq.rows == q_rows && wk.rows == kv_rows && wv.rows == kv_rows;
     if (r->n_head <= 0 || r->n_head_kv <= 0 || r->head_dim <= 0 || r->n_rot % 2 != 0 ||
-        r->n_rot < 0 || r->n_rot > r->head_dim || !rows_ok)
+        r->n_rot < 0 || r->n_rot > r->head_dim || wq.rows != int64_t(r->n_head) * r->head_dim ||
+        wk.rows != int64_t(r->n_head_kv) * r->head_dim || wv.rows != wk.rows)
         return make_error("vulkan.unsupported_shape",
                           "fused Q/K/V heads: Wq needs n_head x head_dim rows, Wk and Wv n_head_kv "
-                          "x head_dim (one matrix of all three: their sum), and n_rot an even "
-                          "count up to head_dim");
+                          "x head_dim, and n_rot an even count up to head_dim");
     if (bool(r->bq.buffer) != bool(r->bk.buffer && r->bv.buffer) ||
         bool(r->q_norm.buffer) != bool(r->k_norm.buffer) || r->eps != f.eps ||
         (r->ext_factor != 0.0f && (r->n_ctx_orig <= 0 || !(r->beta_fast > 0.0f) ||

@@ -48,12 +48,9 @@ bool folds_post_norms(const Recorder& rec, const DeviceModel& m) {
 
 // Whether layer L's Q/K/V take one fused dispatch (a dispatch per run of one type, no barrier
 // between them) that also adds the biases, norms and rotates the heads and stores K and V
-// (FusedMode::Heads), instead of three mat-vecs (Phi-3: one) and qkv_rope.comp.
+// (FusedMode::Heads), instead of three mat-vecs and qkv_rope.comp.
 bool heads_fold(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
-    if (L.wqkv)
-        return L.wqkv->rows == int64_t(m.hp.n_head + 2 * m.hp.n_head_kv) * m.hp.head_dim &&
-               fused_heads_supported(rec, *L.wqkv, *L.wqkv, *L.wqkv, m.hp.head_dim);
-    return fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
+    return !L.wqkv && fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
 }
 
 // The decode attention's shape: one token, the family's heads and scale.
@@ -181,19 +178,19 @@ FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
 // q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
 // differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
 // Heads (heads_fold): one dispatch a type, which also adds the biases, norms and rotates q and k
-// and stores K and V in the caches (q to b.q, Phi-3's to the head of wide; qkv_rope's stage is
-// gone).
+// and stores K and V in the caches (q to b.q; qkv_rope's stage is gone).
 // Folded (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x
 // by Q's dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
 Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
            const DeviceLayer* fold_in) {
     const DeviceLayer& L = m.layers[l];
+    if (L.wqkv)
+        return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
     if (heads_fold(rec, m, L)) {
         const QkvRope r = family_qkv_rope(m, b, 1, l);
-        // (Phi-3's one matrix bound as all three: op_matvec_fused reads it as [Wq; Wk; Wv].)
-        FusedMatvec f = normed(m, FusedMode::Heads, L.wqkv ? L.wqkv : L.wq, L.attn_norm,
-                               fold_in ? b.xb : b.x, r.q.buf);
-        f.w[1] = L.wqkv ? L.wqkv : L.wk, f.w[2] = L.wqkv ? L.wqkv : L.wv;
+        FusedMatvec f =
+            normed(m, FusedMode::Heads, L.wq, L.attn_norm, fold_in ? b.xb : b.x, r.q.buf);
+        f.w[1] = L.wk, f.w[2] = L.wv;
         f.heads = &r, f.head_count = b.head_count;
         if (fold_in) {
             f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
@@ -201,8 +198,6 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
         }
         return op_matvec_fused(rec, f);
     }
-    if (L.wqkv)
-        return op_matvec_fused(rec, normed(m, FusedMode::Store, L.wqkv, L.attn_norm, b.x, b.wide));
     const DeviceTensor* w[3] = {L.wq, L.wk, L.wv};
     const BufferRange y[3] = {b.q, b.k, b.v};
     for (int i = 0; i < 3; ++i) {
@@ -232,9 +227,9 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t
     const DecodeAttentionFamily f = attention_extras(m, b, l);
     // Q: b.q, or the first Dq floats of Phi-3's fused row.
     const BufferRange q = m.layers[l].wqkv ? b.wide : b.q;
-    if (b.attn_split && decode_attention_supported(s, true))
-        return op_attention_decode(rec, q, b.k_cache[l], b.v_cache[l], b.att, b.step, s,
-                                   b.attn_part, b.attn_count, b.attn_split, b.attn_grid, &f);
+    if (b.attn_split && decode_attention_family_supported(s))
+        return op_attention_decode_family(rec, q, b.k_cache[l], b.v_cache[l], b.att, b.step, s, f,
+                                          b.attn_part, b.attn_count, b.attn_split, b.attn_grid);
     FamilyAttention a;
     a.q = {q, 0, uint32_t(s.n_head * s.head_dim)};
     a.k_cache = b.k_cache[l], a.v_cache = b.v_cache[l], a.out = b.att, a.step = b.step;
