@@ -365,25 +365,24 @@ void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, u
     EXPECT_TRUE(count.guard_intact());
 }
 
-// With the default plan a workgroup takes all query heads of a KV head (at most 4: a divisor
-// of the ratio), a pass is R PT positions (R = 256 / (head_dim / 8) rows of threads, PT 8 for
-// one or two heads a workgroup, 4 for 3 or 4, halved until the group's pass is at most 512
-// scores) and a run at least 2 passes.
+// With the default plan a workgroup takes one query head (ops.cpp kMaxGroup), a pass is R PT
+// positions (R = 256 / (head_dim / 8) rows of threads, PT 8, halved until a pass is at most
+// 512 scores) and a run at least 2 passes.
 TEST_F(Ops, AttentionDecodeSplit) {
     check_decode_attention(0, 4, 2, 64, 4);        // one position, the grid one run
     check_decode_attention(100, 32, 32, 128, 8);   // one pass, most rows' loads clamped
-    check_decode_attention(300, 8, 2, 128, 1);     // GQA 4, five passes of 64 in one run
-    check_decode_attention(300, 8, 2, 128, 3);     // five passes: runs of 2, 2 and 1
+    check_decode_attention(300, 8, 2, 128, 1);     // GQA 4, three passes in one run
+    check_decode_attention(300, 8, 2, 128, 3);     // three passes: runs of 2 and 1
     check_decode_attention(1000, 4, 4, 128, 64);   // 8 passes: four runs of 2
-    check_decode_attention(3000, 8, 2, 128, 64);   // 47 passes: 24 runs of 2 (the last 1)
-    check_decode_attention(3000, 8, 2, 128, 5);    // capped: runs of 10 (the last 7)
-    check_decode_attention(2500, 32, 4, 64, 4);    // GQA 8 in groups of 4: 20 passes, runs of 5
-    check_decode_attention(9000, 8, 4, 8, 8);      // stories260K's head size: 36 passes, runs of 5
+    check_decode_attention(3000, 8, 2, 128, 64);   // 24 passes: twelve runs of 2
+    check_decode_attention(3000, 8, 2, 128, 5);    // capped: runs of 5, 5, 5, 5 and 4
+    check_decode_attention(2500, 32, 4, 64, 4);    // GQA 8, 10 passes: runs of 3, 3, 3 and 1
+    check_decode_attention(9000, 8, 4, 8, 8);      // stories260K's head size: 18 passes of 512
     check_decode_attention(77, 6, 6, 32, 1);       // a single run allowed
-    check_decode_attention(600, 32, 2, 64, 8);     // 16 query heads per KV head: four groups
+    check_decode_attention(600, 32, 2, 64, 8);     // 16 query heads per KV head: 3 passes, 2 runs
     check_decode_attention(700, 4, 4, 256, 16);    // head_dim 256: 11 passes of 64, 6 runs
-    check_decode_attention(1200, 28, 4, 128, 32);  // GQA 7 (Qwen2.5-7B): a head a workgroup
-    check_decode_attention(900, 12, 2, 64, 16);    // GQA 6 in groups of 3: 8 passes of 128
+    check_decode_attention(1200, 28, 4, 128, 32);  // GQA 7 (Qwen2.5-7B): 10 passes, 5 runs
+    check_decode_attention(900, 12, 2, 64, 16);    // GQA 6, head_dim 64: 4 passes of 256
     // Shapes it does not take are an error, not a wrong answer.
     EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));  // 6 does not divide 256
     EXPECT_FALSE(decode_attention_supported({1, 6, 4, 64, 1.0f}));  // heads not a multiple
@@ -391,8 +390,8 @@ TEST_F(Ops, AttentionDecodeSplit) {
 }
 
 // Long chats (left out of the validation run, as the long prompts are): Llama-3.1's heads at
-// depth 16,384 (256 passes of 64: 128 runs of 2, the most) and Llama-2's at 20,000 (157 passes
-// of 128, capped: 32 runs of 5, the last 2).
+// depth 16,384 (128 passes: 64 runs of 2) and Llama-2's at 20,000 (157 passes, capped: 32 runs
+// of 5, the last 2).
 TEST_F(Ops, AttentionDecodeAfterLongPrompt) {
     check_decode_attention(16383, 32, 8, 128, 128);
     check_decode_attention(20000, 8, 8, 128, 32);
