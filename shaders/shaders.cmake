@@ -8,6 +8,12 @@ foreach(t IN LISTS EMBER_WEIGHT_TYPES)
     ember_shader(get_rows_${t}_f32 get_rows.comp TYPE_${T})
     ember_shader(dequant_${t}_f16 dequant.comp TYPE_${T})
 endforeach()
+# Prompt matmuls on int8 dot products (devices with VK_KHR_shader_integer_dot_product and no
+# cooperative matrices: Plan::matmul_idot), for the quantized types.
+foreach(t q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
+    string(TOUPPER ${t} T)
+    ember_shader(matmul_idot_${t}_f32 matmul_idot.comp TYPE_${T})
+endforeach()
 ember_shader(rms_norm_f32_f32 rms_norm.comp)
 ember_shader(rms_norm_f32_f16 rms_norm.comp OUT_F16)
 ember_shader(add_rms_norm_f32_f32 rms_norm.comp ADD)

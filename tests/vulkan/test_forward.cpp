@@ -199,6 +199,14 @@ double exact_tol(GgmlType type) {
     return coopmat ? 1e-4 : f16_dot ? 1e-5 : 1e-6;
 }
 
+// A prompt of n tokens where the plan multiplies on int8 dot products (matmul_idot.comp):
+// activations rounded to 8 bits, as the CPU's quantized dot products do (1.6e-4 from the
+// dequantized twin measured on lavapipe for the Q4_0 model of 520 tokens).
+double prompt_tol(GgmlType type, int n) {
+    auto a = Context::pick_adapter(test_device());
+    return a.ok() && matmul_on_int_dot(make_plan(*a), type, n) ? 1e-3 : exact_tol(type);
+}
+
 // Against the CPU on the same weights (which rounds activations to 8 bits for quantized
 // types), and tightly against the CPU on the dequantized weights.
 void check_type(GgmlType type, double tol_same, bool tied = false, bool rope_freqs = false) {
@@ -430,7 +438,7 @@ TEST_F(Forward, LongPromptIsSplitIntoBatches) {
     std::vector<float> lv(s->m.hp.n_vocab), lc(s->m.hp.n_vocab);
     ASSERT_TRUE((*vr)->forward(prompt, 0, lv.data()).ok());
     ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
-    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), exact_tol(GgmlType::Q4_0));
+    EXPECT_LT(nmse(lv.data(), lc.data(), lv.size()), prompt_tol(GgmlType::Q4_0, kMaxBatch));
 }
 
 // The batch after a measured one takes what fits the target time at the measured seconds per
@@ -491,9 +499,10 @@ TEST_F(Forward, LongPromptOnASlowAdapterIsSplitByMeasuredTime) {
     EXPECT_EQ(split, 2);
     const size_t V = s->m.hp.n_vocab;
     // (Single-token batches run the decode kernels: F16 dot products where the device has them.)
-    EXPECT_LT(nmse(b.data(), a.data(), V), exact_tol(GgmlType::Q4_0)) << "after the prompt";
-    EXPECT_LT(nmse(b.data() + V, a.data() + V, V), exact_tol(GgmlType::Q4_0))
-        << "after a decode step";
+    // (With int8 activations, the K/V's rounding also moves some activations' 8-bit rounding.)
+    const double tol = prompt_tol(GgmlType::Q4_0, n_prompt);
+    EXPECT_LT(nmse(b.data(), a.data(), V), tol) << "after the prompt";
+    EXPECT_LT(nmse(b.data() + V, a.data() + V, V), tol) << "after a decode step";
 
     auto twin = dequantized_twin(s->m);
     auto cpu_model = cpu::create_backend_model(twin->m, 1);
@@ -502,7 +511,7 @@ TEST_F(Forward, LongPromptOnASlowAdapterIsSplitByMeasuredTime) {
     ASSERT_TRUE(cr.ok());
     std::vector<float> lc(V);
     ASSERT_TRUE((*cr)->forward(prompt, 0, lc.data()).ok());
-    EXPECT_LT(nmse(b.data(), lc.data(), V), exact_tol(GgmlType::Q4_0));
+    EXPECT_LT(nmse(b.data(), lc.data(), V), tol);
 }
 
 TEST_F(Forward, RefusesAModelThatDoesNotFit) {

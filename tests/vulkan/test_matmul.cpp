@@ -77,12 +77,15 @@ void check_matmul(Context& ctx, const Weight& w, int n_tokens, double tol_cpu,
     HostBuffer bwh(ctx, size_t(w.cols) * 8);
     // Pass 1: from an F16 copy of x, where the matmul reads one (the tensor cores' 128-column
     // stages). Pass 2: with the weight scratch.
+    // matmul.comp, where the plan would take int8 dot products (test_matmul_idot.cpp's).
+    Plan plan = make_plan(ctx.adapter());
+    plan.matmul_idot = false;
     for (int pass = 0; pass < 3; ++pass) {
         const double tol_exact = coopmat || (pass == 2 && via_f16) ? 1e-6 : 1e-10;
         const double tol_ref = std::max(tol_cpu, tol_exact);
         HostBuffer by(ctx, size_t(w.rows) * n_tokens);
         bool half = false;
-        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
+        ASSERT_TRUE(run_ops(ctx, plan, [&](Recorder& r) -> Status {
                         if (pass == 0)
                             return op_matmul(r, *dt, bx.range(), 0, by.range(), 0, n_tokens);
                         if (pass == 2)

@@ -53,6 +53,14 @@ Result<std::unique_ptr<Device>> Device::create(std::shared_ptr<Instance> instanc
         af.pNext = f11.pNext;
         f11.pNext = &af;
     }
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
+    if (adapter.integer_dot) {
+        exts.push_back(VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
+        idot.shaderIntegerDotProduct = VK_TRUE;
+        idot.pNext = f11.pNext;
+        f11.pNext = &idot;
+    }
     VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
     f2.pNext = &f11;
     VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

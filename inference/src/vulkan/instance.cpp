@@ -259,23 +259,28 @@ Adapter describe(VkPhysicalDevice pd, int index) {
     // Vulkan 1.1 and 1.2's, and those of the extensions the adapter has.
     const bool has_cm = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
     const bool has_af = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+    const bool has_idot = has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
     VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV cm{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR idot{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR};
     if (a.props.apiVersion >= VK_API_VERSION_1_2) {
         f11.pNext = &f12;
         void** tail = &f12.pNext;
         if (has_cm) *tail = &cm, tail = &cm.pNext;
         if (has_af) *tail = &af, tail = &af.pNext;
+        if (has_idot) *tail = &idot, tail = &idot.pNext;
         VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
         f2.pNext = &f11;
         vkGetPhysicalDeviceFeatures2(pd, &f2);
     }
     a.float16 = f12.shaderFloat16;
     a.atomic_float_add = af.shaderBufferFloat32AtomicAdd;
+    a.integer_dot = idot.shaderIntegerDotProduct;
     a.subgroup_shuffle = (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
                          (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
 

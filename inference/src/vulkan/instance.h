@@ -51,6 +51,9 @@ struct Adapter {
     // common/overrides.h).
     bool coopmat_nv = false;
     bool float16 = false;  // shaderFloat16: F16 arithmetic in shaders
+    // VK_KHR_shader_integer_dot_product's shaderIntegerDotProduct: int8 dot products, the prompt
+    // matmul of adapters without cooperative matrices (matmul_idot.comp, Plan::matmul_idot).
+    bool integer_dot = false;
     // VK_EXT_shader_atomic_float's shaderBufferFloat32AtomicAdd: the decode attention can add
     // its output projection into x itself (attention.comp, WO).
     bool atomic_float_add = false;

@@ -17,6 +17,10 @@ constexpr uint32_t kWgArgmax = 256;
 constexpr int kMatmulTile = 8;  // TILE_T in matmul.comp
 constexpr uint32_t kMaxBindings = 24;  // matvec_fused_h.comp HEADS binds 22
 
+// matmul_idot.comp's threads, which own BM rows by BN tokens.
+constexpr uint32_t kIdotWg = 128;
+constexpr int64_t kIdotRows = 64, kIdotTokens = 32;
+
 constexpr uint32_t kCoopmatWg = 128;     // 4 subgroups of 32 (twice that for WIDE and BIG)
 constexpr int64_t kCoopmatTile = 64;     // BN and BM in matmul_coopmat.comp without WIDE or BIG
 constexpr int kCoopmatAttnQueries = 64;  // SG * BQ in attention_coopmat.comp
@@ -34,6 +38,13 @@ bool matmul_on_tensor_cores(const Adapter& a, GgmlType t) {
     // the weights first).
     return t == GgmlType::Q4_1 || t == GgmlType::Q5_0 || t == GgmlType::Q5_1 ||
            t == GgmlType::Q4_K || t == GgmlType::Q5_K || t == GgmlType::Q6_K;
+}
+
+bool matmul_on_int_dot(const Plan& plan, GgmlType t, int n_tokens) {
+    if (!plan.matmul_idot || n_tokens < int(plan.idot_min_tokens)) return false;
+    return t == GgmlType::Q4_0 || t == GgmlType::Q8_0 || t == GgmlType::Q4_1 ||
+           t == GgmlType::Q5_0 || t == GgmlType::Q5_1 || t == GgmlType::Q4_K ||
+           t == GgmlType::Q5_K || t == GgmlType::Q6_K;
 }
 
 const char* weight_type_suffix(GgmlType t) {
@@ -341,6 +352,13 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                     name, {p.range, half ? xh : x, y}, &pc, push_size<decltype(pc)>(), tile.threads,
                     tokens_fast ? tok_tiles : row_tiles, tokens_fast ? row_tiles : tok_tiles, 1,
                     SpecConstants::of(CoopmatSpec{tokens_fast ? 1u : 0u, 0u, xload})));
+                continue;
+            }
+            if (matmul_on_int_dot(rec.plan(), w.type, n_tokens)) {
+                EMBER_TRY(rec.dispatch(std::string("matmul_idot_") + sfx + "_f32", {p.range, x, y},
+                                       &pc, push_size<decltype(pc)>(), kIdotWg,
+                                       uint32_t((p.nrows + kIdotRows - 1) / kIdotRows),
+                                       uint32_t((n_tokens + kIdotTokens - 1) / kIdotTokens), 1));
                 continue;
             }
             EMBER_TRY(rec.dispatch_linear(std::string("matmul_") + sfx + "_f32", {p.range, x, y},

@@ -117,6 +117,9 @@ Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_
 // (matmul_coopmat.comp: F16 and the quantized types, where the device has
 // VK_NV_cooperative_matrix); F32 and BF16 get there through an F16 copy.
 bool matmul_on_tensor_cores(const Adapter& a, GgmlType type);
+// Whether op_matmul of this weight type over n_tokens runs on int8 dot products
+// (matmul_idot.comp: the quantized types, where Plan::matmul_idot says so).
+bool matmul_on_int_dot(const Plan& plan, GgmlType type, int n_tokens);
 // Whether op_matmul of w over n_tokens reads an F16 copy of X when given one (the tensor-core
 // kernel's 128-column stages: quantized weights).
 bool matmul_reads_f16(const Recorder& rec, const DeviceTensor& w, int n_tokens);

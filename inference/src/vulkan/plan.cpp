@@ -38,6 +38,9 @@ Vendor vendor_of(uint32_t id) {
     }
 }
 
+// matmul_idot.comp's shared memory: its staged operands (17 KiB) and common.glsl's reductions.
+constexpr uint32_t kIdotSharedBytes = 18432;
+
 }  // namespace
 
 const char* vendor_name(Vendor v) {
@@ -66,6 +69,8 @@ Plan make_plan(const Adapter& a, const Overrides& o) {
     p.sm_count = a.sm_count;
     if (a.sm_count) p.coopmat_sms = a.sm_count;
     p.family_attn_coopmat = a.coopmat_nv;
+    p.matmul_idot = a.integer_dot && !a.coopmat_nv &&
+                    a.props.limits.maxComputeSharedMemorySize >= kIdotSharedBytes;
     // 3 workgroups of 14 subgroups an SM for wide gate/up rows: needs the SM count and
     // subgroups of 32 (the register budget behind it is NVIDIA's).
     p.gate_up_wide = a.sm_count != 0 && a.subgroup_size == 32;

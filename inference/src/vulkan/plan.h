@@ -16,6 +16,9 @@
 //   4 workgroups an SM, else 512 (matvec_loop_workgroups).
 // - Prompt matmuls on tensor cores: 128 x 128 tiles where they fill 72% of the SMs (132 on
 //   the H200; 128 assumed without a count), else 128 x 64 from 1,024 rows, else 64 x 64.
+// - Prompt matmuls without tensor cores, where the adapter has int8 dot products
+//   (VK_KHR_shader_integer_dot_product): 64 rows x 32 tokens a workgroup of 128 threads, from
+//   8 tokens; else, and for the float types, one row and 8 tokens a workgroup (matmul.comp).
 // - Prompt attention: tensor cores, 64 queries a workgroup (128 threads), Llama's and the
 //   families' (soft-cap, sliding window, head sizes 16..256; from 144 on two workgroups a head,
 //   each summing half of the output) where the adapter has them.
@@ -76,6 +79,12 @@ struct Plan {
     // Prompt matmuls on tensor cores (matmul_coopmat.comp).
     uint32_t coopmat_sms = 128;                    // SMs assumed for the tile choice
     uint64_t coopmat_token_order_bytes = 4 << 20;  // weights from this size: token tiles first
+
+    // Prompt matmuls of the quantized types on int8 dot products (matmul_idot.comp), for batches
+    // of idot_min_tokens or more: where the adapter has them, no tensor cores and the shared
+    // memory. Smaller batches keep matmul.comp, whose 8-token tiles idle fewer lanes.
+    bool matmul_idot = false;
+    uint32_t idot_min_tokens = 8;
 
     // Prompt attention of the decoder families (n > 1): on the tensor cores
     // (attention_coopmat.comp's FAMILY variant) where the adapter has them and the head size is a

@@ -50,6 +50,7 @@ std::string reason_for(const std::string& kernel, const Plan& p) {
     if (starts("matmul_coopmat_xh_wide") || starts("matmul_coopmat_wide"))
         return "tensor cores, 128x64 tiles (1,024 rows or more)";
     if (starts("matmul_coopmat")) return "tensor cores, 64x64 tiles";
+    if (starts("matmul_idot")) return "int8 dot products, 64x32 tiles";
     if (starts("matmul_") || starts("matvec_")) return "plain compute kernel";
     if (starts("attention_wo")) return "output projection fused, float atomics";
     if (starts("attention_split")) return "split over positions; grid set per step";
@@ -152,6 +153,13 @@ std::string describe_plan(const LlamaModel& model, const Adapter& adapter, const
             "; tensor cores: " + (adapter.coopmat_nv ? "yes" : "no") +
             "; F16 arithmetic: " + (adapter.float16 ? "yes" : "no") + "\n";
     text += "  prompt batches: " + std::string(plan.batching_reason) + "\n";
+    text += "  prompt matmuls: " +
+            std::string(adapter.coopmat_nv ? "tensor cores (VK_NV_cooperative_matrix)"
+                        : plan.matmul_idot
+                            ? "int8 dot products (VK_KHR_shader_integer_dot_product) from " +
+                                  std::to_string(plan.idot_min_tokens) + " tokens"
+                            : "plain compute kernel (no tensor cores or int8 dot products)") +
+            "\n";
     text += "  fused decode kernels: " +
             std::string(m->fused_layers ? "yes"
                         : plan.fused    ? "no (the weights' types)"
