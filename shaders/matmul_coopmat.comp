@@ -12,9 +12,7 @@
 // stage is 128 columns, twice the products per memory round trip at about the registers of 64
 // F32 columns (with XLOAD 2 or 3 faster in either order).
 // WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage. BIG (with X_F16):
-// 128 x 128 tiles, each subgroup 64 x 32, over two stages of 32 columns in shared memory: stage
-// s + 1 is loaded and stored while stage s is multiplied, one barrier a stage, so that the
-// workgroup's dequantization overlaps its own tensor-core work (it holds an SM alone).
+// 128 x 128 tiles, each subgroup 64 x 32.
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
@@ -92,9 +90,7 @@ layout(binding = 0) readonly buffer WBufK4 { uvec4 wk4[]; };  // 16 bytes at a t
 #if defined(TYPE_F16)
 #error "X_F16 is built for the quantized types"
 #endif
-#if defined(BIG)
-#define BK 32u  // one block a stage; a row's two threads store half of it each
-#elif defined(WIDE)
+#if defined(WIDE) || defined(BIG)
 #define BK 64u
 #else
 #define BK 128u  // columns a stage
@@ -105,18 +101,10 @@ layout(binding = 0) readonly buffer WBufK4 { uvec4 wk4[]; };  // 16 bytes at a t
 #define X_VEC4 (BN * BK / 4u / NT)  // activation vec4 per thread a stage
 #endif
 #define LD4 (BK / 8u + 1u)  // uvec4 (8 halfs) per staged row, + 1 so 8 rows hit distinct banks
-#if defined(BIG)
-#define WB 1u
-#define NBUF 2u  // stages in shared memory
-#define BLK(s, i) (s)  // 32-column block i of a thread's stage s
-#else
 #define WB (BK / 64u)  // weight blocks per thread a stage: 2 threads a row
-#define NBUF 1u
-#define BLK(s, i) ((BK / 32u) * (s) + (tid & 1u) * WB + (i))
-#endif
 
-shared uvec4 sa[NBUF * BM * LD4];
-shared uvec4 sb[NBUF * BN * LD4];
+shared uvec4 sa[BM * LD4];
+shared uvec4 sb[BN * LD4];
 #if !defined(DIRECT_STORE)
 shared float sc[(NT / 32u) * 16u * 8u];  // one 16 x 8 accumulator per subgroup, for partial tiles
 #endif
@@ -125,8 +113,6 @@ shared float sc[(NT / 32u) * 16u * 8u];  // one 16 x 8 accumulator per subgroup,
 // of the stage) and X_VEC4 pieces of activations.
 #if defined(TYPE_Q4_0)
 uvec4 rq[WB];
-#elif defined(TYPE_Q8_0) && defined(BIG)
-uvec4 rq[WB];  // this thread's half of the block
 #elif defined(TYPE_Q8_0)
 uvec4 rq[WB], rq1[WB];
 #elif defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
@@ -160,15 +146,11 @@ void load_stage(uint row0, uint s) {
     uint r = row0 + (tid >> 1);
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = BLK(s, i);  // c: 32-column block
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i;  // c: 32-column block
         if (r < pc.nrows && c * 32u < pc.ncols) {
             uint qi = QR_QUANTS(r * pc.stride, c);
-#if defined(BIG) && defined(TYPE_Q8_0)
-            rq[i] = wq[qi + (tid & 1u)];
-#else
             rq[i] = wq[qi];
-#endif
-#if defined(TYPE_Q8_0) && !defined(BIG)
+#if defined(TYPE_Q8_0)
             rq1[i] = wq[qi + 1u];
 #endif
             rd[i] = wd[QR_SCALE(r * pc.stride, c, pc.ncols / 32u)];
@@ -178,7 +160,7 @@ void load_stage(uint row0, uint s) {
     }
 #elif defined(TYPE_Q4_1) || defined(TYPE_Q5_0) || defined(TYPE_Q5_1)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = BLK(s, i), ib = r * pc.stride + c;
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i, ib = r * pc.stride + c;
         rdm[i] = 0u;  // d = m = 0 past the matrix: zeros
         if (r < pc.nrows && c * 32u < pc.ncols) {
             rq[i] = wq[G_NIBBLES(ib)];
@@ -194,7 +176,7 @@ void load_stage(uint row0, uint s) {
     }
 #elif defined(NIBBLES)
     [[unroll]] for (uint i = 0; i < WB; ++i) {
-        uint c = BLK(s, i), j = c & 7u;
+        uint c = (BK / 32u) * s + (tid & 1u) * WB + i, j = c & 7u;
         uint sb = r * pc.stride + c / 8u;  // superblock
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
         rk[i] = uvec4(0u);  // d = dmin = 0 past the matrix: zeros
@@ -310,65 +292,8 @@ uint k_pair(uint b, uint e, f16vec2 dm) {
 }
 #endif
 
-void store_stage(uint row0, uint t0, uint s, bool vec_x, uint buf) {
+void store_stage(uint row0, uint t0, uint s, bool vec_x) {
     uint tid = gl_LocalInvocationID.x;
-#if defined(BIG)
-    // The row's two threads: elements 16 h .. 16 h + 15 of the stage's block.
-    uint h = tid & 1u, a = buf * (BM * LD4) + (tid >> 1) * LD4 + 2u * h;
-#if defined(TYPE_Q4_0)
-    {
-        float16_t d = rd[0];
-        uint sh = 4u * h;  // low nibbles: elements 0-15; high: 16-31
-        [[unroll]] for (uint i = 0; i < 2u; ++i) {
-            uint u0 = rq[0][2u * i], u1 = rq[0][2u * i + 1u];
-            sa[a + i] = uvec4(q4_pair(u0, sh, 8u + sh, d), q4_pair(u0, 16u + sh, 24u + sh, d),
-                              q4_pair(u1, sh, 8u + sh, d), q4_pair(u1, 16u + sh, 24u + sh, d));
-        }
-    }
-#elif defined(TYPE_Q8_0)
-    {
-        float16_t d = rd[0];
-        uvec4 q = rq[0] ^ uvec4(0x80808080u);  // bytes 16 h .. 16 h + 15
-        [[unroll]] for (uint i = 0; i < 2u; ++i) {
-            uint u0 = q[2u * i], u1 = q[2u * i + 1u];
-            sa[a + i] = uvec4(q8_pair(u0, 0, 8, d), q8_pair(u0, 16, 24, d), q8_pair(u1, 0, 8, d),
-                              q8_pair(u1, 16, 24, d));
-        }
-    }
-#elif defined(NIBBLES)
-    {
-        uint j = s & 7u;  // sub-block in its superblock
-#if defined(TYPE_Q5_0)
-        float d = unpackHalf2x16(rdm[0]).x;
-        f16vec2 s0 = f16vec2(d, 16.0 * d), s1 = s0;
-#elif defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
-        vec2 d = unpackHalf2x16(rdm[0]);
-        f16vec2 s0 = f16vec2(d.x, -d.y), s1 = s0;
-#elif defined(TYPE_Q6_K)
-        float d = float(rd[0]);
-        f16vec2 s0 = f16vec2(d * float(int(rsc[0] << 24) >> 24), 0.0),
-                s1 = f16vec2(d * float(int(rsc[0] << 16) >> 24), 0.0);
-#else
-        uint sc, mn;
-        scale_min_q4k(rk[0].yzw, j, sc, mn);
-        vec2 d = unpackHalf2x16(rk[0].x);
-        f16vec2 s0 = f16vec2(d.x * float(sc), d.y * float(mn)), s1 = s0;
-#endif
-        f16vec2 dm = h == 0u ? s0 : s1;
-        [[unroll]] for (uint i = 0; i < 2u; ++i) {
-            uint e = 16u * h + 8u * i;
-            sa[a + i] = uvec4(k_pair(0u, e, dm), k_pair(0u, e + 2u, dm), k_pair(0u, e + 4u, dm),
-                              k_pair(0u, e + 6u, dm));
-        }
-    }
-#else
-#error "BIG is built for the quantized types"
-#endif
-    [[unroll]] for (uint it = 0; it < X_VEC4; ++it) {
-        uint idx = it * NT + tid;
-        sb[buf * (BN * LD4) + idx / (BK / 8u) * LD4 + idx % (BK / 8u)] = rx[it];
-    }
-#else
     if (XLOAD == 3u) load_stage(row0, s);
 #if defined(TYPE_Q4_0)
     // Byte k of the block: element k (low nibble) and element k + 16 (high nibble).
@@ -398,7 +323,7 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x, uint buf) {
 #elif defined(NIBBLES)
     [[unroll]] for (uint b = 0; b < WB; ++b) {
         uint a = (tid >> 1) * LD4 + ((tid & 1u) * WB + b) * 4u;
-        uint j = BLK(s, b) & 7u;  // sub-block in its superblock
+        uint j = ((BK / 32u) * s + (tid & 1u) * WB + b) & 7u;  // sub-block in its superblock
 #if defined(TYPE_Q5_0)
         float d = unpackHalf2x16(rdm[b]).x;
         f16vec2 s0 = f16vec2(d, 16.0 * d), s1 = s0;
@@ -442,7 +367,6 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x, uint buf) {
         else sb[o].zw = h;
     }
 #endif
-#endif  // BIG
 }
 
 void main() {
@@ -457,40 +381,10 @@ void main() {
     // 16-byte activation loads need 4-aligned rows.
     bool vec_x = (pc.x_off & 3u) == 0u && (pc.x_stride & 3u) == 0u && (pc.ncols & 3u) == 0u;
     uint nst = (pc.ncols + BK - 1u) / BK;
-#if defined(BIG)
-    // Two stages in shared memory: stage s + 1 is loaded and stored while stage s is
-    // multiplied, one barrier a stage.
-    load_stage(row0, 0u);
-    load_x_stage(t0, 0u, vec_x);
-    store_stage(row0, t0, 0u, vec_x, 0u);
-    barrier();
-    for (uint s = 0; s < nst; ++s) {
-        uint cur = s & 1u;
-        bool next = s + 1u < nst;
-        if (next) {
-            load_stage(row0, s + 1u);
-            load_x_stage(t0, s + 1u, vec_x);
-        }
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[AM];
-        fcoopmatNV<16, gl_ScopeSubgroup, 16, 8> b[4];
-        [[unroll]] for (uint k = 0; k < BK / 16u; ++k) {
-            uint ka = cur * (BM * LD4) + 2u * k, kb = cur * (BN * LD4) + 2u * k;
-            [[unroll]] for (int i = 0; i < AM; ++i)
-                coopMatLoadNV(a[i], sa, ka + (sm + 16u * uint(i)) * LD4, LD4, false);
-            [[unroll]] for (int j = 0; j < 4; ++j)
-                coopMatLoadNV(b[j], sb, kb + (sn + 8u * uint(j)) * LD4, LD4, true);
-            [[unroll]] for (int i = 0; i < AM; ++i)
-                [[unroll]] for (int j = 0; j < 4; ++j)
-                    acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
-        }
-        if (next) store_stage(row0, t0, s + 1u, vec_x, cur ^ 1u);
-        barrier();
-    }
-#else
     if (XLOAD < 3u) load_stage(row0, 0u);
     if (XLOAD < 2u) load_x_stage(t0, 0u, vec_x);
     for (uint s = 0; s < nst; ++s) {
-        if ((DIAG & 2u) == 0u || s == 0u) store_stage(row0, t0, s, vec_x, 0u);
+        if ((DIAG & 2u) == 0u || s == 0u) store_stage(row0, t0, s, vec_x);
         if ((DIAG & 16u) == 0u) barrier();
         bool next = s + 1u < nst && ((DIAG & 1u) == 0u || s == 0u);
         if (next && XLOAD < 3u) load_stage(row0, s + 1u);
@@ -514,7 +408,6 @@ void main() {
         if (next && XLOAD == 1u) load_x_stage(t0, s + 1u, vec_x);
         if ((DIAG & 16u) == 0u) barrier();
     }
-#endif
 #if defined(DIRECT_STORE)
     // Whole tiles only (ops.cpp checks): the accumulators go straight to y.
     [[unroll]] for (int i = 0; i < AM; ++i)

@@ -209,8 +209,7 @@ bool coopmat_tokens_fast(const Plan& plan, const DeviceTensor& w) {
 // The tensor-core matmul's tile for one weight piece. F16 activations take 128-row tiles of 8
 // subgroups (WIDE in the shader), whose loads serve twice the rows, from 1,024 rows (below that
 // they would leave most SMs idle); and 128 x 128 tiles of 8 subgroups of 64 x 32 (BIG), one
-// workgroup per SM for their registers, two 32-column stages in shared memory so that its
-// dequantization overlaps its products, where there are enough of those to fill 72% of the SMs
+// workgroup per SM for their registers, where there are enough of those to fill 72% of the SMs
 // (Plan::coopmat_sms): on the H200 Phi-3.5's 3,072-row wo and down (96 tiles of 512 tokens)
 // made its pp512 12.7% faster in big tiles than in 128 x 64 ones.
 // matmul_coopmat.comp's specialization constants, in constant_id order (1-3).
@@ -339,8 +338,8 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
                 // either way. The 128-row kernel holds few registers: Q4_0 prefetches
-                // everything (0), Q8_0 its weights (2); the 128 x 128 kernel always loads a
-                // whole stage ahead (it reads no XLOAD).
+                // everything (0), Q8_0 its weights (2); the 128 x 128 kernel prefetches the
+                // weights (2) for both.
                 const bool big = tile.tokens > kCoopmatTile, wide = tile.rows > kCoopmatTile;
                 const uint32_t xload = big    ? 2
                                        : wide ? (w.type == GgmlType::Q4_0 ? 0 : 2)
