@@ -17,8 +17,6 @@
 namespace ember::vulkan::test {
 namespace {
 
-constexpr uint16_t kUnreadHalf = 0x7e00;  // an F16 NaN: cache rows the window must not read
-
 class AttentionWo : public VulkanTest {
 protected:
     void SetUp() override {
@@ -54,19 +52,10 @@ void check(const WoCase& c) {
     const auto v = random_floats(size_t(n_kv) * KVD, seed + 3, -2, 2);
     std::vector<uint16_t> kh(k.size()), vh(v.size());
     for (size_t i = 0; i < k.size(); ++i) kh[i] = fp32_to_fp16(k[i]), vh[i] = fp32_to_fp16(v[i]);
-    std::vector<float> kr(k.size()), vr(v.size());
-    for (size_t i = 0; i < k.size(); ++i) kr[i] = fp16_to_fp32(kh[i]), vr[i] = fp16_to_fp32(vh[i]);
+    const std::vector<float> kr = floats_of_f16(kh.data(), kh.size()),
+                             vr = floats_of_f16(vh.data(), vh.size());
     const int first = c.window > 0 ? std::max(0, n_kv - c.window) : 0;
-    std::fill_n(kh.begin(), size_t(first) * KVD, kUnreadHalf);
-    std::fill_n(vh.begin(), size_t(first) * KVD, kUnreadHalf);
-    if (c.ring) {
-        std::vector<uint16_t> kring(size_t(c.ring) * KVD, kUnreadHalf), vring = kring;
-        for (int p = std::max(0, n_kv - c.ring); p < n_kv; ++p) {
-            std::copy_n(&kh[size_t(p) * KVD], KVD, &kring[size_t(p % c.ring) * KVD]);
-            std::copy_n(&vh[size_t(p) * KVD], KVD, &vring[size_t(p % c.ring) * KVD]);
-        }
-        kh = std::move(kring), vh = std::move(vring);
-    }
+    hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
     // Not 1 / sqrt(hd) for the families: Gemma's query_pre_attn_scalar.

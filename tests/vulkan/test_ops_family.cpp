@@ -345,16 +345,7 @@ void check_attention(const AttnCase& c) {
         std::copy(v.begin() + size_t(c.pos0) * KVD, v.end(), vr.begin() + size_t(c.pos0) * KVD);
     }
     const int first = c.window > 0 ? std::max(0, c.pos0 + 1 - c.window) : 0;
-    for (size_t i = 0; i < size_t(first) * KVD; ++i) kh[i] = vh[i] = kHalfNan;
-    if (c.ring) {
-        // Row p % ring holds the latest position p that maps there; rows never written, NaN.
-        std::vector<uint16_t> kring(size_t(c.ring) * KVD, kHalfNan), vring = kring;
-        for (int p = std::max(0, n_kv - c.ring); p < n_kv; ++p) {
-            std::copy_n(&kh[size_t(p) * KVD], KVD, &kring[size_t(p % c.ring) * KVD]);
-            std::copy_n(&vh[size_t(p) * KVD], KVD, &vring[size_t(p % c.ring) * KVD]);
-        }
-        kh = std::move(kring), vh = std::move(vring);
-    }
+    hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
 
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;

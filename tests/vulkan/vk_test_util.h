@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +57,23 @@ constexpr uint32_t kGuardWords = 64;
 constexpr uint32_t kSentinel = 0x7fc0dead;  // a NaN no op produces
 // An F16 NaN: fills cache rows that an op must neither write nor read.
 constexpr uint16_t kHalfNan = 0x7e00;
+
+// An F16 K/V cache of n_kv rows of row_len values as a decode attention reads it: rows before
+// `first` (outside the window) hold NaN, so reading one fails; with ring > 0 the rows are laid
+// out as a ring of that many, row p % ring holding the latest position p that maps there (rows
+// never written, NaN).
+inline void hide_unread_cache_rows(std::vector<uint16_t>& kh, std::vector<uint16_t>& vh,
+                                   int row_len, int first, int n_kv, int ring) {
+    std::fill_n(kh.begin(), size_t(first) * row_len, kHalfNan);
+    std::fill_n(vh.begin(), size_t(first) * row_len, kHalfNan);
+    if (ring <= 0) return;
+    std::vector<uint16_t> kring(size_t(ring) * row_len, kHalfNan), vring = kring;
+    for (int p = std::max(0, n_kv - ring); p < n_kv; ++p) {
+        std::copy_n(&kh[size_t(p) * row_len], row_len, &kring[size_t(p % ring) * row_len]);
+        std::copy_n(&vh[size_t(p) * row_len], row_len, &vring[size_t(p % ring) * row_len]);
+    }
+    kh = std::move(kring), vh = std::move(vring);
+}
 
 // A host-visible storage buffer of n 32-bit words followed by a guard region.
 class HostBuffer {
