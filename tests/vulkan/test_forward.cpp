@@ -2,6 +2,7 @@
 // stories260K model through the public API.
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <list>
@@ -13,6 +14,7 @@
 #include "cpu/backend_cpu.h"
 #include "ember/ember.h"
 #include "quant/quant.h"
+#include "run_cli.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/forward.h"
@@ -633,6 +635,58 @@ TEST_F(Forward, ProfileReportsEveryStage) {
          {"norm + qkv + rope + kv store", "attention", "wo + residual", "norm + gate/up + silu",
           "down + residual", "output norm + head", "argmax", "embed"})
         EXPECT_NE(report.find(stage), std::string::npos) << stage << "\n" << report;
+}
+
+// Session::set_profiling(false): the submissions that follow run but stay out of the profile,
+// and its header says how many were left out.
+TEST_F(Forward, ProfileLeavesOutWhatRanWhileOff) {
+    LoadParams lp;
+    lp.backend = BackendKind::Vulkan;
+    lp.device = test_device();
+    lp.n_ctx = 64;
+    ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
+    auto model = Model::load(ember::test::stories_model(), lp);
+    ::unsetenv("EMBER_VULKAN_PROFILE");
+    ASSERT_TRUE(model.ok()) << model.error().message;
+    ::testing::internal::CaptureStderr();
+    {
+        auto session = Session::create(**model);
+        ASSERT_TRUE(session.ok());
+        (*session)->set_profiling(false);
+        std::vector<int32_t> prompt = {1, 403, 407};
+        ASSERT_TRUE((*session)->eval(prompt).ok());
+        for (int32_t t : {261, 378}) ASSERT_TRUE((*session)->eval(std::vector<int32_t>{t}).ok());
+        (*session)->set_profiling(true);
+        for (int32_t t : {432, 261, 378})
+            ASSERT_TRUE((*session)->eval(std::vector<int32_t>{t}).ok());
+    }
+    const std::string report = ::testing::internal::GetCapturedStderr();
+    // Every prompt batch was left out: no table for them.
+    EXPECT_EQ(report.find("prompt batches"), std::string::npos) << report;
+    EXPECT_NE(report.find("GPU profile, decode steps: 3 submissions (2 more made while profiling "
+                          "was off left out)"),
+              std::string::npos)
+        << report;
+}
+
+// `ember-cli bench` profiles its timed runs only: with -d 3 -p 8 -n 4 -r 2, 2 prompts and 8
+// decode steps; the warm-up's prompt and 4 steps and the six evaluations of the -d context are
+// left out.
+TEST_F(Forward, BenchProfilesTheTimedRunsOnly) {
+    if (!std::filesystem::exists(cli())) GTEST_SKIP() << "no " << cli();
+    auto r = ember::test::run_cli(
+        cli(),
+        {"bench", "-m", ember::test::stories_model(), "-d", "3", "-p", "8", "-n", "4", "-r", "2",
+         "--backend", "vulkan", "--device", test_device()},
+        "EMBER_VULKAN_PROFILE=1");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* want :
+         {"bench: the GPU profile below covers the timed runs only (2 x pp8, 2 x tg4)",
+          "GPU profile, prompt batches: 2 submissions (7 more made while profiling was off left "
+          "out)",
+          "GPU profile, decode steps: 8 submissions (4 more made while profiling was off left "
+          "out)"})
+        EXPECT_NE(r.err.find(want), std::string::npos) << want << "\n" << r.err;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "common.h"
+#include "common/overrides.h"
 #include "cpu/threadpool.h"
 #ifdef EMBER_HAVE_VULKAN
 #include "vulkan/bench/bandwidth.h"
@@ -134,7 +135,7 @@ struct Rates {
 
 // Runs pp and tg reps times each, after one untimed run of each that warms caches,
 // pipelines and clocks; each run starts from a reset session that has evaluated the
-// depth's tokens.
+// depth's tokens. A GPU profile (EMBER_VULKAN_PROFILE) counts the timed runs only.
 Result<Rates> run_reps(Session& s, const BenchPlan& p, int n_vocab) {
     // Random tokens, as llama-bench uses.
     std::mt19937 rng(1234);
@@ -144,6 +145,7 @@ Result<Rates> run_reps(Session& s, const BenchPlan& p, int n_vocab) {
     std::vector<int32_t> context(static_cast<size_t>(p.depth));
     for (auto& t : context) t = dist(rng);
     auto start = [&]() -> Status {
+        s.set_profiling(false);
         s.reset();
         if (context.empty()) return Status{};
         auto r = s.eval(context);
@@ -152,9 +154,10 @@ Result<Rates> run_reps(Session& s, const BenchPlan& p, int n_vocab) {
     };
 
     Rates out;
-    for (long long rep = -1; rep < p.reps; rep++) {
+    for (long long rep = -1; rep < p.reps; rep++) {  // -1: the warm-up
         if (p.pp > 0) {
             if (auto st = start(); !st) return st.error();
+            s.set_profiling(rep >= 0);
             const auto t0 = Clock::now();
             auto r = s.eval(prompt);
             if (!r) return r.error();
@@ -165,6 +168,7 @@ Result<Rates> run_reps(Session& s, const BenchPlan& p, int n_vocab) {
             if (auto st = start(); !st) return st.error();
             int32_t tok = dist(rng);
             std::span<const float> last;
+            s.set_profiling(rep >= 0);
             const auto t0 = Clock::now();
             for (long long i = 0; i < p.tg; i++) {
                 const int32_t one[1] = {tok};
@@ -265,6 +269,17 @@ void print_text(const nlohmann::json& j, const Model& m, const BenchPlan& p, con
                     j["tg_pct_of_roofline"].get<double>());
 }
 
+// EMBER_VULKAN_PROFILE: the runner prints its profile to stderr when the session goes; this
+// says first what the profile covers.
+void print_profile_scope(const BackendInfo& b, const BenchPlan& p) {
+    if (b.kind != BackendKind::Vulkan || read_overrides().profile == Overrides::Profile::Off)
+        return;
+    std::fprintf(stderr,
+                 "bench: the GPU profile below covers the timed runs only (%lld x pp%lld, %lld x "
+                 "tg%lld), not the warm-up run of each nor the %lld tokens of -d context\n",
+                 p.pp > 0 ? p.reps : 0, p.pp, p.tg > 0 ? p.reps : 0, p.tg, p.depth);
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -312,6 +327,8 @@ int cmd_bench(int argc, char** argv) {
         std::printf("%s\n", safe_dump(j, 1).c_str());
     else
         print_text(j, m, p, ppm, tgm, sample_us);
+    std::fflush(stdout);
+    print_profile_scope(m.backend(), p);
     return 0;
 }
 

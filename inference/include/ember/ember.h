@@ -293,6 +293,11 @@ public:
     // when the session goes. nullptr: none. generate() uses GenerateParams::cancel here.
     void set_cancel(const std::atomic<bool>* cancel);
 
+    // Where the backend profiles (EMBER_VULKAN_PROFILE), whether the evaluations that follow
+    // count in the profile it prints when the session goes (on at first): a benchmark turns it
+    // off for its untimed runs. The report says how many submissions it left out.
+    void set_profiling(bool on);
+
     void reset();                 // forget everything
     void truncate(int n_keep);    // keep the first n_keep positions
     int n_past() const;

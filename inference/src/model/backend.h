@@ -59,6 +59,9 @@ public:
     // A flag that, once set, ends a wait for the device early: the call returns a
     // "*.cancelled" error (nullptr: none). Backends without such waits ignore it.
     virtual void set_cancel(const std::atomic<bool>* cancel) { (void)cancel; }
+    // Session::set_profiling: whether the evaluations that follow count in the profile of a
+    // backend that takes one (EMBER_VULKAN_PROFILE). Others ignore it.
+    virtual void set_profiling(bool on) { (void)on; }
 };
 
 // Weights resident on a backend, shared by the sessions of one model.

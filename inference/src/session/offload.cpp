@@ -52,6 +52,10 @@ public:
         m_cpu->set_cancel(cancel);
         m_gpu->set_cancel(cancel);
     }
+    void set_profiling(bool on) override {
+        m_cpu->set_profiling(on);
+        m_gpu->set_profiling(on);
+    }
 
 private:
     // Either the whole prompt goes to the device (true; the CPU's K/V rows it has not seen,

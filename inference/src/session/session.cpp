@@ -67,6 +67,9 @@ Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
 }
 
 void Session::set_cancel(const std::atomic<bool>* cancel) { m_impl->runner->set_cancel(cancel); }
+void Session::set_profiling(bool on) {
+    m_impl->runner->set_profiling(on);
+}
 void Session::reset() { m_impl->n_past = 0; }
 void Session::truncate(int n_keep) { m_impl->n_past = std::clamp(n_keep, 0, m_impl->n_past); }
 int Session::n_past() const { return m_impl->n_past; }

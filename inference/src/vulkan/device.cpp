@@ -280,7 +280,10 @@ Status submit_and_wait(const Device& device, VkCommandBuffer cmd, Fence& fence, 
         const double t2 = now_us();
         times->submit_us += t1 - t0;
         times->wait_us += t2 - t1;
-        if (times->last_done >= 0) times->between_us += t0 - times->last_done;
+        if (times->last_done >= 0) {
+            times->between_us += t0 - times->last_done;
+            ++times->n_between;
+        }
         times->last_done = t2;
         ++times->n;
     }

@@ -101,8 +101,8 @@ public:
 // for the fence, and from one wait's end to the next submission (the caller's own work).
 struct SubmitTimes {
     double submit_us = 0, wait_us = 0, between_us = 0;
-    uint64_t n = 0;
-    double last_done = -1;  // steady-clock us when the last wait ended
+    uint64_t n = 0, n_between = 0;  // submissions, and intervals summed in between_us
+    double last_done = -1;          // steady-clock us when the last wait ended (-1: none yet)
 };
 // A cancel (`cancel` set) returns "vulkan.cancelled" with the work possibly in flight (see
 // Fence).

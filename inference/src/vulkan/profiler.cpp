@@ -65,7 +65,7 @@ Status Profiler::collect(ProfileTotals& into) {
 std::string format_profile(const std::string& phase, const ProfileTotals& t) {
     if (t.submissions == 0) return {};
     std::vector<std::pair<std::string, ProfileTotals::Entry>> rows(t.by_label.begin(),
-                                                                  t.by_label.end());
+                                                                   t.by_label.end());
     std::sort(rows.begin(), rows.end(),
               [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
     double total = 0;
@@ -73,16 +73,22 @@ std::string format_profile(const std::string& phase, const ProfileTotals& t) {
     const double n = double(t.submissions);
     std::string out;
     char line[256];
+    char left[96] = "";
+    if (t.left_out)
+        std::snprintf(left, sizeof left, " (%llu more made while profiling was off left out)",
+                      static_cast<unsigned long long>(t.left_out));
     std::snprintf(line, sizeof line,
-                  "GPU profile, %s: %llu submissions, %.1f us of GPU time per submission\n",
-                  phase.c_str(), static_cast<unsigned long long>(t.submissions), total / n / 1e3);
+                  "GPU profile, %s: %llu submissions%s, %.1f us of GPU time per submission\n",
+                  phase.c_str(), static_cast<unsigned long long>(t.submissions), left,
+                  total / n / 1e3);
     out += line;
-    std::snprintf(line, sizeof line, "  %-34s %9s %12s %10s %6s\n", "label", "calls/sub",
-                  "us/sub", "us/call", "share");
+    std::snprintf(line, sizeof line, "  %-34s %9s %12s %10s %6s\n", "label", "calls/sub", "us/sub",
+                  "us/call", "share");
     out += line;
     for (const auto& [label, e] : rows) {
         std::snprintf(line, sizeof line, "  %-34s %9.1f %12.2f %10.2f %5.1f%%\n", label.c_str(),
-                      double(e.calls) / n, e.ns / n / 1e3, e.calls ? e.ns / double(e.calls) / 1e3 : 0,
+                      double(e.calls) / n, e.ns / n / 1e3,
+                      e.calls ? e.ns / double(e.calls) / 1e3 : 0,
                       total > 0 ? 100 * e.ns / total : 0);
         out += line;
     }

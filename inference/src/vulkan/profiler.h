@@ -28,6 +28,7 @@ struct ProfileTotals {
     };
     std::map<std::string, Entry> by_label;
     uint64_t submissions = 0;
+    uint64_t left_out = 0;  // submissions made while profiling was off (Session::set_profiling)
 };
 
 // The timestamps of one command buffer; recorded once, collected after each submission.
@@ -50,7 +51,8 @@ private:
     bool m_overflow = false;
 };
 
-// A table of the totals: label, calls, GPU time per submission, share; heaviest first.
+// A table of the totals: label, calls, GPU time per submission, share; heaviest first. Its
+// header says how many submissions it counts and how many it left out.
 std::string format_profile(const std::string& phase, const ProfileTotals& t);
 
 }  // namespace ember::vulkan

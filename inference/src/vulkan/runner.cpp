@@ -38,6 +38,7 @@ public:
     // Partial offload: the next forward pass starts from the CPU layers' residual stream.
     void set_hidden_input(const float* hidden) override { m_hidden = hidden; }
     void set_cancel(const std::atomic<bool>* cancel) override { m_cancel = cancel; }
+    void set_profiling(bool on) override;
     // Partial offload with the CPU's layers' weights also here (LoadedModel::whole): a prompt
     // given no residual stream runs every layer, their K/V rows in host-visible memory.
     bool runs_whole_prompts() const override { return m_loaded->has_whole; }
@@ -84,6 +85,7 @@ private:
     // buffers, totals for batches and decode steps, printed when the runner goes.
     std::unique_ptr<Profiler> m_prof[5];
     ProfileTotals m_prof_totals[2];
+    bool m_profiling = true;  // Session::set_profiling: off, submissions are not collected
     bool m_span = false;
     SubmitTimes m_times;  // span: the host's side of the decode submissions
     const std::atomic<bool>* m_cancel = nullptr;
@@ -100,7 +102,13 @@ VulkanRunner::~VulkanRunner() {
     if (m_times.n)
         std::fprintf(stderr, "decode host: submit %.2f us, wait %.2f us, between %.2f us\n",
                      m_times.submit_us / m_times.n, m_times.wait_us / m_times.n,
-                     m_times.between_us / std::max<double>(1, m_times.n - 1));
+                     m_times.between_us / double(std::max<uint64_t>(1, m_times.n_between)));
+}
+
+void VulkanRunner::set_profiling(bool on) {
+    // The host's time between submissions resumes with the next one, not across the pause.
+    if (on && !m_profiling) m_times.last_done = -1;
+    m_profiling = on;
 }
 
 // The activations, the KV cache and the step and readback buffers (shapes: stages.h).
@@ -282,9 +290,13 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
         if (decode) m_decode_recorded[si][di] = !zero;
     }
     EMBER_TRY(submit_and_wait(ctx.device(), cmd, m_fence,
-                              prof && decode && m_span ? &m_times : nullptr, m_cancel));
+                              prof && decode && m_span && m_profiling ? &m_times : nullptr,
+                              m_cancel));
     m_counters_zeroed = true;
-    if (prof) EMBER_TRY(prof->collect(m_prof_totals[decode ? 0 : 1]));
+    // Off (set_profiling), the timestamps are written as recorded but not read.
+    ProfileTotals& totals = m_prof_totals[decode ? 0 : 1];
+    if (prof && m_profiling) EMBER_TRY(prof->collect(totals));
+    if (prof && !m_profiling) ++totals.left_out;
     return {};
 }
 
