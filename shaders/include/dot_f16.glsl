@@ -52,12 +52,13 @@ float k6_dot(uvec4 q, uvec2 h, uint sw, float16_t d, uvec4 xv[4]) {
         lo = fma(c, unpackFloat2x16(xv[k].z), lo);
         hi = fma(e, unpackFloat2x16(xv[k].w), hi);
     }
-    float s0 = float(int(sw << 24) >> 24), s1 = float(int(sw << 16) >> 24);
-    return float(d) * (s0 * (float(lo.x) + float(lo.y)) + s1 * (float(hi.x) + float(hi.y)));
+    // The two int8 scales as an F16 pair (each + 128 ORed into 1024 is exact), times d: one
+    // packed subtract and multiply instead of two integer-to-float conversions.
+    const uint t = sw ^ 0x8080u;
+    const vec2 f = vec2((unpackFloat2x16((t & 0xFFu) | ((t & 0xFF00u) << 8) | MAGIC) -
+                         f16vec2(1152.0)) * d);
+    return f.x * (float(lo.x) + float(lo.y)) + f.y * (float(hi.x) + float(hi.y));
 }
-#endif
-#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
-#include "k_scales.glsl"
 #endif
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K) || defined(TYPE_Q4_1) || defined(TYPE_Q5_1)
 // Types with a min term: their dot products also take the block's sum of x.
@@ -119,27 +120,29 @@ float q51_dot(uvec4 q, uint qh, uint dm, uvec4 xv[4], float xsum) {
 }
 #endif
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+// d * scale and dmin * min of sub-block j (0..7) of a Q4_K or Q5_K superblock m (F16 d and
+// dmin, then the 12 scale bytes as k_scales.glsl reads them), as an F16 pair: the 6-bit scale
+// and min ORed into 1024 are exact, and one packed subtract and multiply take the place of two
+// integer-to-float conversions and two multiplies. (The products round to F16: 2^-11 of the
+// sub-block's scale.)
+f16vec2 k4_scales(uvec4 m, uint j) {
+    const uint b = (j < 4u ? m.y : m.z) >> (8u * (j & 3u));
+    const uint p = (b & 63u) | (((m.w >> (4u * j)) & 15u) << 16) | ((b & 0xC0u) << 14);
+    return unpackFloat2x16(m.x) * (unpackFloat2x16(p | MAGIC) - f16vec2(1024.0));
+}
 // A Q4_K sub-block j of nibbles q against xv with xsum = block_xsum(xv); m: the superblock's
 // F16 d and dmin, then its 12 scale bytes. block_dot counts q - 8; the 8 returns with xsum.
 float k4_dot(uvec4 q, uvec4 m, uint j, uvec4 xv[4], float xsum) {
-    uint sc, mn;
-    scale_min_q4k(m.yzw, j, sc, mn);
-    vec2 dm = unpackHalf2x16(m.x);
-    float ds = dm.x * float(sc);
-    return ds * block_dot(q, xv) + (8.0 * ds - dm.y * float(mn)) * xsum;
+    const vec2 f = vec2(k4_scales(m, j));
+    return f.x * (block_dot(q, xv) + 8.0 * xsum) - f.y * xsum;
 }
 #if defined(TYPE_Q5_K)
-// The same for Q5_K, whose sub-block adds a word of high bits qh (Q5_SUM). (A helper for
-// the scale-and-min step that both share made 7B Q4_K decode about 1% slower on the H200, so
-// each keeps its own.)
+// The same for Q5_K, whose sub-block adds a word of high bits qh (Q5_SUM).
 float k5_dot(uvec4 q, uint qh, uvec4 m, uint j, uvec4 xv[4], float xsum) {
     f16vec2 s = f16vec2(0.0);
     Q5_SUM(s, q, qh, xv)
-    uint sc, mn;
-    scale_min_q4k(m.yzw, j, sc, mn);
-    vec2 dm = unpackHalf2x16(m.x);
-    float ds = dm.x * float(sc);
-    return ds * (float(s.x) + float(s.y)) + (16.0 * ds - dm.y * float(mn)) * xsum;
+    const vec2 f = vec2(k4_scales(m, j));
+    return f.x * (float(s.x) + float(s.y) + 16.0 * xsum) - f.y * xsum;
 }
 #endif
 #endif
