@@ -6,12 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "arch_models.h"
 #include "ember/ember.h"
 #include "gguf/gguf.h"
 #include "model/llama.h"
@@ -20,25 +19,9 @@
 #include "vulkan/vulkan_backend.h"
 #endif
 
-namespace fs = std::filesystem;
 using ember::test::shared_path;
 
 namespace {
-
-std::vector<std::string> arch_models() {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(shared_path("models/arch"), ec))
-        if (e.path().extension() == ".gguf") out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    if (out.empty()) out.push_back("");  // one skipped test says the folder is missing
-    return out;
-}
-
-// "qwen2.f16.gguf" -> "qwen2.f16.reference.json"
-std::string reference_of(const std::string& gguf) {
-    return gguf.substr(0, gguf.size() - 5) + ".reference.json";
-}
 
 struct Diff {
     double max_abs = 0.0, rel_l2 = 0.0;
@@ -68,9 +51,7 @@ protected:
     void SetUp() override {
         path = GetParam();
         if (path.empty()) GTEST_SKIP() << "no models in " << shared_path("models/arch");
-        std::ifstream f(reference_of(path));
-        ASSERT_TRUE(f) << "no reference for " << path;
-        ref = nlohmann::json::parse(f);
+        ASSERT_NO_FATAL_FAILURE(ember::test::read_arch_reference(path, ref));
         ember::LoadParams p;
         p.backend = ember::BackendKind::Cpu;
         p.n_threads = 2;
@@ -179,14 +160,7 @@ TEST_P(ArchReference, VulkanAcceptsEveryFamily) {
 #endif
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-    if (info.param.empty()) return "none";
-    std::string s = fs::path(info.param).stem().string();
-    for (char& c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Models, ArchReference, ::testing::ValuesIn(arch_models()), test_name);
+INSTANTIATE_TEST_SUITE_P(Models, ArchReference, ::testing::ValuesIn(ember::test::arch_models()),
+                         ember::test::arch_test_name);
 
 }  // namespace

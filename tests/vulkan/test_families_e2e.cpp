@@ -8,59 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <span>
 
+#include "arch_models.h"
 #include "ember/ember.h"
+#include "small_models.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 
-namespace fs = std::filesystem;
-
 namespace ember::vulkan::test {
 namespace {
-
-std::vector<std::string> arch_models() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto &e :
-       fs::directory_iterator(ember::test::shared_path("models/arch"), ec))
-    if (e.path().extension() == ".gguf")
-      out.push_back(e.path().string());
-  std::sort(out.begin(), out.end());
-  if (out.empty())
-    out.push_back(""); // one skipped test says the folder is missing
-  return out;
-}
-
-double rel_l2(std::span<const float> got, std::span<const double> want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i]))
-      return INFINITY;
-    num += (got[i] - want[i]) * (got[i] - want[i]);
-    den += want[i] * want[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
-
-std::unique_ptr<Model> load(const std::string &path, BackendKind kind,
-                            int n_ctx) {
-  LoadParams p;
-  p.backend = kind;
-  p.device = test_device();
-  p.n_threads = 2;
-  p.n_ctx = n_ctx;
-  auto m = Model::load(path, p);
-  EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-  if (!m.ok())
-    return nullptr;
-  EXPECT_EQ((*m)->backend().kind, kind) << (*m)->backend().fallback_reason;
-  return std::move(m).value();
-}
 
 class FamiliesOnVulkan : public VulkanTest,
                          public ::testing::WithParamInterface<std::string> {
@@ -72,10 +30,8 @@ protected:
       GTEST_SKIP() << "no models in models/arch";
     if (!no_device_reason().empty())
       GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
-    std::ifstream f(path.substr(0, path.size() - 5) + ".reference.json");
-    ASSERT_TRUE(f) << "no reference for " << path;
-    ref = nlohmann::json::parse(f);
-    model = load(path, BackendKind::Vulkan, 128);
+    ASSERT_NO_FATAL_FAILURE(ember::test::read_arch_reference(path, ref));
+    model = load_on(path, BackendKind::Vulkan, 128);
     ASSERT_TRUE(model);
     ASSERT_EQ(model->backend().kind, BackendKind::Vulkan);
   }
@@ -97,9 +53,9 @@ TEST_P(FamiliesOnVulkan, LogitsMatchReference) {
       auto logits =
           (*session)->eval(std::span(ids).subspan(done, p + 1 - done));
       ASSERT_TRUE(logits.ok()) << logits.error().message;
-      const auto want = seq["logits"][i].get<std::vector<double>>();
+      const nlohmann::json &want = seq["logits"][i];
       ASSERT_EQ(logits->size(), want.size());
-      EXPECT_LE(rel_l2(*logits, want), 2e-3)
+      EXPECT_LE(ember::test::rel_l2_to(*logits, want), 2e-3)
           << seq["name"].get<std::string>() << " position " << p;
       done = p + 1;
     }
@@ -125,18 +81,9 @@ TEST_P(FamiliesOnVulkan, GreedyContinuationMatches) {
   EXPECT_EQ(got, want);
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string> &info) {
-  if (info.param.empty())
-    return "none";
-  std::string s = fs::path(info.param).stem().string();
-  for (char &c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)))
-      c = '_';
-  return s;
-}
-
 INSTANTIATE_TEST_SUITE_P(Arch, FamiliesOnVulkan,
-                         ::testing::ValuesIn(arch_models()), test_name);
+                         ::testing::ValuesIn(ember::test::arch_models()),
+                         ember::test::arch_test_name);
 
 } // namespace
 } // namespace ember::vulkan::test

@@ -6,43 +6,18 @@
 // checks every model through the public API, where batches are too large for
 // the rings to wrap.)
 #include <algorithm>
-#include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <span>
 
+#include "arch_models.h"
 #include "gguf/gguf.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/forward.h"
 #include "vulkan/stages_family.h"
 
-namespace fs = std::filesystem;
-
 namespace ember::vulkan::test {
 namespace {
-
-std::vector<std::string> arch_models() {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(ember::test::shared_path("models/arch"), ec))
-        if (e.path().extension() == ".gguf") out.push_back(e.path().string());
-    std::sort(out.begin(), out.end());
-    if (out.empty()) out.push_back("");  // one skipped test says the folder is missing
-    return out;
-}
-
-double rel_l2(const float* got, const nlohmann::json& want) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        const double w = want[i].get<double>(), g = got[i];
-        if (!std::isfinite(g)) return INFINITY;
-        num += (g - w) * (g - w);
-        den += w * w;
-    }
-    return std::sqrt(num / std::max(den, 1e-30));
-}
 
 class FamilyStages : public VulkanTest, public ::testing::WithParamInterface<std::string> {
 protected:
@@ -51,9 +26,7 @@ protected:
         const std::string path = GetParam();
         if (path.empty()) GTEST_SKIP() << "no models in models/arch";
         if (!no_device_reason().empty()) GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
-        std::ifstream f(path.substr(0, path.size() - 5) + ".reference.json");
-        ASSERT_TRUE(f) << "no reference for " << path;
-        ref = nlohmann::json::parse(f);
+        ASSERT_NO_FATAL_FAILURE(ember::test::read_arch_reference(path, ref));
         auto file = gguf::File::open(path);
         ASSERT_TRUE(file.ok()) << file.error().message;
         gguf = std::move(file).value();
@@ -132,7 +105,8 @@ protected:
             }
             for (; done < n; done += batch)
                 got = eval(std::span(ids).subspan(done, std::min(batch, n - done)), done);
-            EXPECT_LE(rel_l2(got, seq["logits"].back()), 2e-3)
+            const nlohmann::json& want = seq["logits"].back();
+            EXPECT_LE(ember::test::rel_l2_to(std::span(got, want.size()), want), 2e-3)
                 << seq["name"].get<std::string>() << " position " << last;
         }
     }
@@ -161,15 +135,8 @@ TEST_P(FamilyStages, PromptBatchesOf16OverRings) {
     check_in_batches(16, 2 * 16, true);
 }
 
-std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-    if (info.param.empty()) return "none";
-    std::string s = fs::path(info.param).stem().string();
-    for (char& c : s)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-    return s;
-}
-
-INSTANTIATE_TEST_SUITE_P(Arch, FamilyStages, ::testing::ValuesIn(arch_models()), test_name);
+INSTANTIATE_TEST_SUITE_P(Arch, FamilyStages, ::testing::ValuesIn(ember::test::arch_models()),
+                         ember::test::arch_test_name);
 
 }  // namespace
 }  // namespace ember::vulkan::test

@@ -11,9 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -23,7 +21,7 @@
 #include "host_weight.h"
 #include "model/llama.h"
 #include "quant/quant.h"
-#include "run_cli.h"
+#include "small_models.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/forward.h"
@@ -170,29 +168,6 @@ TEST(MatmulIdotPlan, PicksTheIntegerPathWhereItApplies) {
     EXPECT_FALSE(make_plan(a).matmul_idot);
 }
 
-double rel_l2(std::span<const float> got, std::span<const float> want) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        if (!std::isfinite(got[i])) return INFINITY;
-        num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-        den += double(want[i]) * want[i];
-    }
-    return std::sqrt(num / std::max(den, 1e-30));
-}
-
-std::unique_ptr<Model> load(const std::string& path, BackendKind kind) {
-    LoadParams p;
-    p.backend = kind;
-    p.device = kind == BackendKind::Vulkan ? test_device() : "";
-    p.n_threads = 2;
-    p.n_ctx = 64;
-    auto m = Model::load(path, p);
-    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-    if (!m.ok()) return nullptr;
-    EXPECT_EQ((*m)->backend().kind, kind) << (*m)->backend().fallback_reason;
-    return std::move(m).value();
-}
-
 // A Q4_K_M file of the Qwen 2 shape (Q4_K, Q6_K, and Q5_0 / Q8_0 for its 384-wide down rows):
 // a 40-token prompt in one batch (every matmul on int8 dot products), then two decode steps
 // over the cache it wrote, against the CPU on the same file (8-bit activations there too).
@@ -206,11 +181,8 @@ TEST(MatmulIdotModel, Q4KMPromptMatchesCpu) {
     const fs::path dir = ember::test::temp_dir() / "matmul-idot-q4km";
     fs::create_directories(dir);
     const std::string path = (dir / "model.gguf").string();
-    const auto made = ember::test::run_cli(
-        cli(),
-        {"mkmodel", "-o",       path, "--preset",   "qwen2.5-7b", "--type",    "q4_k_m", "--embd",
-         "256",     "--heads",  "4",  "--kv-heads", "2",          "--ffn",     "384",    "--vocab",
-         "512",     "--layers", "2",  "--seed",     "11",         "--threads", "1"});
+    const auto made =
+        make_small_model(path, "qwen2.5-7b", "q4_k_m", "11", {"--ffn", "384", "--layers", "2"});
     ASSERT_EQ(made.exit_code, 0) << made.err;
 
     // The prompt's plan: every matmul of layer 0 and the output on int8 dot products.
@@ -232,8 +204,8 @@ TEST(MatmulIdotModel, Q4KMPromptMatchesCpu) {
     EXPECT_NE(report.find("prompt matmuls: int8 dot products"), std::string::npos) << report;
     EXPECT_NE(report.find("int8 dot products, 64x32 tiles"), std::string::npos) << report;
 
-    auto vk = load(path, BackendKind::Vulkan);
-    auto cpu = load(path, BackendKind::Cpu);
+    auto vk = load_on(path, BackendKind::Vulkan, 64);
+    auto cpu = load_on(path, BackendKind::Cpu, 64);
     ASSERT_TRUE(vk && cpu);
     auto sv = Session::create(*vk), sc = Session::create(*cpu);
     ASSERT_TRUE(sv.ok() && sc.ok());

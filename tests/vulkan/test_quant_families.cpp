@@ -13,7 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <set>
 #include <span>
@@ -25,7 +24,7 @@
 #include "gguf/writer.h"
 #include "model/llama.h"
 #include "quant/quant.h"
-#include "run_cli.h"
+#include "small_models.h"
 #include "test_util.h"
 #include "vk_test_util.h"
 #include "vulkan/forward.h"
@@ -71,16 +70,6 @@ double same_file_bar(double cpu_err) {
     return std::max(kSameFileBar, 2.0 * cpu_err);
 }
 
-double rel_l2(std::span<const float> got, std::span<const float> want) {
-    double num = 0, den = 0;
-    for (size_t i = 0; i < want.size(); ++i) {
-        if (!std::isfinite(got[i])) return INFINITY;
-        num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-        den += double(want[i]) * want[i];
-    }
-    return std::sqrt(num / std::max(den, 1e-30));
-}
-
 int argmax(std::span<const float> v) {
     return int(std::max_element(v.begin(), v.end()) - v.begin());
 }
@@ -118,19 +107,6 @@ Status write_dequantized_twin(const std::string& from, const std::string& to) {
     return w.write(to);
 }
 
-std::unique_ptr<Model> load(const std::string& path, BackendKind kind, int n_ctx) {
-    LoadParams p;
-    p.backend = kind;
-    p.device = kind == BackendKind::Vulkan ? test_device() : "";
-    p.n_threads = 2;
-    p.n_ctx = n_ctx;
-    auto m = Model::load(path, p);
-    EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
-    if (!m.ok()) return nullptr;
-    EXPECT_EQ((*m)->backend().kind, kind) << (*m)->backend().fallback_reason;
-    return std::move(m).value();
-}
-
 class QuantFamilies : public VulkanTest, public ::testing::WithParamInterface<QuantCase> {
 protected:
     void SetUp() override {
@@ -143,12 +119,7 @@ protected:
         fs::create_directories(dir);
         path = (dir / "model.gguf").string();
         twin = (dir / "twin-f32.gguf").string();
-        std::vector<std::string> args = {
-            "mkmodel", "-o",      path,      "--preset", c.preset,     "--type",    c.type,
-            "--embd",  "256",     "--heads", "4",        "--kv-heads", "2",         "--ffn",
-            "512",     "--vocab", "512",     "--seed",   "7",          "--threads", "1"};
-        args.insert(args.end(), c.extra.begin(), c.extra.end());
-        const auto made = ember::test::run_cli(cli(), args);
+        const auto made = make_small_model(path, c.preset, c.type, "7", c.extra);
         ASSERT_EQ(made.exit_code, 0) << made.err;
         auto st = write_dequantized_twin(path, twin);
         ASSERT_TRUE(st.ok()) << st.error().message;
@@ -189,9 +160,9 @@ TEST_P(QuantFamilies, FileHasTheMixAndDecodesOnFusedKernels) {
 TEST_P(QuantFamilies, VulkanMatchesCpu) {
     const QuantCase& c = GetParam();
     const int n_ctx = 64;
-    auto vk = load(path, BackendKind::Vulkan, n_ctx);
-    auto cpu = load(twin, BackendKind::Cpu, n_ctx);
-    auto cpu_q = load(path, BackendKind::Cpu, n_ctx);
+    auto vk = load_on(path, BackendKind::Vulkan, n_ctx);
+    auto cpu = load_on(twin, BackendKind::Cpu, n_ctx);
+    auto cpu_q = load_on(path, BackendKind::Cpu, n_ctx);
     ASSERT_TRUE(vk && cpu && cpu_q);
     ASSERT_EQ(vk->backend().kind, BackendKind::Vulkan);
     auto sv = Session::create(*vk), sc = Session::create(*cpu), sq = Session::create(*cpu_q);
