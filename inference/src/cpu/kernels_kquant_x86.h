@@ -171,6 +171,48 @@ inline float hsum128(__m128 s) {
     return _mm_cvtss_f32(s);
 }
 
+// Tokens t0 .. t0 + T - 1 of the activations: quants, per-super-block scales, 16-element sums.
+template <int T>
+struct KActs {
+    const int8_t* q[T];
+    const float* d[T];
+    const int16_t* bsums[T];
+    [[gnu::always_inline]] KActs(const ActQ8K& a, int t0) {
+#pragma GCC unroll 8
+        for (int t = 0; t < T; ++t) {
+            q[t] = a.qs(t0 + t);
+            d[t] = a.d(t0 + t);
+            bsums[t] = a.bsums(t0 + t);
+        }
+    }
+};
+
+// Super-block s of R rows from `row`: each row's header into dec; a decode step (T == 1) also
+// asks for the bytes kDecodePrefetch ahead, as its weights stream from memory once.
+template <class D, int R, int T>
+[[gnu::always_inline]] inline void k_headers(const WeightView& w, const uint8_t* row, int64_t s,
+                                             D (&dec)[R]) {
+    if constexpr (T == 1) {
+        const uint8_t* ahead = row + s * D::kBlockBytes + kDecodePrefetch;
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+            for (int o = 0; o < D::kBlockBytes; o += 64)
+                _mm_prefetch(reinterpret_cast<const char*>(ahead + r * w.row_stride + o),
+                             _MM_HINT_T0);
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) dec[r].header(row + r * w.row_stride + s * D::kBlockBytes);
+}
+
+// The 8 sub-blocks' activation sums of a super-block (from its 16 half sums), for the min
+// terms; zero where D has none.
+template <class D>
+[[gnu::always_inline]] inline __m128i k_sub_block_sums(const int16_t* bsums) {
+    if constexpr (D::kMinTerm) return _mm_hadd_epi16(load16(bsums), load16(bsums + 8));
+    return _mm_setzero_si128();
+}
+
 // R rows x T tokens over every super-block of the rows.
 template <class D, int R, int T>
 void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
@@ -184,29 +226,11 @@ void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
             acc[r][t] = _mm256_setzero_ps();
             accm[r][t] = _mm_setzero_ps();
         }
-    const int8_t* aq[T];
-    const float* ad[T];
-    const int16_t* ab[T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-        aq[t] = a.qs(t0 + t);
-        ad[t] = a.d(t0 + t);
-        ab[t] = a.bsums(t0 + t);
-    }
+    const KActs<T> act(a, t0);
     const uint8_t* row = w.data + r0 * w.row_stride;
     D dec[R];
     for (int64_t s = 0; s < nsb; ++s) {
-        if constexpr (T == 1) {  // decode: the weights stream from memory once
-            const uint8_t* ahead = row + s * D::kBlockBytes + kDecodePrefetch;
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-                for (int o = 0; o < D::kBlockBytes; o += 64)
-                    _mm_prefetch(reinterpret_cast<const char*>(ahead + r * w.row_stride + o),
-                                 _MM_HINT_T0);
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) dec[r].header(row + r * w.row_stride + s * D::kBlockBytes);
+        k_headers<D, R, T>(w, row, s, dec);
         __m256i sumi[R][T];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
@@ -215,7 +239,7 @@ void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
                 if constexpr (D::kMinTerm)
                     sumi[r][t] = _mm256_setzero_si256();
                 else
-                    sumi[r][t] = dec[r].start(ab[t] + 16 * s);
+                    sumi[r][t] = dec[r].start(act.bsums[t] + 16 * s);
             }
 #pragma GCC unroll 8
         for (int j = 0; j < 8; ++j) {
@@ -227,7 +251,7 @@ void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
             }
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
-                const __m256i av = load32(aq[t] + 256 * s + 32 * j);
+                const __m256i av = load32(act.q[t] + 256 * s + 32 * j);
 #pragma GCC unroll 8
                 for (int r = 0; r < R; ++r)
                     sumi[r][t] = _mm256_add_epi32(
@@ -236,10 +260,8 @@ void ktile(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y) {
         }
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-            const float da = ad[t][s];
-            __m128i bs32 = _mm_setzero_si128();  // the 8 sub-blocks' activation sums
-            if constexpr (D::kMinTerm)
-                bs32 = _mm_hadd_epi16(load16(ab[t] + 16 * s), load16(ab[t] + 16 * s + 8));
+            const float da = act.d[t][s];
+            const __m128i bs32 = k_sub_block_sums<D>(act.bsums[t] + 16 * s);
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) {
                 acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(dec[r].d * da),
@@ -272,29 +294,11 @@ void ktile512(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y
             acc[r][t] = _mm512_setzero_ps();
             accm[r][t] = _mm_setzero_ps();
         }
-    const int8_t* aq[T];
-    const float* ad[T];
-    const int16_t* ab[T];
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) {
-        aq[t] = a.qs(t0 + t);
-        ad[t] = a.d(t0 + t);
-        ab[t] = a.bsums(t0 + t);
-    }
+    const KActs<T> act(a, t0);
     const uint8_t* row = w.data + r0 * w.row_stride;
     D dec[R];
     for (int64_t s = 0; s < nsb; ++s) {
-        if constexpr (T == 1) {  // decode: the weights stream from memory once
-            const uint8_t* ahead = row + s * D::kBlockBytes + kDecodePrefetch;
-#pragma GCC unroll 8
-            for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-                for (int o = 0; o < D::kBlockBytes; o += 64)
-                    _mm_prefetch(reinterpret_cast<const char*>(ahead + r * w.row_stride + o),
-                                 _MM_HINT_T0);
-        }
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r) dec[r].header(row + r * w.row_stride + s * D::kBlockBytes);
+        k_headers<D, R, T>(w, row, s, dec);
         __m512i sumi[R][T];
 #pragma GCC unroll 8
         for (int r = 0; r < R; ++r)
@@ -303,7 +307,7 @@ void ktile512(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y
                 if constexpr (D::kMinTerm)
                     sumi[r][t] = _mm512_setzero_si512();
                 else
-                    sumi[r][t] = _mm512_zextsi256_si512(dec[r].start(ab[t] + 16 * s));
+                    sumi[r][t] = _mm512_zextsi256_si512(dec[r].start(act.bsums[t] + 16 * s));
             }
 #pragma GCC unroll 4
         for (int p = 0; p < 4; ++p) {
@@ -315,7 +319,7 @@ void ktile512(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y
             }
 #pragma GCC unroll 8
             for (int t = 0; t < T; ++t) {
-                const __m512i av = _mm512_loadu_si512(aq[t] + 256 * s + 64 * p);
+                const __m512i av = _mm512_loadu_si512(act.q[t] + 256 * s + 64 * p);
 #pragma GCC unroll 8
                 for (int r = 0; r < R; ++r)
                     sumi[r][t] = _mm512_add_epi32(
@@ -324,10 +328,8 @@ void ktile512(const WeightView& w, int64_t r0, const ActQ8K& a, int t0, float* y
         }
 #pragma GCC unroll 8
         for (int t = 0; t < T; ++t) {
-            const float da = ad[t][s];
-            __m128i bs32 = _mm_setzero_si128();  // the 8 sub-blocks' activation sums
-            if constexpr (D::kMinTerm)
-                bs32 = _mm_hadd_epi16(load16(ab[t] + 16 * s), load16(ab[t] + 16 * s + 8));
+            const float da = act.d[t][s];
+            const __m128i bs32 = k_sub_block_sums<D>(act.bsums[t] + 16 * s);
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) {
                 acc[r][t] = _mm512_fmadd_ps(_mm512_set1_ps(dec[r].d * da),
