@@ -241,6 +241,13 @@ TEST(MatmulPieces, SplitTensorsMatch) {
 // arithmetic, matvec_fused_h.comp with 4, 8 and 16 rows a group, and with 3 workgroups that
 // loop over all the groups (F16 dot products over x scaled below 1; x of magnitude 3000 checks
 // that scaling).
+//
+// Every variant is a pipeline of its own (the shape is in its specialization constants), and
+// compiling them is most of this test's time on a real GPU. So every type runs every mode on
+// each kernel's main settings (the F32 kernel, the staged one with 8 rows a group, subgroups
+// of 2 rows and 4 blocks a lane), and the other settings, whose code does not depend on the
+// type, run on one type of each reader kind: Q4_0 (32-column blocks), Q4_K (256-column
+// super-blocks with min terms) and Q6_K (without; its sums start negative).
 TEST(FusedMatvec, ManyRowGroupsMatchExact) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
@@ -257,26 +264,32 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
         // device has float atomics (0 = ops_matvec.cpp's rule; at most one part per 2 blocks
         // a lane, so 32-wide subgroups take 160 blocks in at most 2 parts).
         const char* ksplit = "0";
+        // Every type, or only Q4_0, Q4_K and Q6_K (see above); every shape, or only the rows
+        // x columns that the setting is about (many row groups, or many blocks a row).
+        bool every_type = false;
+        int64_t only_cols = 0;
     };
     // (64 workgroups and 1,196 rows: as many rounds of row groups as 512 and 9,004 rows, the
     // same partial last group, and an eighth of the workgroups, each of which stages and
     // normalizes x: on lavapipe on a loaded 2-core machine one dispatch of 512 took 9 s.)
-    std::vector<Kernel> kernels = {{"0", "8", "64", 1e-10}};
+    std::vector<Kernel> kernels = {{"0", "8", "64", 1e-10, "0", "256", "0", true}};
     if (ctx.adapter().float16) {
-        for (const char* r : {"4", "8", "16"}) kernels.push_back({"1", r, "64", 2e-6});
-        kernels.push_back({"1", "8", "3", 2e-6});
+        kernels.push_back({"1", "8", "64", 2e-6, "0", "256", "0", true});
+        for (const char* r : {"4", "16"})
+            kernels.push_back({"1", r, "64", 2e-6, "0", "256", "0", false, 256});
+        kernels.push_back({"1", "8", "3", 2e-6, "0", "256", "0", false, 256});
         // Subgroups owning their rows: at most 1-4 blocks per lane a step, 2-8 rows, 3
         // workgroups of 64 threads looping over every group.
-        kernels.push_back({"1", "2", "64", 2e-6, "4"});
-        kernels.push_back({"1", "4", "64", 2e-6, "1"});
+        kernels.push_back({"1", "2", "64", 2e-6, "4", "256", "0", true});
+        kernels.push_back({"1", "4", "64", 2e-6, "1", "256", "0", false, 5120});
         kernels.push_back({"1", "8", "64", 2e-6, "2", "128"});
-        kernels.push_back({"1", "2", "3", 2e-6, "3", "64"});
+        kernels.push_back({"1", "2", "3", 2e-6, "3", "64", "0", false, 256});
         // Workgroups of a size that is no power of two (7B's gate/up on NVIDIA: 448 threads).
         kernels.push_back({"1", "2", "5", 2e-6, "4", "448"});
         // Uneven column parts where subgroups are narrow (5120 columns: 54, 54 and 52 blocks;
         // 5 parts of 32), one step or several.
-        kernels.push_back({"1", "2", "64", 2e-6, "2", "256", "3"});
-        kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5"});
+        kernels.push_back({"1", "2", "64", 2e-6, "2", "256", "3", false, 5120});
+        kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5", false, 5120});
     }
     // Also 160 blocks a row: more blocks than threads (a thread takes several). Types other
     // than Q4_0 and Q8_0 run only in matvec_fused_h.comp's subgroup mode (MATVEC_WARP=0 takes
@@ -346,6 +359,12 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                 }
                 for (const Kernel& k : kernels) {
                     if (f16_only && std::string(k.h) == "0") continue;
+                    if (!k.every_type && type != GgmlType::Q4_0 && type != GgmlType::Q4_K &&
+                        type != GgmlType::Q6_K)
+                        continue;
+                    if (k.only_cols && k.only_cols != cols) continue;
+                    // Column parts are an Add's alone.
+                    if (std::string(k.ksplit) != "0" && mode != FusedMode::Add) continue;
                     // Gate and up apart, and SiLU on the input, run only in the subgroup mode.
                     if ((mode == FusedMode::GateUp || silu_in) && std::string(k.warp) == "0")
                         continue;
