@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "cpu/ops.h"
 #include "host_weight.h"
@@ -47,7 +48,8 @@ struct HeadsCase {
     int n_embd = 512, n_head = 4, n_head_kv = 2, head_dim = 64, n_rot = 64, pos = 5;
     bool neox = true, bias = false, qk_norm = false, ff = false, fold = false;
     float scale = 1.0f, attn_factor = 1.0f, ext_factor = 0.0f;
-    int ring = 0;  // > 0: the caches are rings of this many rows
+    int ring = 0;                    // > 0: the caches are rings of this many rows
+    uint32_t grid = 0, threads = 0;  // > 0: the plan's workgroups and threads a workgroup
     std::string describe() const {
         return std::string(type_traits(tq)->name) + "/" + std::string(type_traits(tv)->name) +
                " E " + std::to_string(n_embd) + " heads " + std::to_string(n_head) + "/" +
@@ -55,7 +57,8 @@ struct HeadsCase {
                std::to_string(n_rot) + " pos " + std::to_string(pos) + (neox ? " neox" : "") +
                (bias ? " bias" : "") + (qk_norm ? " qk_norm" : "") + (ff ? " ff" : "") +
                (fold ? " fold" : "") + (ring ? " ring " + std::to_string(ring) : "") +
-               (ext_factor != 0.0f ? " yarn" : "");
+               (ext_factor != 0.0f ? " yarn" : "") +
+               (grid ? " grid " + std::to_string(grid) + "x" + std::to_string(threads) : "");
     }
 };
 
@@ -161,7 +164,9 @@ void check_heads(const HeadsCase& c) {
         f.fold = true, f.resid = bu.range(), f.resid_norm = buw.range();
         f.x_out = bxo.range(), f.zero = bz.range();
     }
-    auto st = run_ops(ctx, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+    Plan plan = make_plan(ctx.adapter());
+    if (c.grid) plan.matvec_grid = c.grid, plan.matvec_threads = c.threads;
+    auto st = run_ops(ctx, plan, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
     ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
 
     EXPECT_LT(nmse(bq_out.f32(), want_q.data(), want_q.size()), 2e-6) << "q, " << c.describe();
@@ -252,6 +257,23 @@ TEST_F(FusedHeads, RopeVariants) {
 TEST_F(FusedHeads, CountsServeTheNextStep) {
     check_heads({.pos = 0, .bias = true, .qk_norm = true});
     check_heads({.pos = 1, .bias = true, .qk_norm = true});
+}
+
+// Grids of few workgroups: each subgroup takes several rounds of row groups (the plan's usual
+// grid covers these shapes in one), the rounds of a workgroup cross heads, the last round is
+// partial; Q/K and V in one dispatch and in two.
+TEST_F(FusedHeads, FewWorkgroupsTakeSeveralRounds) {
+    for (auto [grid, tv] : {std::pair{1u, GgmlType::Q4_K}, std::pair{3u, GgmlType::Q6_K}})
+        check_heads({.tv = tv,
+                     .n_head = 6,
+                     .n_head_kv = 2,
+                     .head_dim = 64,
+                     .n_rot = 64,
+                     .pos = 3,
+                     .bias = true,
+                     .qk_norm = true,
+                     .grid = grid,
+                     .threads = 96});
 }
 
 // Shapes the heads cannot take are refused, not run wrong.
