@@ -71,7 +71,7 @@ layout(push_constant) uniform PC {
 #endif
 } pc;
 
-// The shape as constants (0: from the push constants; EMBER_VULKAN_ATTN_SHAPES=0), so that
+// The shape as constants (0: from the push constants), so that
 // addresses and trip counts fold, as in matvec_fused_h.comp.
 layout(constant_id = 5) const uint N_HEAD_C = 0;
 layout(constant_id = 6) const uint N_HEAD_KV_C = 0;
@@ -117,7 +117,7 @@ shared uvec4 ohs[NCH * 4u];  // oh * 2^-e as F16 pairs, in block_dot's order
 // cache lines, and the projection cost as much as the separate dispatch); up to 8 loads a
 // thread in flight, then products, a sum across the row's lanes and one atomic per row.
 layout(constant_id = 3) const uint WO_LOADS = 8;  // loads a thread issues at once (ops.cpp)
-// Timing only (EMBER_VULKAN_ATTN_DIAG; wrong results by design): 1 = plain stores instead of
+// Timing only (ops.cpp passes 0; wrong results by design): 1 = plain stores instead of
 // the atomic adds, 2 = the attention left out, 4 = the projection left out (with all but one of
 // each thread's Wo loads, which the compiler then drops).
 layout(constant_id = 4) const uint ADIAG = 0;

@@ -283,7 +283,7 @@ void check_attention(const AttnCase& c) {
                    scratch.data());
 
     const AttentionShape s{1, c.n_head, c.n_head_kv, hd, spec.scale};
-    ASSERT_TRUE(decode_attention_supported(s, true)) << c.describe();
+    ASSERT_TRUE(decode_attention_supported(make_plan(ctx.adapter()), s, true)) << c.describe();
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
         bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, c.n_split)),
         count(ctx, size_t(c.n_head)), grid(ctx, 3);
@@ -293,7 +293,7 @@ void check_attention(const AttnCase& c) {
     step.words()[0] = uint32_t(c.pos0);
     step.words()[1] = 1;
     std::fill_n(count.words(), c.n_head, 0u);
-    const auto g = decode_attention_grid(s, c.n_split, uint32_t(n_kv));
+    const auto g = decode_attention_grid(make_plan(ctx.adapter()), s, c.n_split, uint32_t(n_kv));
     std::copy(g.begin(), g.end(), grid.words());
     DecodeAttentionFamily f;
     f.softcap = c.softcap, f.window = uint32_t(c.window), f.kv_ring = uint32_t(c.ring);

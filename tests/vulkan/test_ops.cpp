@@ -333,19 +333,22 @@ TEST_F(Ops, AttentionDecode) {
 // position needs, passes with a partial last one, GQA, and the counters left at zero (run
 // twice in one command buffer: the second must combine again). Each case runs with n_split
 // runs per head launched (the idle ones return) and with the grid of decode_attention_grid
-// read by an indirect dispatch.
-void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split) {
+// read by an indirect dispatch. group: the plan's most query heads a workgroup.
+void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, uint32_t n_split,
+                            uint32_t group = 1) {
     Context& ctx = shared_context();
+    Plan plan = make_plan(ctx.adapter());
+    plan.attn_max_group = group;
     AttentionCase c(ctx, 1, pos0, n_head, n_head_kv, head_dim, 41);
-    ASSERT_TRUE(decode_attention_supported(c.s));
+    ASSERT_TRUE(decode_attention_supported(plan, c.s));
     HostBuffer part(ctx, decode_attention_partials(c.s, n_split)), count(ctx, size_t(n_head));
     HostBuffer grid(ctx, 3);
-    const auto g = decode_attention_grid(c.s, n_split, uint32_t(pos0) + 1);
+    const auto g = decode_attention_grid(plan, c.s, n_split, uint32_t(pos0) + 1);
     std::copy(g.begin(), g.end(), grid.words());
     std::fill_n(count.words(), n_head, 0u);
     for (int rep = 0; rep < 2; ++rep) {
         const bool indirect = rep == 1;
-        ASSERT_TRUE(run_ops(ctx, [&](Recorder& r) -> Status {
+        ASSERT_TRUE(run_ops(ctx, plan, [&](Recorder& r) -> Status {
                         for (int i = 0; i < 2; ++i) {
                             EMBER_TRY(op_attention_decode(
                                 r, c.bq.range(), c.bk.range(), c.bv.range(), c.bo.range(),
@@ -356,7 +359,7 @@ void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, u
                         return Status{};
                     }).ok());
         EXPECT_LT(c.error(), 1e-10) << c.describe() << " runs " << n_split << " of " << g[1]
-                                    << (indirect ? " indirect" : "");
+                                    << " group " << group << (indirect ? " indirect" : "");
         for (int h = 0; h < n_head; ++h) ASSERT_EQ(count.words()[h], 0u) << "counter " << h;
         std::fill_n(c.bo.f32(), c.q.size(), -7.0f);
     }
@@ -365,7 +368,7 @@ void check_decode_attention(int pos0, int n_head, int n_head_kv, int head_dim, u
     EXPECT_TRUE(count.guard_intact());
 }
 
-// With the default plan a workgroup takes one query head (ops.cpp kMaxGroup), a pass is R PT
+// With the default plan a workgroup takes one query head (Plan::attn_max_group), a pass is R PT
 // positions (R = 256 / (head_dim / 8) rows of threads, PT 8, halved until a pass is at most
 // 512 scores) and a run at least 2 passes.
 TEST_F(Ops, AttentionDecodeSplit) {
@@ -384,9 +387,22 @@ TEST_F(Ops, AttentionDecodeSplit) {
     check_decode_attention(1200, 28, 4, 128, 32);  // GQA 7 (Qwen2.5-7B): 10 passes, 5 runs
     check_decode_attention(900, 12, 2, 64, 16);    // GQA 6, head_dim 64: 4 passes of 256
     // Shapes it does not take are an error, not a wrong answer.
-    EXPECT_FALSE(decode_attention_supported({1, 4, 4, 48, 1.0f}));  // 6 does not divide 256
-    EXPECT_FALSE(decode_attention_supported({1, 6, 4, 64, 1.0f}));  // heads not a multiple
-    EXPECT_FALSE(decode_attention_supported({2, 4, 4, 64, 1.0f}));  // a batch
+    const Plan plan = make_plan(shared_context().adapter());
+    EXPECT_FALSE(decode_attention_supported(plan, {1, 4, 4, 48, 1.0f}));  // 6 does not divide 256
+    EXPECT_FALSE(decode_attention_supported(plan, {1, 6, 4, 64, 1.0f}));  // heads not a multiple
+    EXPECT_FALSE(decode_attention_supported(plan, {2, 4, 4, 64, 1.0f}));  // a batch
+}
+
+// Query heads of a KV head in one workgroup (a plan's attn_max_group, up to 4): each K/V row
+// loaded once for the G heads, 4 positions a thread a pass for groups of 3 or 4 (halved until
+// a pass has at most 512 scores), each head's runs combined by its group's last run.
+TEST_F(Ops, AttentionDecodeGrouped) {
+    check_decode_attention(300, 8, 2, 128, 3, 4);     // GQA 4, groups of 4: 5 passes of 64
+    check_decode_attention(3000, 8, 2, 128, 64, 4);   // 47 passes: 24 runs of 2
+    check_decode_attention(2500, 32, 4, 64, 4, 4);    // GQA 8 in groups of 4, head_dim 64
+    check_decode_attention(700, 8, 4, 256, 16, 2);    // groups of 2, head_dim 256
+    check_decode_attention(1200, 28, 4, 128, 32, 4);  // GQA 7: groups of 1
+    check_decode_attention(900, 12, 2, 64, 16, 4);    // GQA 6 in groups of 3
 }
 
 // Long chats (left out of the validation run, as the long prompts are): Llama-3.1's heads at

@@ -48,8 +48,9 @@ private:
 FitEstimate estimate_for(const LlamaModel& model, int n_ctx, const Adapter& adapter,
                          uint64_t weights, const GpuBudget& budget, uint32_t first_layer = 0) {
     FitEstimate f;
-    RunnerSizes rs = runner_sizes(
-        model.hp, n_ctx, n_ctx > 1 ? weight_scratch_bytes(adapter, model) : 0, first_layer);
+    RunnerSizes rs =
+        runner_sizes(make_plan(adapter), model.hp, n_ctx,
+                     n_ctx > 1 ? weight_scratch_bytes(adapter, model) : 0, first_layer);
     f.first_layer = first_layer;
     f.weights = weights;
     f.kv_cache = rs.kv_cache;

@@ -27,8 +27,8 @@ uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model) {
     return most;
 }
 
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch,
-                         uint32_t first_layer) {
+RunnerSizes runner_sizes(const Plan& plan, const LlamaHParams& hp, int n_ctx,
+                         uint64_t weight_scratch, uint32_t first_layer) {
     const Dims d = dims_of(hp);
     const uint64_t B = uint64_t(batch_capacity(n_ctx));
     RunnerSizes s;
@@ -37,7 +37,7 @@ RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scra
         s.kv_cache += 2ull * (ring ? ring : uint64_t(n_ctx)) * d.Dkv * 2;
     }
     const AttentionShape dec = attention_shape(hp, 1);
-    const uint64_t part = decode_attention_partials(dec, decode_attention_splits(dec, n_ctx));
+    const uint64_t part = decode_attention_partials(dec, decode_attention_split(plan, hp, n_ctx));
     s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
                      2 * hp.n_head + hp.n_head_kv +
                      (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
@@ -132,18 +132,18 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
     return dm;
 }
 
-uint32_t decode_attention_split(const LlamaHParams& hp, int n_ctx) {
+uint32_t decode_attention_split(const Plan& plan, const LlamaHParams& hp, int n_ctx) {
     const AttentionShape dec = attention_shape(hp, 1);
     // (The families' split attention also takes heads whose eighths do not divide its threads.)
-    const bool split = decode_attention_supported(dec, uses_family_stages(hp));
-    return split ? decode_attention_splits(dec, n_ctx) : 0;
+    const bool split = decode_attention_supported(plan, dec, uses_family_stages(hp));
+    return split ? decode_attention_splits(plan, dec, n_ctx) : 0;
 }
 
 Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     Recorder dry(ctx, VK_NULL_HANDLE, model.plan);
     // Nothing is bound: the buffers that change which kernels run only need their sizes.
     Buffers none;
-    none.attn_split = decode_attention_split(model.hp, 1) ? 1 : 0;
+    none.attn_split = decode_attention_split(model.plan, model.hp, 1) ? 1 : 0;
     none.k_cache.assign(model.layers.size(), BufferRange{});
     none.v_cache.assign(model.layers.size(), BufferRange{});
     // The prompt steps' F16 copies, as a runner of prompt batches has them on this adapter.

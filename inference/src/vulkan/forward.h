@@ -40,7 +40,7 @@ inline uint64_t step_bytes(int batch) {
 }
 // The decode attention's most runs per head for a context (0: not split; its shape does not
 // allow it).
-uint32_t decode_attention_split(const LlamaHParams& hp, int n_ctx);
+uint32_t decode_attention_split(const Plan& plan, const LlamaHParams& hp, int n_ctx);
 
 struct RunnerSizes {
     uint64_t kv_cache = 0;  // F16 K and V of every layer
@@ -49,8 +49,8 @@ struct RunnerSizes {
 // weight_scratch: weight_scratch_bytes() where the runner gets one. first_layer: the first layer
 // on the device (partial offload; the ones before have no KV cache here, and the residual stream
 // comes in through an input buffer).
-RunnerSizes runner_sizes(const LlamaHParams& hp, int n_ctx, uint64_t weight_scratch = 0,
-                         uint32_t first_layer = 0);
+RunnerSizes runner_sizes(const Plan& plan, const LlamaHParams& hp, int n_ctx,
+                         uint64_t weight_scratch = 0, uint32_t first_layer = 0);
 // The F16 scratch for prompt matmuls whose weights the tensor cores cannot read (op_matmul).
 uint64_t weight_scratch_bytes(const Adapter& a, const LlamaModel& model);
 

@@ -14,7 +14,7 @@ constexpr uint32_t kWgElem = 256;  // elementwise
 constexpr uint32_t kWgNorm = 256;
 constexpr uint32_t kWgAttn = 64;  // also the attention tile; head_dim <= 8 * kWgAttn
 constexpr uint32_t kWgArgmax = 256;
-constexpr int kMatmulTile = 8;  // TILE_T in matmul.comp
+constexpr int kMatmulTile = 8;         // TILE_T in matmul.comp
 constexpr uint32_t kMaxBindings = 24;  // matvec_fused_h.comp HEADS binds 22
 
 // matmul_idot.comp's threads, which own BM rows by BN tokens.
@@ -482,72 +482,58 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
 }
 
 namespace {
-// The decode attention's threads per workgroup and positions per thread in a pass, and the
-// fewest passes a run takes when a context is split (the best of a sweep on the H200; the
-// same on every device: the host's grid and the shader's runs() must agree on them).
-struct DecodePlan {
-    uint32_t wg, pt, min_passes;
-};
-// The combine keeps two floats per head and run in shared memory (2 G n_split <= 8 wg).
+// The combine keeps two floats per head and run in shared memory (2 G n_split <= 8 threads).
 constexpr uint32_t kMaxDecodeRuns = 128;
-const DecodePlan& decode_plan() {
-    static constexpr DecodePlan p{256, 8, 2};
-    return p;
-}
-// Query heads per workgroup, a divisor of a KV head's up to kMaxGroup, so that each K/V row
-// is read once for them. 1 for now: on the H200 Llama-3.1-8B's attention at depth 16,384 took
-// 68.6 us a layer with groups of 4 (8 groups x 128 runs of 2 passes) against 58.2 us with one
-// head a workgroup (the 4 heads of a KV head read the same rows at once, from L2), and
-// shorter-run or smaller-group choices are not measured yet.
-constexpr uint32_t kMaxGroup = 1;
-uint32_t heads_per_group(const AttentionShape& s) {
+// Query heads per workgroup: a divisor of a KV head's, up to the plan's attn_max_group.
+uint32_t heads_per_group(const Plan& p, const AttentionShape& s) {
     const uint32_t ratio = uint32_t(s.n_head / std::max(s.n_head_kv, 1));
-    uint32_t g = std::min(ratio, kMaxGroup);
+    uint32_t g = std::clamp(p.attn_max_group, 1u, std::clamp(ratio, 1u, 4u));
     while (ratio % g) --g;
-    return std::max(g, 1u);
+    return g;
 }
 // Positions per thread in a pass: fewer for larger groups, for the registers (G queries and
 // outputs of 8 dimensions a thread beside PT keys and values), and G R PT <= 2 WG so that a
 // pass's weights fit the shader's shared memory.
-uint32_t positions_per_thread(const AttentionShape& s, uint32_t group) {
-    const uint32_t rows = decode_plan().wg / std::max(uint32_t(s.head_dim) / 8, 1u);
-    uint32_t pt = group <= 2 ? decode_plan().pt : 4;
-    while (pt > 1 && group * rows * pt > 2 * decode_plan().wg) pt /= 2;
+uint32_t positions_per_thread(const Plan& p, const AttentionShape& s, uint32_t group) {
+    const uint32_t rows = p.attn_threads / std::max(uint32_t(s.head_dim) / 8, 1u);
+    uint32_t pt = group <= 2 ? p.attn_positions : 4;
+    while (pt > 1 && group * rows * pt > 2 * p.attn_threads) pt /= 2;
     return pt;
 }
-uint32_t passes_of(const AttentionShape& s, uint32_t n_positions) {
-    const uint32_t per_pass =
-        decode_plan().wg / (uint32_t(s.head_dim) / 8) * positions_per_thread(s, heads_per_group(s));
+uint32_t passes_of(const Plan& p, const AttentionShape& s, uint32_t n_positions) {
+    const uint32_t per_pass = p.attn_threads / (uint32_t(s.head_dim) / 8) *
+                              positions_per_thread(p, s, heads_per_group(p, s));
     return (n_positions + per_pass - 1) / per_pass;
 }
 // Runs that n positions would be split into with no cap: passes / min_passes, rounded up.
-uint32_t wanted_runs(const AttentionShape& s, uint32_t n_positions) {
-    return (passes_of(s, n_positions) + decode_plan().min_passes - 1) / decode_plan().min_passes;
+uint32_t wanted_runs(const Plan& p, const AttentionShape& s, uint32_t n_positions) {
+    const uint32_t min_passes = std::max(p.attn_min_passes, 1u);
+    return (passes_of(p, s, n_positions) + min_passes - 1) / min_passes;
 }
 }  // namespace
 
-bool decode_attention_supported(const AttentionShape& s, bool fam) {
+bool decode_attention_supported(const Plan& p, const AttentionShape& s, bool fam) {
     // Each thread takes 8 dimensions of a position, so head_dim / 8 must divide the workgroup;
     // in the families' kernel a pass's last row of threads may be partial (Phi-3's 96).
-    const uint32_t wg = decode_plan().wg, tpp = uint32_t(s.head_dim) / 8;
+    const uint32_t wg = p.attn_threads, tpp = uint32_t(s.head_dim) / 8;
     return s.n_tokens == 1 && s.n_head_kv > 0 && s.n_head % s.n_head_kv == 0 &&
            s.head_dim % 8 == 0 && s.head_dim > 0 && tpp <= wg && (fam || wg % tpp == 0);
 }
 
-uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx) {
-    // Runs of at least min_passes passes, up to about 1024 workgroups in all.
-    const uint32_t groups = uint32_t(s.n_head) / heads_per_group(s);
-    const uint32_t cap = std::clamp(1024u / groups, 1u, kMaxDecodeRuns);
-    return std::clamp(wanted_runs(s, uint32_t(std::max(n_ctx, 1))), 1u, cap);
+uint32_t decode_attention_splits(const Plan& p, const AttentionShape& s, int n_ctx) {
+    // Runs of at least min_passes passes, up to the plan's workgroups in all.
+    const uint32_t groups = uint32_t(s.n_head) / heads_per_group(p, s);
+    const uint32_t cap = std::clamp(p.attn_workgroups / groups, 1u, kMaxDecodeRuns);
+    return std::clamp(wanted_runs(p, s, uint32_t(std::max(n_ctx, 1))), 1u, cap);
 }
 
-std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
-                                              uint32_t n_kv) {
+std::array<uint32_t, 3> decode_attention_grid(const Plan& p, const AttentionShape& s,
+                                              uint32_t n_split, uint32_t n_kv) {
     // The shader's runs(): at most n_split runs of at least min_passes passes, evenly filled.
-    const uint32_t passes = passes_of(s, n_kv);
-    const uint32_t n = std::clamp(wanted_runs(s, n_kv), 1u, std::max(n_split, 1u));
+    const uint32_t passes = passes_of(p, s, n_kv);
+    const uint32_t n = std::clamp(wanted_runs(p, s, n_kv), 1u, std::max(n_split, 1u));
     const uint32_t per = (passes + n - 1) / n;
-    return {uint32_t(s.n_head) / heads_per_group(s), std::max(1u, (passes + per - 1) / per), 1};
+    return {uint32_t(s.n_head) / heads_per_group(p, s), std::max(1u, (passes + per - 1) / per), 1};
 }
 
 uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split) {
@@ -575,12 +561,13 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
                            BufferRange out, BufferRange step, const AttentionShape& s,
                            BufferRange partials, BufferRange counters, uint32_t n_split,
                            BufferRange grid, const DecodeAttentionFamily* fam) {
-    const DecodePlan& p = decode_plan();
-    if (!decode_attention_supported(s, fam))
+    const Plan& p = rec.plan();
+    if (!decode_attention_supported(p, s, fam))
         return make_error("vulkan.unsupported_shape",
                           "decode attention needs one token, n_head a multiple of n_head_kv, and "
                           "head_dim a multiple of 8 with head_dim / 8 " +
-                              std::string(fam ? "at most " : "dividing ") + std::to_string(p.wg));
+                              std::string(fam ? "at most " : "dividing ") +
+                              std::to_string(p.attn_threads));
     if (n_split == 0 || n_split > kMaxDecodeRuns)
         return make_error("vulkan.bad_argument", "decode attention needs 1 to " +
                                                      std::to_string(kMaxDecodeRuns) +
@@ -602,22 +589,24 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          uint32_t(s.n_head_kv * s.head_dim),
          s.scale,
          n_split,
-         p.min_passes,
+         std::max(p.attn_min_passes, 1u),
          f.softcap,
          f.window,
          f.kv_ring};
     const auto b = {q, k_cache, v_cache, out, partials, counters, step};
-    const uint32_t group = heads_per_group(s), size = push_size<decltype(pc)>() - (fam ? 0 : 12);
-    const SpecConstants spec = SpecConstants::of(AttentionSpec{
-        positions_per_thread(s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim, pc.kv_stride,
-        0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group});
+    const uint32_t group = heads_per_group(p, s), size = push_size<decltype(pc)>() - (fam ? 0 : 12);
+    const SpecConstants spec = SpecConstants::of(
+        AttentionSpec{positions_per_thread(p, s, group), 0, 0, 0, pc.n_head, pc.n_head_kv,
+                      pc.head_dim, pc.kv_stride, 0, 0, 0, std::bit_cast<uint32_t>(pc.scale),
+                      pc.n_split, pc.min_passes, group});
     const char* shader = fam ? "attention_split_family_f16_f32" : "attention_split_f16_f32";
-    if (grid.size) return rec.dispatch_indirect(shader, b, &pc, size, p.wg, grid, spec);
-    return rec.dispatch(shader, b, &pc, size, p.wg, uint32_t(s.n_head) / group, n_split, 1, spec);
+    if (grid.size) return rec.dispatch_indirect(shader, b, &pc, size, p.attn_threads, grid, spec);
+    return rec.dispatch(shader, b, &pc, size, p.attn_threads, uint32_t(s.n_head) / group, n_split,
+                        1, spec);
 }
 
-bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv) {
-    return wanted_runs(s, n_kv) <= 1;
+bool decode_attention_one_run(const Plan& p, const AttentionShape& s, uint32_t n_kv) {
+    return wanted_runs(p, s, n_kv) <= 1;
 }
 
 namespace {
@@ -637,16 +626,16 @@ bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const 
     const uint32_t lanes = std::bit_ceil(uint32_t(std::max(s.head_dim / 32, 1)));
     return a.atomic_float_add && a.float16 && a.subgroup_shuffle && rec.plan().attn_wo &&
            rec.plan().fused_kernel != FusedKernel::Plain &&
-           decode_attention_supported(s, fam) &&
-           fused_wo_type(wo.type) && wo.pieces.size() == 1 &&
-           wo.cols == int64_t(s.n_head) * s.head_dim && s.head_dim % 32 == 0 && s.head_dim <= 256 &&
-           lanes <= a.subgroup_size && decode_plan().wg % lanes == 0;
+           decode_attention_supported(rec.plan(), s, fam) && fused_wo_type(wo.type) &&
+           wo.pieces.size() == 1 && wo.cols == int64_t(s.n_head) * s.head_dim &&
+           s.head_dim % 32 == 0 && s.head_dim <= 256 && lanes <= a.subgroup_size &&
+           rec.plan().attn_threads % lanes == 0;
 }
 
 Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                        BufferRange x, BufferRange step, const AttentionShape& s,
                        const DeviceTensor& wo, const DecodeAttentionFamily* fam) {
-    const DecodePlan& p = decode_plan();
+    const Plan& p = rec.plan();
     if (!attention_wo_supported(rec, s, wo, fam))
         return make_error("vulkan.unsupported_shape",
                           "attention with the output projection fused needs float atomics, F16 "
@@ -667,8 +656,8 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
     // The head's blocks in a row, their lanes, and the loads per thread that cover a slice (at
     // most 8 at once).
     const uint32_t nch = uint32_t(s.head_dim / 32);
-    const uint32_t loads =
-        std::clamp<uint32_t>((slice_rows * std::bit_ceil(nch) + p.wg - 1) / p.wg, 1, 8);
+    const uint32_t loads = std::clamp<uint32_t>(
+        (slice_rows * std::bit_ceil(nch) + p.attn_threads - 1) / p.attn_threads, 1, 8);
     struct {
         uint32_t n_head, n_head_kv, head_dim, kv_stride;
         float scale;
@@ -681,7 +670,7 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          uint32_t(s.n_head_kv * s.head_dim),
          s.scale,
          1,
-         p.min_passes,
+         std::max(p.attn_min_passes, 1u),
          uint32_t(wo.rows),
          fused_row_stride(wo),
          slice_rows,
@@ -693,12 +682,12 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
     return rec.dispatch(
         std::string(fam ? "attention_wo_family_" : "attention_wo_") + weight_type_suffix(wo.type),
         {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
-        push_size<decltype(pc)>() - (fam ? 0 : 12), p.wg, uint32_t(s.n_head),
+        push_size<decltype(pc)>() - (fam ? 0 : 12), p.attn_threads, uint32_t(s.n_head),
         uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-        SpecConstants::of(
-            AttentionSpec{std::min<uint32_t>(p.pt, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
-                          pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
-                          std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
+        SpecConstants::of(AttentionSpec{
+            std::min<uint32_t>(p.attn_positions, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
+            pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
+            std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,

@@ -253,9 +253,9 @@ struct DecodeAttentionFamily {
 // without it n_split runs per head launch and the idle ones return at once (with fam, the grid
 // may be the one for the whole context: a window takes as many of its runs as it needs).
 // fam: the families' kernel (attention.comp SPLIT_KV FAMILY) with their extras.
-bool decode_attention_supported(const AttentionShape& s, bool fam = false);
+bool decode_attention_supported(const Plan& p, const AttentionShape& s, bool fam = false);
 // Whether the decode attention takes one run per head at n_kv positions (no split, no partials).
-bool decode_attention_one_run(const AttentionShape& s, uint32_t n_kv);
+bool decode_attention_one_run(const Plan& p, const AttentionShape& s, uint32_t n_kv);
 // x += Wo attention(q, K, V) for one token in one dispatch (attention.comp, WO), for Q4_0, Q8_0
 // and Q4_K Wo on devices with float atomics and F16 arithmetic: workgroup (h, i) attends head h
 // over the whole context and adds its share of a slice of Wo's rows to x with float atomics
@@ -266,9 +266,9 @@ bool attention_wo_supported(const Recorder& rec, const AttentionShape& s, const 
 Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                        BufferRange x, BufferRange step, const AttentionShape& s,
                        const DeviceTensor& wo, const DecodeAttentionFamily* fam = nullptr);
-uint32_t decode_attention_splits(const AttentionShape& s, int n_ctx);
-std::array<uint32_t, 3> decode_attention_grid(const AttentionShape& s, uint32_t n_split,
-                                              uint32_t n_kv);
+uint32_t decode_attention_splits(const Plan& p, const AttentionShape& s, int n_ctx);
+std::array<uint32_t, 3> decode_attention_grid(const Plan& p, const AttentionShape& s,
+                                              uint32_t n_split, uint32_t n_kv);
 uint64_t decode_attention_partials(const AttentionShape& s, uint32_t n_split);
 Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                            BufferRange out, BufferRange step, const AttentionShape& s,

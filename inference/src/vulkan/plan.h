@@ -22,9 +22,10 @@
 // - Prompt attention: tensor cores, 64 queries a workgroup (128 threads), Llama's and the
 //   families' (soft-cap, sliding window, head sizes 16..256; from 144 on two workgroups a head,
 //   each summing half of the output) where the adapter has them.
-// - Decode attention: 256 threads, 8 positions a thread a pass, runs of at least 2 passes;
-//   with the output projection fused: 8 workgroups per head, more where that makes fewer than
-//   128 in all (Gemma 3 4B's 8 heads: 16 a head).
+// - Decode attention: 256 threads, 8 positions a thread a pass, runs of at least 2 passes, at
+//   most 1,024 workgroups, one query head a workgroup; with the output projection fused: 8
+//   workgroups per head, more where that makes fewer than 128 in all (Gemma 3 4B's 8 heads:
+//   16 a head).
 #pragma once
 
 #include <cstdint>
@@ -91,7 +92,20 @@ struct Plan {
     // multiple of 16 up to 256 (family_attention_on_tensor_cores), else attention_family.comp.
     bool family_attn_coopmat = false;
 
-    // Decode attention (attention.comp; its threads and passes are fixed in ops.cpp).
+    // Decode attention (attention.comp), split over positions: workgroups of attn_threads
+    // threads, head_dim / 8 of them a position, each taking attn_positions positions a pass
+    // (4 for groups of 3 or more, halved until a pass has at most 2 attn_threads scores), runs
+    // of at least attn_min_passes passes, at most attn_workgroups workgroups in all, and up to
+    // attn_max_group (at most 4) query heads of one KV head a workgroup, each K/V row then
+    // loaded once for them. The best of sweeps on the H200, the same on every device (the
+    // host's grid and the shader's runs must agree). One head a workgroup: Llama-3.1-8B's
+    // attention at depth 16,384 took 68.6 us a layer with groups of 4 (8 groups x 128 runs of
+    // 2 passes) against 58.2 us (the 4 heads of a KV head read the same rows at once, from L2).
+    uint32_t attn_threads = 256;
+    uint32_t attn_positions = 8;
+    uint32_t attn_min_passes = 2;
+    uint32_t attn_workgroups = 1024;
+    uint32_t attn_max_group = 1;
     uint32_t attn_wo_slices = 8;  // workgroups per head with the output projection fused
     bool attn_wo = true;          // fuse the output projection where the device allows
     // With few heads, more workgroups a head: at least this many in all (Gemma 3 4B's 8 heads;

@@ -101,7 +101,7 @@ Result<std::unique_ptr<Described>> describe_model(const LlamaModel& model, const
 // The buffers of a runner of n_ctx on this adapter, by size only.
 Buffers sized_buffers(const Adapter& a, const DeviceModel& m, const Step& s, int n_ctx) {
     Buffers b;
-    b.attn_split = decode_attention_split(m.hp, n_ctx);
+    b.attn_split = decode_attention_split(m.plan, m.hp, n_ctx);
     b.k_cache.assign(m.layers.size(), BufferRange{});
     b.v_cache.assign(m.layers.size(), BufferRange{});
     b.attn_grid = {VK_NULL_HANDLE, 0, 12};
@@ -165,6 +165,12 @@ std::string describe_plan(const LlamaModel& model, const Adapter& adapter, const
                         : plan.fused    ? "no (the weights' types)"
                                         : "off") +
             "\n";
+    text += "  decode attention split over positions: " + std::to_string(plan.attn_threads) +
+            " threads, " + std::to_string(plan.attn_positions) +
+            " positions a thread a pass, runs of " + std::to_string(plan.attn_min_passes) +
+            "+ passes, up to " + std::to_string(plan.attn_workgroups) + " workgroups and " +
+            std::to_string(plan.attn_max_group) +
+            (plan.attn_max_group == 1 ? " query head" : " query heads") + " a workgroup\n";
     text += "decode step at a " + std::to_string(n_ctx) + "-token context (layer 0 of " +
             std::to_string(model.layers.size()) + "):\n";
     text +=

@@ -132,7 +132,7 @@ Status VulkanRunner::allocate_buffers() {
                     16 * 16
               : 0;
     const size_t swh = wh_bytes ? m_arena.reserve(wh_bytes) : 0;
-    const uint32_t n_split = decode_attention_split(hp, m_n_ctx);
+    const uint32_t n_split = decode_attention_split(m_loaded->model.plan, hp, m_n_ctx);
     const AttentionShape dec = attention_shape(hp, 1);
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
            scount = f32(2 * hp.n_head + hp.n_head_kv);
@@ -256,16 +256,17 @@ Status VulkanRunner::submit_chunk(std::span<const int32_t> tokens, int pos, Outp
     if (model.first_layer)
         std::memcpy(m_input.mapped(), hidden, tokens.size() * model.hp.n_embd * sizeof(float));
     if (tokens.size() == 1 && m_buf.attn_split) {
-        const auto grid = decode_attention_grid(attention_shape(model.hp, 1), m_buf.attn_split,
-                                                uint32_t(pos) + 1);
+        const auto grid = decode_attention_grid(model.plan, attention_shape(model.hp, 1),
+                                                m_buf.attn_split, uint32_t(pos) + 1);
         std::memcpy(step + step_grid_offset(m_batch) / 4, grid.data(), sizeof grid);
     }
 
     const int n = int(tokens.size());
     const bool decode = n == 1 && out != Output::None && !whole;
     const int di = out == Output::Argmax ? 1 : 0;
-    const int si = decode && m_buf.attn_split &&
-                   decode_attention_one_run(attention_shape(model.hp, 1), uint32_t(pos) + 1);
+    const int si =
+        decode && m_buf.attn_split &&
+        decode_attention_one_run(model.plan, attention_shape(model.hp, 1), uint32_t(pos) + 1);
     VkCommandBuffer cmd = decode ? m_cmd_decode[si][di] : m_cmd_batch;
     Profiler* prof = m_prof[decode ? 1 + 2 * si + di : 0].get();
     const bool zero = !m_counters_zeroed;

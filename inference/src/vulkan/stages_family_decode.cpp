@@ -227,7 +227,7 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t
     const DecodeAttentionFamily f = attention_extras(m, b, l);
     // Q: b.q, or the first Dq floats of Phi-3's fused row.
     const BufferRange q = m.layers[l].wqkv ? b.wide : b.q;
-    if (b.attn_split && decode_attention_supported(s, true))
+    if (b.attn_split && decode_attention_supported(rec.plan(), s, true))
         return op_attention_decode(rec, q, b.k_cache[l], b.v_cache[l], b.att, b.step, s,
                                    b.attn_part, b.attn_count, b.attn_split, b.attn_grid, &f);
     FamilyAttention a;
