@@ -71,11 +71,11 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
     // 176-block row takes 2 steps of 3 blocks a lane, not 3 steps of 2).
     const uint32_t unroll_default =
         w.type == GgmlType::Q4_0 || w.type == GgmlType::Q4_1 || w.type == GgmlType::Q4_K ? 3 : 2;
-    // Q4_K and Q6_K: one block a lane a step (two in groups of one row), where their kernels
-    // held 63 and 48 registers at the default. Llama-2-7B Q4_K_M decoded 4% faster on the H200
-    // (QKV 17.9 -> 15.9 us, down 20.0 -> 18.6, gate/up 23.3 -> 24.1); Llama-3.1, Qwen2.5 and
-    // Gemma 3 Q4_K_M within +-1%.
-    const bool k_one = w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K;
+    // Q4_K and Q6_K rows in groups of 2: one block a lane a step, where their kernels held 63
+    // and 48 registers at the default (Llama-2-7B Q4_K_M decoded 4% faster on the H200: QKV
+    // 17.9 -> 15.9 us, down 20.0 -> 18.6). Groups of one row (gate/up) keep the default: one
+    // step of 4 blocks took 22.6-23.3 us there, 2 steps of 2 24.1.
+    const bool k_one = !one_row && (w.type == GgmlType::Q4_K || w.type == GgmlType::Q6_K);
     uint32_t max_unroll =
         std::min<uint32_t>(plan.matvec_max_unroll != Plan::kAuto ? plan.matvec_max_unroll
                            : k_one                               ? 1
