@@ -346,6 +346,77 @@ float resid_inv() {
     return inversesqrt(wg_sum(ss) / float(NCOLS) + EPS);
 }
 float g_resid_inv = 0.0;
+
+// (Not in the Heads variants: on the H200 their QKV went 17.95 -> 18.83 us a call with it, where
+// gate/up went 21.26 -> 20.49.)
+#if !defined(HEADS)
+// Per subgroup: sum(r^2), sum(x^2), sum(x p), sum(p^2), p = r * rw.
+shared vec4 resid_red[128];
+
+// stage_x's XREG path with the post-norm in the same pass: x, r, rw and the norm weight loaded
+// at once, and one exchange gives both norms: with a = 1 / rms(r) and p = r * rw, x' = x + a p
+// has sum(x'^2) = sum(x^2) + 2a sum(x p) + a^2 sum(p^2), and max|x' nw| <= max|x nw| + a max|p nw|
+// sets the F16 scale (a bound: the scale may come out a power of 2 lower, never too high). Only
+// x nw and p nw stay in registers across the exchange, as many as stage_x keeps (x and nw).
+// (resid_inv() then stage_x's pass read r from L2 twice, a reduction apart.)
+float stage_x_resid(uint c0, uint c1) {
+    const uint tid = gl_LocalInvocationID.x, xb = X_OFF / 4u;
+    const bool norm = HAS_NORM, zero = resid_out();
+    vec4 xr[X_ITERS], pr[X_ITERS], qr[X_ITERS], nr[X_ITERS];
+    vec4 sums = vec4(0.0);
+    float mx = 0.0, mp = 0.0;
+    [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
+        const uint c = min(c0 + tid + k * WG_SIZE, c1 - 1u);
+        xr[k] = x4[xb + c];
+        pr[k] = r4[c];
+        qr[k] = rw4[c];
+        nr[k] = norm ? nw4[c] : vec4(1.0);
+        if (zero && c0 + tid + k * WG_SIZE < c1) z4[c] = vec4(0.0);
+    }
+    [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
+        const bool ok = c0 + tid + k * WG_SIZE < c1;
+        const vec4 r = ok ? pr[k] : vec4(0.0), x = ok ? xr[k] : vec4(0.0), p = r * qr[k];
+        sums += vec4(dot(r, r), dot(x, x), dot(x, p), dot(p, p));
+        xr[k] = x * nr[k];
+        pr[k] = p * nr[k];
+        mx = max(mx, vmax_abs(xr[k]));
+        mp = max(mp, vmax_abs(pr[k]));
+    }
+    sums = subgroupAdd(sums);
+    mx = subgroupMax(mx);
+    mp = subgroupMax(mp);
+    if (subgroupElect()) {
+        resid_red[gl_SubgroupID] = sums;
+        red_f[gl_SubgroupID] = mp;
+        red_u[gl_SubgroupID] = floatBitsToUint(mx);
+    }
+    barrier();
+    sums = vec4(0.0);
+    mp = 0.0;
+    uint mxu = 0u;
+    for (uint i = 0; i < gl_NumSubgroups; ++i) {
+        sums += resid_red[i];
+        mp = max(mp, red_f[i]);
+        mxu = max(mxu, red_u[i]);
+    }
+    const float n = float(NCOLS), a = inversesqrt(sums.x / n + EPS);
+    const float ss = max(sums.y + a * (2.0 * sums.z + a * sums.w), 0.0);
+    const float inv = norm ? inversesqrt(ss / n + EPS) : 1.0;
+    int e;
+    frexp((uintBitsToFloat(mxu) + a * mp) * inv, e);
+    const float down = inv * exp2(float(-e));
+    [[unroll]] for (uint k = 0; k < X_ITERS; ++k) {
+        const uint c = c0 + tid + k * WG_SIZE;
+        if (c >= c1) break;
+        // (x' itself only where it is written out: x and p read again, from L1.)
+        if (zero) xo4[xb + c] = x4[xb + c] + a * (r4[c] * rw4[c]);
+        stage_vec4(c - c0, (xr[k] + a * pr[k]) * down);
+    }
+    barrier();
+    stage_xsum(c0, c1);
+    return exp2(float(e));
+}
+#endif
 #endif
 
 // Column vec4 c of x (SILU_IN: of SiLU(gate) * up; EMBED_C: of the token's embedding, which
@@ -373,6 +444,9 @@ vec4 load_x(uint xb, uint c) {
 float stage_x(uint c0, uint c1) {
     if ((DIAG & 2u) != 0u) return 1.0;
 #if defined(RESID)
+#if !defined(HEADS)
+    if (XREG) return stage_x_resid(c0, c1);
+#endif
     g_resid_inv = resid_inv();
 #endif
     uint tid = gl_LocalInvocationID.x;

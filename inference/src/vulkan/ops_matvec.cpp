@@ -540,10 +540,11 @@ bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const De
 }
 
 bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w) {
-    // The variant binds 15 storage buffers.
+    // The variant binds 15 storage buffers, and its staging's sums take 2 KB of shared memory
+    // more (resid_red: 32 blocks' worth).
     if (rec.adapter().props.limits.maxPerStageDescriptorStorageBuffers < 15) return false;
     const FusedH h = fused_h_plan(rec, w, 0);
-    return h.rows && h.warp_unroll;
+    return h.rows && h.warp_unroll && fused_h_fits(rec.adapter(), h.xs_blocks + 32, h.rows);
 }
 
 bool fused_matvec_gelu_supported(const Recorder& rec, const DeviceTensor& w) {
