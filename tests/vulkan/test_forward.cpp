@@ -190,6 +190,18 @@ protected:
     }
 };
 
+// The stories model on the test device with EMBER_VULKAN_PROFILE=1 (read once, at load).
+auto load_profiled_stories() {
+    LoadParams lp;
+    lp.backend = BackendKind::Vulkan;
+    lp.device = test_device();
+    lp.n_ctx = 64;
+    ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
+    auto model = Model::load(ember::test::stories_model(), lp);
+    ::unsetenv("EMBER_VULKAN_PROFILE");
+    return model;
+}
+
 // The tight tolerance against the dequantized twin; prompts on the tensor cores stage weights
 // and activations as F16, which costs about three decimal digits; decode mat-vecs of the
 // quantized types take F16 dot products where the device has F16 arithmetic (~5e-7 NMSE a
@@ -608,12 +620,7 @@ TEST_F(Forward, Stories260KGreedyMatchesReference) {
 
 // EMBER_VULKAN_PROFILE=1: the runner's report names every decode stage and counts the steps.
 TEST_F(Forward, ProfileReportsEveryStage) {
-    LoadParams lp;
-    lp.backend = BackendKind::Vulkan;
-    lp.device = test_device();
-    lp.n_ctx = 64;
-    ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
-    auto model = Model::load(ember::test::stories_model(), lp);
+    auto model = load_profiled_stories();
     ASSERT_TRUE(model.ok()) << model.error().message;
     ::testing::internal::CaptureStderr();
     {
@@ -627,7 +634,6 @@ TEST_F(Forward, ProfileReportsEveryStage) {
         }
     }
     std::string report = ::testing::internal::GetCapturedStderr();
-    ::unsetenv("EMBER_VULKAN_PROFILE");
     EXPECT_NE(report.find("GPU profile, prompt batches: 1 submissions"), std::string::npos)
         << report;
     EXPECT_NE(report.find("GPU profile, decode steps: 3 submissions"), std::string::npos) << report;
@@ -640,13 +646,7 @@ TEST_F(Forward, ProfileReportsEveryStage) {
 // Session::set_profiling(false): the submissions that follow run but stay out of the profile,
 // and its header says how many were left out.
 TEST_F(Forward, ProfileLeavesOutWhatRanWhileOff) {
-    LoadParams lp;
-    lp.backend = BackendKind::Vulkan;
-    lp.device = test_device();
-    lp.n_ctx = 64;
-    ::setenv("EMBER_VULKAN_PROFILE", "1", 1);
-    auto model = Model::load(ember::test::stories_model(), lp);
-    ::unsetenv("EMBER_VULKAN_PROFILE");
+    auto model = load_profiled_stories();
     ASSERT_TRUE(model.ok()) << model.error().message;
     ::testing::internal::CaptureStderr();
     {
