@@ -505,10 +505,14 @@ uint32_t passes_of(const Plan& p, const AttentionShape& s, uint32_t n_positions)
                               positions_per_thread(p, s, heads_per_group(p, s));
     return (n_positions + per_pass - 1) / per_pass;
 }
+// The fewest passes a run takes: the plan's, at least 1 (the host's grid and the shader's runs()
+// read this one value).
+uint32_t min_passes(const Plan& p) {
+    return std::max(p.attn_min_passes, 1u);
+}
 // Runs that n positions would be split into with no cap: passes / min_passes, rounded up.
 uint32_t wanted_runs(const Plan& p, const AttentionShape& s, uint32_t n_positions) {
-    const uint32_t min_passes = std::max(p.attn_min_passes, 1u);
-    return (passes_of(p, s, n_positions) + min_passes - 1) / min_passes;
+    return (passes_of(p, s, n_positions) + min_passes(p) - 1) / min_passes(p);
 }
 }  // namespace
 
@@ -589,7 +593,7 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          uint32_t(s.n_head_kv * s.head_dim),
          s.scale,
          n_split,
-         std::max(p.attn_min_passes, 1u),
+         min_passes(p),
          f.softcap,
          f.window,
          f.kv_ring};
@@ -670,7 +674,7 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          uint32_t(s.n_head_kv * s.head_dim),
          s.scale,
          1,
-         std::max(p.attn_min_passes, 1u),
+         min_passes(p),
          uint32_t(wo.rows),
          fused_row_stride(wo),
          slice_rows,
