@@ -134,8 +134,13 @@ Status VulkanRunner::allocate_buffers() {
     const size_t swh = wh_bytes ? m_arena.reserve(wh_bytes) : 0;
     const uint32_t n_split = decode_attention_split(m_loaded->model.plan, hp, m_n_ctx);
     const AttentionShape dec = attention_shape(hp, 1);
+    // The decode attention's count a head, then Q/K/V's count of each head's rows
+    // (head_count) at the next bound offset the device allows (a multiple of 16 at least: 6
+    // heads' counts end at 24 bytes).
+    const uint64_t align = effective_alignment(ctx.adapter().props.limits),
+                   head_count_off = (4 * uint64_t(hp.n_head) + align - 1) / align * align;
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
-           scount = f32(2 * hp.n_head + hp.n_head_kv);
+           scount = m_arena.reserve(head_count_off + 4 * uint64_t(hp.n_head + hp.n_head_kv));
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
         if (bytes > ctx.max_range())
             return make_error("vulkan.batch_too_large", "activation buffer of " +
@@ -187,7 +192,7 @@ Status VulkanRunner::allocate_buffers() {
     b.step = m_step.range();
     b.attn_part = m_arena.get(spart);
     b.attn_count = m_arena.get(scount);
-    b.head_count = b.attn_count.sub(4 * hp.n_head, 4 * (hp.n_head + hp.n_head_kv));
+    b.head_count = b.attn_count.sub(head_count_off, 4 * (hp.n_head + hp.n_head_kv));
     b.attn_split = n_split;
     b.attn_grid = m_step.range().sub(step_grid_offset(B), 12);
     for (size_t l = 0; l < hp.n_layer; ++l) {
