@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "ember/ember.h"
+#include "gguf/gguf.h"
+#include "gguf/writer.h"
+#include "quant/quant.h"
 #include "run_cli.h"
 #include "vk_test_util.h"
 
@@ -56,6 +59,41 @@ inline double rel_l2(std::span<const float> got, std::span<const float> want) {
         den += double(want[i]) * want[i];
     }
     return std::sqrt(num / std::max(den, 1e-30));
+}
+
+// The same file with every matrix dequantized to F32 (metadata and everything else unchanged):
+// the CPU's reference for a quantized file on the device, which multiplies the dequantized
+// weights in floating point (the CPU on the quantized file rounds activations to 8 bits).
+inline Status write_dequantized_twin(const std::string& from, const std::string& to) {
+    EMBER_ASSIGN_OR_RETURN(auto file, gguf::File::open(from));
+    gguf::Writer w;
+    for (const auto& kv : file->metadata()) {
+        if (kv.key == "general.alignment") continue;
+        if (kv.key == "general.file_type") {
+            w.set_u32(kv.key, 0);  // all F32
+            continue;
+        }
+        w.set_value(kv.key, kv.value);
+    }
+    w.set_alignment(uint32_t(file->alignment()));
+    for (const auto& t : file->tensors()) {
+        std::vector<uint64_t> dims(t.ne, t.ne + t.n_dims);
+        const uint8_t* src = file->tensor_data(t);
+        if (t.type == GgmlType::F32) {
+            w.add_tensor(t.name, t.type, dims, std::vector<uint8_t>(src, src + t.n_bytes));
+            continue;
+        }
+        const auto tt = type_traits(t.type);
+        if (!tt) return make_error("test.type", "unknown type of " + t.name);
+        const uint64_t cols = t.ne[0], rows = t.n_elements() / cols;
+        const uint64_t stride = row_bytes(*tt, cols);
+        std::vector<uint8_t> bytes(t.n_elements() * 4);
+        for (uint64_t r = 0; r < rows; ++r)
+            dequantize_row(t.type, src + r * stride,
+                           reinterpret_cast<float*>(bytes.data()) + r * cols, int64_t(cols));
+        w.add_tensor(t.name, GgmlType::F32, dims, std::move(bytes));
+    }
+    return w.write(to);
 }
 
 }  // namespace ember::vulkan::test
