@@ -227,6 +227,14 @@ const std::vector<ShapeCase> kCases = {
      {{"gemma2.attention.sliding_window", K::U32, 100},
       {"gemma2.attn_logit_softcapping", K::Drop},
       {"gemma2.final_logit_softcapping", K::Drop}}},
+    // Gemma 2 with heads of 512 (F16): past the tensor cores' head sizes (prompt attention on
+    // the scalar kernel there), 64 threads a position in the split decode attention.
+    {"gemma2_hd512_f16",
+     "gemma2-9b",
+     {"--embd", "64", "--heads", "2", "--kv-heads", "1", "--head-dim", "512", "--ffn", "96",
+      "--layers", "2"},
+     {},
+     "f16"},
     // Gemma 3 with 8 layers: local 0-4, global 5, local 6-7; window 6; heads of 32, 5 query
     // heads on one KV head.
     {"gemma3_8layers",
