@@ -106,7 +106,7 @@ protected:
         path = (dir / "model.gguf").string();
         std::vector<std::string> args = {"mkmodel", "-o",      made,     "--preset", c.preset,
                                          "--type",  c.type,    "--seed", "11",       "--threads",
-                                         "1",       "--vocab", "512",    "--ctx",    "256"};
+                                         "1",       "--vocab", "512",    "--ctx",    "1024"};
         args.insert(args.end(), c.shape.begin(), c.shape.end());
         const auto r = ember::test::run_cli(cli(), args);
         ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -127,46 +127,63 @@ protected:
     fs::path dir;
     std::string path, reference;  // the file, and the one the CPU runs (its F32 twin if quantized)
     bool quantized = false;
+
+    // prompt in one batch, then `decode` single tokens: the CPU's greedy choices fed to both,
+    // the logits of every step compared, and the device's choice the CPU's wherever the CPU's
+    // margin leaves room for the F16 rounding of activations and of the K/V cache.
+    void compare(int n_ctx, std::vector<int32_t> prompt, int decode) {
+        const std::string& name = GetParam().name;
+        auto vk = load_on(path, BackendKind::Vulkan, n_ctx);
+        auto cpu = load_on(reference, BackendKind::Cpu, n_ctx);
+        ASSERT_TRUE(vk && cpu);
+        // F32 and F16 files: the reference models' bar. Quantized ones against their F32 twin:
+        // the device's F16 activations over larger matrices in the decode steps
+        // (test_quant_families.cpp's bar; 0.7e-3 to 1.8e-3 measured), and in a prompt of 8 or
+        // more tokens the int8 dot products' 8-bit activations where the device has them
+        // (lavapipe: 1.8e-3 to 7.3e-3 measured).
+        const double decode_bar = quantized ? 3e-3 : 2e-3, prompt_bar = quantized ? 1.5e-2 : 2e-3;
+        auto sv = Session::create(*vk), sc = Session::create(*cpu);
+        ASSERT_TRUE(sv.ok() && sc.ok());
+        std::vector<int32_t> step = std::move(prompt);
+        double worst = 0;
+        for (int i = 0; i <= decode; ++i) {
+            auto lv = (*sv)->eval(step);
+            ASSERT_TRUE(lv.ok()) << name << " step " << i << ": " << lv.error().message;
+            const std::vector<float> v(lv->begin(), lv->end());
+            auto lc = (*sc)->eval(step);
+            ASSERT_TRUE(lc.ok()) << lc.error().message;
+            const std::vector<float> want(lc->begin(), lc->end());
+            ASSERT_EQ(v.size(), want.size());
+            const double err = rel_l2(v, want);
+            EXPECT_LE(err, i ? decode_bar : prompt_bar) << name << " step " << i;
+            worst = std::max(worst, err);
+            const auto [top, margin] = top_margin(want);
+            if (margin > 0.02f)
+                EXPECT_EQ(top_margin(v).first, top)
+                    << name << " step " << i << " margin " << margin;
+            step = {int32_t(top)};
+        }
+        RecordProperty("worst_rel_l2", std::to_string(worst));
+    }
 };
 
-// A 20-token prompt in one batch, then 8 single tokens: the CPU's greedy choices fed to both, the
-// logits of every step compared, and the device's choice the CPU's wherever the CPU's margin
-// leaves room for the F16 rounding of activations and of the K/V cache.
+// 20 tokens (a prompt attention on tensor cores where the device has them: 16 or more queries),
+// then 8 decode steps. (Ids below 260, the smallest vocabulary here.)
 TEST_P(FamilyShapes, VulkanMatchesCpu) {
-    const ShapeCase& c = GetParam();
-    const int n_ctx = 64;
-    auto vk = load_on(path, BackendKind::Vulkan, n_ctx);
-    auto cpu = load_on(reference, BackendKind::Cpu, n_ctx);
-    // F32 and F16 files: the reference models' bar. Quantized ones against their F32 twin: the
-    // device's F16 activations over larger matrices in the decode steps (test_quant_families.cpp's
-    // bar; 0.7e-3 to 1.8e-3 measured), and in a prompt of 8 or more tokens the int8 dot products'
-    // 8-bit activations where the device has them (lavapipe: 1.8e-3 to 5.7e-3 measured).
-    const double decode_bar = quantized ? 3e-3 : 2e-3, prompt_bar = quantized ? 1.5e-2 : 2e-3;
-    ASSERT_TRUE(vk && cpu);
-    auto sv = Session::create(*vk), sc = Session::create(*cpu);
-    ASSERT_TRUE(sv.ok() && sc.ok());
-    // 20 tokens: a prompt attention on tensor cores where the device has them (16 or more
-    // queries). (Ids below 260, the smallest vocabulary here.)
-    std::vector<int32_t> step = {1,  200, 17,  42, 259, 101, 77, 13,  208, 5,
-                                 96, 150, 211, 3,  64,  128, 33, 250, 199, 7};
-    double worst = 0;
-    for (int i = 0; i < 9; ++i) {
-        auto lv = (*sv)->eval(step);
-        ASSERT_TRUE(lv.ok()) << c.name << " step " << i << ": " << lv.error().message;
-        const std::vector<float> v(lv->begin(), lv->end());
-        auto lc = (*sc)->eval(step);
-        ASSERT_TRUE(lc.ok()) << lc.error().message;
-        const std::vector<float> want(lc->begin(), lc->end());
-        ASSERT_EQ(v.size(), want.size());
-        const double err = rel_l2(v, want);
-        EXPECT_LE(err, i ? decode_bar : prompt_bar) << c.name << " step " << i;
-        worst = std::max(worst, err);
-        const auto [top, margin] = top_margin(want);
-        if (margin > 0.02f)
-            EXPECT_EQ(top_margin(v).first, top) << c.name << " step " << i << " margin " << margin;
-        step = {int32_t(top)};
-    }
-    RecordProperty("worst_rel_l2", std::to_string(worst));
+    compare(64,
+            {1, 200, 17, 42, 259, 101, 77, 13, 208, 5, 96, 150, 211, 3, 64, 128, 33, 250, 199, 7},
+            8);
+}
+
+// Sliding-window layers keep rings of window + batch - 1 rows where that is less than the
+// context (a batch is up to 512 tokens): a context of 600 and a 560-token prompt, whose batches
+// (sized by time on lavapipe) wrap the rings, then decode steps that read across the wrap.
+class FamilyRings : public FamilyShapes {};
+
+TEST_P(FamilyRings, LongPromptWrapsTheRings) {
+    std::vector<int32_t> prompt = {1};
+    for (int i = 1; i < 560; ++i) prompt.push_back(int32_t(3 + (i * 97) % 250));
+    compare(600, prompt, 4);
 }
 
 using K = Key;
@@ -308,6 +325,31 @@ const std::vector<ShapeCase> kCases = {
      "q4_k_m",
      true},
 };
+
+// Every layer of Phi-3 slides; Gemma 2 every other one; Gemma 3 five of six (and its Q/K/V heads
+// dispatch stores K and V into the rings in Q4_K_M).
+const std::vector<ShapeCase> kRingCases = {
+    {"gemma2_window6",
+     "gemma2-9b",
+     {"--embd", "64", "--heads", "2", "--kv-heads", "1", "--head-dim", "32", "--ffn", "96",
+      "--layers", "2"},
+     {{"gemma2.attention.sliding_window", K::U32, 6}}},
+    {"gemma3_q4km_window9",
+     "gemma3-4b",
+     {"--embd", "256", "--heads", "4", "--kv-heads", "2", "--head-dim", "64", "--ffn", "256",
+      "--layers", "6"},
+     {{"gemma3.attention.sliding_window", K::U32, 9}},
+     "q4_k_m"},
+    {"phi3_window5",
+     "phi3.5-mini",
+     {"--embd", "64", "--heads", "2", "--kv-heads", "2", "--ffn", "96", "--layers", "2"},
+     {{"phi3.attention.sliding_window", K::U32, 5}},
+     "f32",
+     true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Shapes, FamilyRings, ::testing::ValuesIn(kRingCases),
+                         [](const auto& info) { return info.param.name; });
 
 INSTANTIATE_TEST_SUITE_P(Shapes, FamilyShapes, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return info.param.name; });
