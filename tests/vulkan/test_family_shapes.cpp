@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -158,9 +157,10 @@ protected:
             EXPECT_LE(err, i ? decode_bar : prompt_bar) << name << " step " << i;
             worst = std::max(worst, err);
             const auto [top, margin] = top_margin(want);
-            if (margin > 0.02f)
+            if (margin > 0.02f) {
                 EXPECT_EQ(top_margin(v).first, top)
                     << name << " step " << i << " margin " << margin;
+            }
             step = {int32_t(top)};
         }
         RecordProperty("worst_rel_l2", std::to_string(worst));
@@ -193,7 +193,8 @@ const std::vector<ShapeCase> kCases = {
     {"llama_hd24_gqa5",
      "mistral-nemo-12b",
      {"--embd", "80", "--heads", "5", "--kv-heads", "1", "--head-dim", "24", "--ffn", "200",
-      "--layers", "2"}},
+      "--layers", "2"},
+     {}},
     // Llama 3 with rope_freqs, three query heads a KV head (GQA 3), heads of 20; F16 weights.
     {"llama3_gqa3_f16",
      "llama3.1-8b",
@@ -203,13 +204,15 @@ const std::vector<ShapeCase> kCases = {
     // Plain Llama whose K/V rows (18) are no multiple of 4: not the fused QKV kernel.
     {"llama_kv18",
      "llama2-7b",
-     {"--embd", "54", "--heads", "3", "--kv-heads", "1", "--ffn", "96", "--layers", "2"}},
+     {"--embd", "54", "--heads", "3", "--kv-heads", "1", "--ffn", "96", "--layers", "2"},
+     {}},
     // Qwen 2 with biases, seven query heads on one KV head (GQA 7), heads of 16, a vocabulary
     // of 300.
     {"qwen2_gqa7",
      "qwen2.5-7b",
      {"--embd", "112", "--heads", "7", "--kv-heads", "1", "--ffn", "224", "--layers", "2",
-      "--vocab", "300"}},
+      "--vocab", "300"},
+     {}},
     // Qwen 2 in F16, tied, heads of 40 (no power of two).
     {"qwen2_hd40_f16",
      "qwen2.5-0.5b",
@@ -220,12 +223,14 @@ const std::vector<ShapeCase> kCases = {
     {"qwen3_hd80_gqa3",
      "qwen3-8b",
      {"--embd", "96", "--heads", "6", "--kv-heads", "2", "--head-dim", "80", "--ffn", "192",
-      "--layers", "2"}},
+      "--layers", "2"},
+     {}},
     // Qwen 3 with one head and no GQA: heads of 128.
     {"qwen3_one_head",
      "qwen3-8b",
      {"--embd", "64", "--heads", "1", "--kv-heads", "1", "--head-dim", "128", "--ffn", "96",
-      "--layers", "2"}},
+      "--layers", "2"},
+     {}},
     // Gemma 2: three heads of 48 (GQA 1), window 5 (shorter than the context), soft-caps 20
     // and 15, 5 layers.
     {"gemma2_window5",
