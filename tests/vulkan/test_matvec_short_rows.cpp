@@ -93,5 +93,83 @@ TEST(FusedMatvec, ShortRowsMatchExact) {
     check({"Q6_K, 96 blocks", GgmlType::Q6_K, 300, 3072, FusedMode::Store, 0});
 }
 
+// A down projection wider than the x staging fits (Qwen2.5-32B's 27,648 columns, Gemma-2-27B's
+// 36,864, past about 22,500 on NVIDIA's 48 KB of shared memory): column parts, each staging its
+// share of x, keep it in matvec_fused_h.comp (and gate/up apart, SiLU(gate) * up read by down),
+// where it took the generic decode before; against the dequantized weights in double, with
+// guard regions.
+TEST(FusedMatvec, WideDownTakesColumnParts) {
+    EMBER_VK_REQUIRE_DEVICE();
+    Context& ctx = shared_context();
+    const Adapter& a = ctx.adapter();
+    if (!a.float16 || !a.atomic_float_add) GTEST_SKIP() << "no F16 arithmetic or float atomics";
+    // 16 blocks more than x's F16 staging (68 bytes a block with its sums) fits, in superblocks.
+    const int64_t blocks = (a.props.limits.maxComputeSharedMemorySize / 68 + 16 + 7) / 8 * 8;
+    const int64_t rows = 40, cols = 32 * blocks, n_ff = cols, n_embd = 256;
+    const GgmlType type = GgmlType::Q4_K;
+    auto upload = [&](const char* name, int64_t r, int64_t c, uint64_t seed, Tensor& t,
+                      std::vector<uint8_t>& data, std::vector<float>* wf) {
+        const uint64_t stride = row_bytes(*type_traits(type), uint64_t(c));
+        data.resize(stride * uint64_t(r));
+        const auto v = random_floats(size_t(r * c), seed);
+        if (wf) wf->resize(v.size());
+        for (int64_t i = 0; i < r; ++i) {
+            quantize_row(type, &v[i * c], &data[i * stride], c);
+            if (wf) dequantize_row(type, &data[i * stride], &(*wf)[i * c], c);
+        }
+        t.name = name;
+        t.type = type;
+        t.ne[0] = c;
+        t.ne[1] = r;
+        t.data = data.data();
+        t.n_bytes = data.size();
+        t.row_stride = stride;
+    };
+    Tensor td, tg, tu;
+    std::vector<uint8_t> dd, dg, du;
+    std::vector<float> wf;
+    upload("down", rows, cols, 101, td, dd, &wf);
+    upload("gate", n_ff, n_embd, 102, tg, dg, nullptr);
+    upload("up", n_ff, n_embd, 103, tu, du, nullptr);
+    auto store = WeightStore::upload(ctx, {&td, &tg, &tu}, nullptr, nullptr);
+    ASSERT_TRUE(store.ok()) << store.error().message;
+    const DeviceTensor &down = *(*store)->find(td), &gate = *(*store)->find(tg),
+                       &up = *(*store)->find(tu);
+    Plan plan = make_plan(a);
+    EXPECT_FALSE(fused_matvec_supports(a, plan, {&down}));  // x whole does not fit
+    EXPECT_TRUE(fused_matvec_add_supported(a, plan, down));
+
+    // down: y = y0 + W (SiLU(g) * u), x = [g; u].
+    const auto xgu = random_floats(size_t(2 * cols), 104, -3, 3);
+    const auto y0 = random_floats(size_t(rows), 105, -1, 1);
+    std::vector<float> want(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+        double sum = y0[r];
+        for (int64_t c = 0; c < cols; ++c) {
+            const double g = xgu[c];
+            sum += double(wf[r * cols + c]) * float(g / (1 + std::exp(-g)) * xgu[cols + c]);
+        }
+        want[r] = float(sum);
+    }
+    HostBuffer bx(ctx, xgu.size()), by(ctx, want.size());
+    bx.fill(xgu.data(), xgu.size() * 4);
+    by.fill(y0.data(), y0.size() * 4);
+    FusedMatvec f;
+    f.mode = FusedMode::Add;
+    f.silu_in = true;
+    f.w[0] = &down;
+    f.x = bx.range();
+    f.y = by.range();
+    bool apart = false;
+    auto st = run_ops(ctx, plan, [&](Recorder& r) {
+        apart = fused_gate_up_apart(r, gate, up, down);
+        return op_matvec_fused(r, f);
+    });
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_TRUE(apart);
+    EXPECT_LT(nmse(by.f32(), want.data(), want.size()), 2e-6);
+    EXPECT_TRUE(by.guard_intact());
+}
+
 }  // namespace
 }  // namespace ember::vulkan::test

@@ -188,6 +188,9 @@ bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const
 // buffers a stage.
 bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
                            const DeviceTensor& wv, uint32_t head_dim);
+// Whether op_matvec_fused takes a residual add (FusedMode::Add without a norm) of w here, also
+// where x is too wide to stage whole and column parts (float atomics) split it.
+bool fused_matvec_add_supported(const Adapter& a, const Plan& plan, const DeviceTensor& w);
 // Whether a mat-vec of w can fold a post-norm and residual add into its input
 // (FusedMatvec::resid): matvec_fused_h.comp's subgroup mode reads w here.
 bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w);

@@ -47,10 +47,25 @@ bool fused_h_fits(const Adapter& a, uint32_t xs_blocks, uint32_t rows) {
     return uint64_t(xs_blocks) * (64 + 4) + rows * 32 * 4 + 2 * 128 * 4 <=
            a.props.limits.maxComputeSharedMemorySize;
 }
-// Whether matvec_fused_h.comp can run type t here at all (not with FusedKernel::Plain).
-bool fused_h_available(const Adapter& a, const Plan& plan, GgmlType t, int64_t cols) {
+// Whether matvec_fused_h.comp can run type t here at all (not with FusedKernel::Plain), with x
+// in `parts` column parts.
+bool fused_h_available(const Adapter& a, const Plan& plan, GgmlType t, int64_t cols,
+                       uint32_t parts = 1) {
     return a.float16 && fused_matvec_f16_type(t) && plan.fused_kernel != FusedKernel::Plain &&
-           fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2);
+           fused_h_fits(a, fused_h_xs_blocks(cols, parts), 2);
+}
+// The fewest column parts of a residual add (no norm) whose share of x fits shared memory: 1
+// where all of x does; more for rows wider than about 22,500 columns on NVIDIA's 48 KB (the
+// downs of Qwen2.5-32B, Gemma-2-27B), each part at least 2 blocks a lane as add_column_parts
+// keeps them; 0 where no split fits or the device cannot add the parts' sums (float atomics).
+uint32_t fused_h_add_parts(const Adapter& a, int64_t cols) {
+    if (fused_h_fits(a, fused_h_xs_blocks(cols, 1), 2)) return 1;
+    if (!a.atomic_float_add) return 0;
+    const uint64_t sgs = std::max<uint32_t>(a.subgroup_size, 1);
+    const uint64_t most = std::max<uint64_t>(uint64_t(cols / 32) / (2 * sgs), 1);
+    for (uint64_t k = 2; k <= most; ++k)
+        if (fused_h_fits(a, fused_h_xs_blocks(cols, uint32_t(k)), 2)) return uint32_t(k);
+    return 0;
 }
 
 // ksplit: column parts per group of rows (each part's blocks set the steps); one_row: groups of
@@ -59,7 +74,7 @@ FusedH fused_h_plan(const Recorder& rec, const DeviceTensor& w, int64_t kv_rows,
                     uint32_t ksplit = 1, bool one_row = false) {
     const Adapter& a = rec.adapter();
     const Plan& plan = rec.plan();
-    if (!fused_h_available(a, plan, w.type, w.cols)) return {};
+    if (!fused_h_available(a, plan, w.type, w.cols, std::max<uint32_t>(ksplit, 1))) return {};
     // Plan::matvec_max_unroll caps the blocks per lane a step, 0 selecting the per-workgroup
     // mode (used only for Q4_0 rows of 4096 columns unless FusedKernel::Staged; types other
     // than Q4_0 and Q8_0 keep the subgroup mode).
@@ -348,7 +363,13 @@ uint32_t add_column_parts(const Recorder& rec, const FusedDispatch& d, const Sub
     if (ks == 0 && groups < subgroups)
         ks = std::max((nblk + part - 1) / part, (3 * subgroups + 2 * groups - 1) / (2 * groups));
     if (ks == 0) ks = 1;
-    return uint32_t(std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1)));
+    // At least as many parts as x's width needs (fused_h_add_parts: within the clamp below).
+    ks = std::max<uint64_t>(ks, fused_h_add_parts(a, d.w0.cols));
+    ks = std::clamp<uint64_t>(ks, 1, std::max<uint64_t>(nblk / (2 * sgs), 1));
+    // No part left empty by the shader's split into parts of ceil(nblk / ks) blocks (504 blocks
+    // in 31 parts of 17 leave the 31st none, and its staging then ran past x on lavapipe).
+    while (ks > 1 && (nblk + ks - 1) / ks * (ks - 1) >= nblk) --ks;
+    return uint32_t(ks);
 }
 
 // The GELU-tanh variants' infix, where the gate's activation is taken (Silu mode, silu_in).
@@ -521,8 +542,10 @@ bool fused_gate_up_apart(const Recorder& rec, const DeviceTensor& gate, const De
                          const DeviceTensor& down) {
     if (gate.type != up.type) return false;
     // (Down's plan as record_fused makes it for a residual add without a norm: column parts
-    // only change how much of x a workgroup stages.)
-    const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0);
+    // only change how much of x a workgroup stages, and x too wide to stage whole takes them.)
+    const uint32_t parts = fused_h_add_parts(rec.adapter(), down.cols);
+    if (parts == 0) return false;
+    const FusedH g = fused_h_plan(rec, gate, 0, 1, true), d = fused_h_plan(rec, down, 0, parts);
     return g.rows && g.warp_unroll && d.rows && d.warp_unroll;
 }
 
@@ -537,6 +560,12 @@ bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const De
         if (!h.rows || !h.warp_unroll || head_dim % h.rows != 0) return false;
     }
     return true;
+}
+
+bool fused_matvec_add_supported(const Adapter& a, const Plan& plan, const DeviceTensor& w) {
+    if (fused_matvec_supports(a, plan, {&w})) return true;
+    const uint32_t parts = fused_h_add_parts(a, w.cols);
+    return w.pieces.size() == 1 && parts > 1 && fused_h_available(a, plan, w.type, w.cols, parts);
 }
 
 bool fused_resid_supported(const Recorder& rec, const DeviceTensor& w) {
@@ -614,7 +643,10 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& in) {
     const DeviceTensor& w1 = f.w[1] ? *f.w[1] : w0;
     const DeviceTensor& w2 = f.w[2] ? *f.w[2] : w1;
     const Adapter& a = rec.adapter();
-    if (!fused_matvec_supports(a, rec.plan(), {&w0, &w1, &w2}))
+    // (A residual add of one matrix also where x takes column parts: fused_matvec_add_supported.)
+    const bool add = f.mode == FusedMode::Add && !f.norm.buffer && !f.fold && !f.w[1];
+    if (add ? !fused_matvec_add_supported(a, rec.plan(), w0)
+            : !fused_matvec_supports(a, rec.plan(), {&w0, &w1, &w2}))
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec needs single-piece weights of one width, all of types "
                           "this device's fused kernels read (F32, F16, Q8_0, Q4_0 of one type; "

@@ -77,8 +77,8 @@ bool family_fused_layers(const Adapter& a, const Plan& plan, const DeviceModel& 
         // Each matrix takes a dispatch of its own (Q, K and V of different types too).
         for (const DeviceTensor* t : {L.wq, L.wk, L.wv, L.wqkv, L.wo, L.gate, L.up, L.gate_up})
             if (!one_piece(a, plan, t)) return false;
-        if (!L.down || !one_piece(a, plan, L.down) || L.attn_norm->type != GgmlType::F32 ||
-            L.ffn_norm->type != GgmlType::F32)
+        if (!L.down || !fused_matvec_add_supported(a, plan, *L.down) ||
+            L.attn_norm->type != GgmlType::F32 || L.ffn_norm->type != GgmlType::F32)
             return false;
     }
     return true;
