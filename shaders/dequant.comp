@@ -6,6 +6,9 @@
 #include "include/common.glsl"
 #define W_BINDING 0
 #include "include/weights.glsl"
+#if defined(SPLIT_HI) || defined(SPLIT_LO)
+#include "include/f16_split.glsl"
+#endif
 
 layout(binding = 1) writeonly buffer OutBuf { uint oh[]; };  // F16 pairs
 
@@ -24,5 +27,12 @@ void main() {
     float w[32];
     dequant_chunk((pc.row0 + r) * pc.stride, c, pc.ncols, w);
     uint o = (r * pc.ncols + c * 32) / 2, n = min(32u, pc.ncols - c * 32);
+#if defined(SPLIT_HI)
+    // F32 weights' high or low F16 part (include/f16_split.glsl).
+    for (uint k = 0; k < n; k += 2) oh[o + k / 2] = packHalf2x16(f16_hi(vec2(w[k], w[k + 1])));
+#elif defined(SPLIT_LO)
+    for (uint k = 0; k < n; k += 2) oh[o + k / 2] = packHalf2x16(f16_lo(vec2(w[k], w[k + 1])));
+#else
     for (uint k = 0; k < n; k += 2) oh[o + k / 2] = packHalf2x16(vec2(w[k], w[k + 1]));
+#endif
 }

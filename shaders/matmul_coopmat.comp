@@ -14,6 +14,8 @@
 // WIDE (with X_F16): 8 subgroups and 128-row tiles, 64 columns a stage. BIG (with X_F16):
 // 128 x 128 tiles, each subgroup 64 x 32.
 // TOKENS_FAST orders the workgroups (ops.cpp picks it for big weight matrices).
+// X_HI / X_LO (F32 activations): stage their high or low F16 part (include/f16_split.glsl);
+// LO_ADD adds the product, scaled back, to y: an F32 matmul as three F16 products (ops.cpp).
 #extension GL_GOOGLE_include_directive : require
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -22,6 +24,9 @@
 #include "include/common.glsl"
 #define W_BINDING 0
 #include "include/weights.glsl"
+#if defined(X_HI) || defined(X_LO)
+#include "include/f16_split.glsl"
+#endif
 
 #if defined(TYPE_F16)
 layout(binding = 0) readonly buffer WBuf8 { uvec4 wdata8[]; };  // 8 halfs
@@ -362,7 +367,17 @@ void store_stage(uint row0, uint t0, uint s, bool vec_x) {
         uint idx = it * NT + tid;
         uint q = idx & 15u;  // 4 halfs: half of a uvec4
         uint o = (idx >> 4) * LD4 + (q >> 1);
+#if defined(X_HI) || defined(X_LO)
+        // An F32 matmul's high or low F16 part of the activations (include/f16_split.glsl).
+#if defined(X_HI)
+        vec4 v = f16_hi(rx[it]);
+#else
+        vec4 v = f16_lo(rx[it]);
+#endif
+        uvec2 h = uvec2(packHalf2x16(v.xy), packHalf2x16(v.zw));
+#else
         uvec2 h = uvec2(packHalf2x16(rx[it].xy), packHalf2x16(rx[it].zw));
+#endif
         if ((q & 1u) == 0u) sb[o].xy = h;
         else sb[o].zw = h;
     }
@@ -426,7 +441,13 @@ void main() {
             subgroupBarrier();
             for (uint e = lane; e < 128u; e += gl_SubgroupSize) {
                 uint r = row0 + sm + 16u * uint(i) + (e & 15u), t = t0 + sn + 8u * uint(j) + (e >> 4);
+#if defined(LO_ADD)
+                // A product with one low part (include/f16_split.glsl): added, scaled back.
+                if (r < pc.nrows && t < pc.n_tokens)
+                    y[pc.y_off + t * pc.y_stride + r] += sc[sg * 128u + e] * (1.0 / F16_LO_SCALE);
+#else
                 if (r < pc.nrows && t < pc.n_tokens) y[pc.y_off + t * pc.y_stride + r] = sc[sg * 128u + e];
+#endif
             }
             subgroupBarrier();
         }

@@ -63,6 +63,13 @@ foreach(t f16 ${EMBER_COOPMAT_QUANT_TYPES})
     ember_shader(matmul_coopmat_${t} matmul_coopmat.comp TYPE_${T})
     ember_shader(matmul_coopmat_direct_${t} matmul_coopmat.comp TYPE_${T} DIRECT_STORE)
 endforeach()
+# F32 weights as three F16 products of their high and low parts and the activations' (ops.cpp,
+# include/f16_split.glsl): Wh Xh, then Wh Xl and Wl Xh added.
+ember_shader(dequant_hi_f32_f16 dequant.comp TYPE_F32 SPLIT_HI)
+ember_shader(dequant_lo_f32_f16 dequant.comp TYPE_F32 SPLIT_LO)
+ember_shader(matmul_coopmat_xhi_f16 matmul_coopmat.comp TYPE_F16 X_HI)
+ember_shader(matmul_coopmat_lo_xlo_f16 matmul_coopmat.comp TYPE_F16 LO_ADD X_LO)
+ember_shader(matmul_coopmat_lo_xhi_f16 matmul_coopmat.comp TYPE_F16 LO_ADD X_HI)
 # The same over F16 activations, 128 columns a stage.
 foreach(t ${EMBER_COOPMAT_QUANT_TYPES})
     string(TOUPPER ${t} T)

@@ -260,9 +260,16 @@ uint64_t dequant_scratch_bytes(const Adapter& a, GgmlType type, int64_t rows, in
     return std::min(uint64_t(rows), cap / row) * row;
 }
 
-Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
-                      int64_t nrows, BufferRange out) {
+namespace {
+// Which F16 part of an F32 value a copy or a product takes (include/f16_split.glsl): all of it
+// rounded (Whole), its 11 leading bits (Hi) or what they leave, scaled (Lo).
+enum class Part { Whole, Hi, Lo };
+// op_dequant_f16, or an F32 matrix's high or low part.
+Status dequant_rows_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
+                        int64_t nrows, BufferRange out, Part part) {
     const char* sfx = weight_type_suffix(w.type);
+    if (part != Part::Whole && w.type != GgmlType::F32)
+        return make_error("vulkan.unsupported_type", "F16 parts of a non-F32 matrix");
     if (!sfx || piece >= w.pieces.size() || row0 < 0 || nrows < 0 ||
         row0 + nrows > w.pieces[piece].nrows || w.cols % 2 != 0 ||
         uint64_t(nrows) * uint64_t(w.cols) * 2 > out.size)
@@ -275,9 +282,25 @@ Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_
         uint32_t ncols, stride, row0, nrows;
     } pc{uint32_t(w.cols), w.stride_units, uint32_t(row0), uint32_t(nrows)};
     const uint64_t chunks = uint64_t(nrows) * uint64_t((w.cols + 31) / 32);
-    return rec.dispatch_linear(std::string("dequant_") + sfx + "_f16", {w.pieces[piece].range, out},
-                               &pc, push_size<decltype(pc)>(), kWgElem,
+    const char* name = part == Part::Hi   ? "dequant_hi_"
+                       : part == Part::Lo ? "dequant_lo_"
+                                          : "dequant_";
+    return rec.dispatch_linear(std::string(name) + sfx + "_f16", {w.pieces[piece].range, out}, &pc,
+                               push_size<decltype(pc)>(), kWgElem,
                                (chunks + kWgElem - 1) / kWgElem);
+}
+
+// The products of an F32 matmul on the tensor cores, w the F16 rows of a part of the weights:
+// y = Wh Xh (HiHi), then y += Wh Xl (HiLo) and Wl Xh (LoHi), scaled back. None: y = W X.
+enum class Product { None, HiHi, HiLo, LoHi };
+// op_matmul without the F16 copies.
+Status matmul_pieces(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off,
+                     BufferRange y, uint32_t y_off, int n_tokens, BufferRange xh, Product product);
+}  // namespace
+
+Status op_dequant_f16(Recorder& rec, const DeviceTensor& w, size_t piece, int64_t row0,
+                      int64_t nrows, BufferRange out) {
+    return dequant_rows_f16(rec, w, piece, row0, nrows, out, Part::Whole);
 }
 
 Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off, BufferRange y,
@@ -288,8 +311,11 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                           "no Vulkan shader for weight type " + std::string(type_name(w.type)));
     // Types the tensor cores do not read (F32, BF16): their rows as F16 in wh, a range of rows
     // at a time, then the F16 tensor-core matmul (on the H200 a hundred times faster than
-    // matmul.comp). The barrier before a copy lets the matmul before it, which may read wh,
-    // finish.
+    // matmul.comp). F16 keeps BF16's 8 bits but not F32's 24, for weights or activations: F32
+    // rows take three F16 products, Wh Xh + Wh Xl + Wl Xh (h: the 11 leading bits, l: what they
+    // leave), so that an F32 file's prompts keep ~22 bits (one product moved a small Llama 3's
+    // logits 1.5e-3, relative L2, from its reference on the H200). The barrier before a copy lets
+    // the matmul before it, which may read wh, finish.
     const uint64_t wh_rows =
         n_tokens > 1 && wh.size && dequant_scratch_bytes(rec.adapter(), w.type, w.rows, w.cols)
             ? wh.size / (uint64_t(w.cols) * 2)
@@ -300,16 +326,42 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
             for (int64_t r0 = 0; r0 < p.nrows; r0 += int64_t(wh_rows)) {
                 const int64_t nr = std::min<int64_t>(int64_t(wh_rows), p.nrows - r0);
                 const BufferRange part = wh.sub(0, uint64_t(nr) * uint64_t(w.cols) * 2);
+                const bool split = w.type == GgmlType::F32 && use_coopmat(rec, GgmlType::F16);
                 rec.barrier();
-                EMBER_TRY(op_dequant_f16(rec, w, i, r0, nr, part));
+                EMBER_TRY(
+                    dequant_rows_f16(rec, w, i, r0, nr, part, split ? Part::Hi : Part::Whole));
                 rec.barrier();
                 DeviceTensor half{
                     GgmlType::F16, w.rows, w.cols, uint32_t(w.cols), {{part, p.row0 + r0, nr}}};
-                EMBER_TRY(op_matmul(rec, half, x, x_off, y, y_off, n_tokens));
+                if (!split) {
+                    EMBER_TRY(op_matmul(rec, half, x, x_off, y, y_off, n_tokens));
+                    continue;
+                }
+                EMBER_TRY(
+                    matmul_pieces(rec, half, x, x_off, y, y_off, n_tokens, {}, Product::HiHi));
+                rec.barrier();
+                EMBER_TRY(
+                    matmul_pieces(rec, half, x, x_off, y, y_off, n_tokens, {}, Product::HiLo));
+                rec.barrier();
+                EMBER_TRY(dequant_rows_f16(rec, w, i, r0, nr, part, Part::Lo));
+                rec.barrier();
+                EMBER_TRY(
+                    matmul_pieces(rec, half, x, x_off, y, y_off, n_tokens, {}, Product::LoHi));
             }
         }
         return {};
     }
+    return matmul_pieces(rec, w, x, x_off, y, y_off, n_tokens, xh, Product::None);
+}
+
+namespace {
+Status matmul_pieces(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x_off,
+                     BufferRange y, uint32_t y_off, int n_tokens, BufferRange xh, Product product) {
+    const char* sfx = weight_type_suffix(w.type);
+    const bool parts = product != Product::None;
+    if (parts && (w.type != GgmlType::F16 || n_tokens < 2 || !use_coopmat(rec, w.type)))
+        return make_error("vulkan.unsupported_type",
+                          "F32 matmuls are split in F16 parts on the tensor cores only");
     for (const auto& p : w.pieces) {
         if (n_tokens == 1) {
             struct {
@@ -330,10 +382,16 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
                 const bool half = xh.size && x_off % 8 == 0 && matmul_reads_f16(rec, w, n_tokens);
                 const bool tokens_fast = coopmat_tokens_fast(rec.plan(), w);
                 const CoopmatTile tile = coopmat_tile(rec.plan(), p.nrows, n_tokens, half);
-                // Whole tiles store their results directly.
-                const bool direct = p.nrows % tile.rows == 0 && n_tokens % tile.tokens == 0;
-                std::string name = std::string("matmul_coopmat_") + (half ? "xh_" : "") +
-                                   tile.name + (direct ? "direct_" : "") + sfx;
+                // Whole tiles store their results directly (not the products of F32 parts).
+                const bool direct =
+                    !parts && p.nrows % tile.rows == 0 && n_tokens % tile.tokens == 0;
+                const char* part_name = product == Product::HiHi   ? "xhi_"
+                                        : product == Product::HiLo ? "lo_xlo_"
+                                        : product == Product::LoHi ? "lo_xhi_"
+                                                                   : "";
+                std::string name = std::string("matmul_coopmat_") + part_name +
+                                   (half ? "xh_" : "") + tile.name + (direct ? "direct_" : "") +
+                                   sfx;
                 // When a stage's data is loaded (XLOAD in the shader): with F16 activations,
                 // loading them (2) and the weights too (3) only when stored frees registers for
                 // more workgroups; 3 won in row order, 2 in token order, and the F32 kernel lost
@@ -366,6 +424,7 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
     }
     return {};
 }
+}  // namespace
 
 Status op_get_rows(Recorder& rec, const DeviceTensor& table, BufferRange step, BufferRange out,
                    int n_tokens) {
@@ -441,7 +500,7 @@ bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s) {
 
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s, BufferRange k_batch,
-                    BufferRange v_batch) {
+                    BufferRange v_batch, bool keep_f32) {
     if (s.head_dim > int(8 * kWgAttn) || s.n_head % s.n_head_kv != 0)
         return make_error("vulkan.unsupported_shape",
                           "attention needs head_dim <= " + std::to_string(8 * kWgAttn) +
@@ -461,7 +520,7 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
          qdim,
          s.scale,
          k_batch.buffer && v_batch.buffer ? 1u : 0u};
-    if (attention_on_tensor_cores(rec.adapter(), s)) {
+    if (!keep_f32 && attention_on_tensor_cores(rec.adapter(), s)) {
         // Keys and values of every position from the F16 cache (the batch's are stored there
         // before attention runs).
         struct {

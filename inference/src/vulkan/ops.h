@@ -234,9 +234,10 @@ bool attention_on_tensor_cores(const Adapter& a, const AttentionShape& s);
 // out[t][h*hd..] = softmax(q k^T * scale) v over positions [0, pos0 + t], K/V rows n_head_kv*hd.
 // k_batch/v_batch (optional, F32 rows of this batch): the batch's own positions are read from
 // them instead of from the F16 cache.
+// keep_f32: never on the tensor cores (layers of F32 weights keep F32 Q, K, V and P).
 Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRange v_cache,
                     BufferRange out, BufferRange step, const AttentionShape& s,
-                    BufferRange k_batch = {}, BufferRange v_batch = {});
+                    BufferRange k_batch = {}, BufferRange v_batch = {}, bool keep_f32 = false);
 // The decoder families' extras of the decode attention (attention.comp FAMILY): s.scale as
 // given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window (window > 0:
 // the query at position p reads keys p - window < j <= p only, and its runs cover no others),

@@ -278,12 +278,14 @@ Status record_stage(const At& a) {
             break;
         case StageOp::Attention:
             // A prompt attends over its own unrounded K/V; a single decoded token reads the
-            // F16 cache like the fused decode path, so both decode paths agree.
+            // F16 cache like the fused decode path, so both decode paths agree. A layer of F32
+            // weights keeps F32 attention, as the families' do (stages_family.cpp).
             if (a.n == 1) {
                 EMBER_TRY(decode_attention(rec, b, l, attention_shape(a.m.hp, 1)));
             } else {
                 EMBER_TRY(op_attention(rec, b.q, b.k_cache[l], b.v_cache[l], b.att, b.step,
-                                       attention_shape(a.m.hp, a.n), b.k, b.v));
+                                       attention_shape(a.m.hp, a.n), b.k, b.v,
+                                       L->wq->type == GgmlType::F32));
             }
             break;
         case StageOp::FusedQkv:
