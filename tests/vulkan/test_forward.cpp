@@ -49,9 +49,10 @@ struct SynthModel {
 };
 
 // more_bits: the type of attn_v, ffn_down and the output in layer 1 and the output (as
-// llama.cpp's Q4_K_M gives some layers Q6_K there); else type.
+// llama.cpp's Q4_K_M gives some layers Q6_K there); else type. n_ff: the FFN's width.
 std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool rope_freqs = false,
-                                        std::optional<GgmlType> more_bits = std::nullopt) {
+                                        std::optional<GgmlType> more_bits = std::nullopt,
+                                        uint32_t n_ff = 512) {
     auto s = std::make_unique<SynthModel>();
     LlamaHParams& hp = s->m.hp;
     hp.n_vocab = 300;
@@ -60,7 +61,7 @@ std::unique_ptr<SynthModel> synth_model(GgmlType type, bool tied = false, bool r
     hp.n_layer = 2;
     hp.n_head = 4;
     hp.n_head_kv = 2;
-    hp.n_ff = 512;
+    hp.n_ff = n_ff;
     hp.head_dim = 64;
     hp.n_rot = 64;
     const float a_e = std::sqrt(3.0f / hp.n_embd), a_f = std::sqrt(3.0f / hp.n_ff);
@@ -341,6 +342,29 @@ TEST_F(Forward, FusedDecodeMatchesUnfused) {
         for (size_t i = 0; i < a.size(); ++i)
             EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), h ? 1e-5 : 1e-9) << "step " << i;
     }
+}
+
+// A down projection wider than matvec_fused_h.comp's staging of x fits (Llama-70B's 28,672
+// columns on NVIDIA's 48 KB of shared memory): column parts stage a share each, so the decode
+// keeps the fused kernels, and its steps match the unfused ones.
+TEST_F(Forward, WideDownKeepsTheFusedDecode) {
+    auto adapter = Context::pick_adapter(test_device());
+    ASSERT_TRUE(adapter.ok());
+    if (!adapter->float16 || !adapter->atomic_float_add)
+        GTEST_SKIP() << "no F16 arithmetic or float atomics";
+    // 16 blocks more than the staging (68 bytes a block) holds, in superblocks.
+    const uint32_t n_ff =
+        (adapter->props.limits.maxComputeSharedMemorySize / 68 + 16 + 7) / 8 * 8 * 32;
+    auto s = synth_model(GgmlType::Q4_K, false, false, std::nullopt, n_ff);
+    auto fused_model = create_backend_model(s->m, test_options(32));
+    ASSERT_TRUE(fused_model.ok()) << fused_model.error().message;
+    EXPECT_TRUE((*fused_model)->info().fused_kernels);
+    auto plain = create_backend_model(s->m, test_options(32, [](Plan& p) { p.fused = false; }));
+    ASSERT_TRUE(plain.ok()) << plain.error().message;
+    auto a = run_steps(**fused_model), b = run_steps(**plain);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+        EXPECT_LT(nmse(a[i].data(), b[i].data(), a[i].size()), 1e-5) << "step " << i;
 }
 
 // Decode steps on both sides of the context length from which the attention splits over

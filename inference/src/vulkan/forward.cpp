@@ -125,7 +125,7 @@ Result<DeviceModel> bind_device_model(const LlamaModel& m,
         dm.fused_layers = dm.fused_layers && fused_matvec_supports(a, plan, {L.wq, L.wk, L.wv}) &&
                           fused_matvec_supports(a, plan, {L.gate, L.up}) &&
                           L.gate->type == L.up->type && fused_matvec_supports(a, plan, {L.wo}) &&
-                          fused_matvec_supports(a, plan, {L.down});
+                          L.down && fused_matvec_add_supported(a, plan, *L.down);
     dm.fused_output = plan.fused && dm.output_norm->type == GgmlType::F32 &&
                       fused_matvec_supports(a, plan, {dm.output});
     dm.weight_scratch = weight_scratch_bytes(a, m);
