@@ -336,6 +336,10 @@ TEST(Plan, F32WeightsKeepF32PrecisionInPrompts) {
         EXPECT_EQ(n["matmul_coopmat_lo_xhi_f16"], f32_matmuls);
         EXPECT_EQ(n["dequant_f32_f16"], 0);
     }
+    // `ember-cli devices --plan` says why.
+    const std::string text = describe_plan(f32, a, make_plan(a));
+    EXPECT_NE(text.find("F32 weights: high parts"), std::string::npos) << text;
+    EXPECT_NE(text.find("F32 weights' F16 high or low parts"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -49,6 +49,10 @@ std::string reason_for(const std::string& kernel, const Plan& p) {
                std::to_string(p.coopmat_sms) + " SMs";
     if (starts("matmul_coopmat_xh_wide") || starts("matmul_coopmat_wide"))
         return "tensor cores, 128x64 tiles (1,024 rows or more)";
+    if (starts("matmul_coopmat_xhi"))
+        return "tensor cores, 64x64 tiles; F32 weights: high parts (Wh Xh of three products)";
+    if (starts("matmul_coopmat_lo"))
+        return "tensor cores, 64x64 tiles; F32 weights: a low part's product added (Wh Xl, Wl Xh)";
     if (starts("matmul_coopmat")) return "tensor cores, 64x64 tiles";
     if (starts("matmul_idot")) return "int8 dot products, 64x32 tiles";
     if (starts("matmul_") || starts("matvec_")) return "plain compute kernel";
@@ -58,6 +62,8 @@ std::string reason_for(const std::string& kernel, const Plan& p) {
         return "tensor cores, 64 queries and half of a head's output a workgroup";
     if (starts("attention_coopmat")) return "tensor cores, 64 queries a workgroup";
     if (starts("attention")) return "one workgroup per head and token";
+    if (starts("dequant_hi") || starts("dequant_lo"))
+        return "F32 weights' F16 high or low parts, for three tensor-core products";
     return "elementwise";
 }
 
