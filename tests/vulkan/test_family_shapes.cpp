@@ -103,11 +103,10 @@ protected:
         fs::create_directories(dir);
         const std::string made = (dir / "made.gguf").string();
         path = (dir / "model.gguf").string();
-        std::vector<std::string> args = {"mkmodel", "-o",      made,     "--preset", c.preset,
-                                         "--type",  c.type,    "--seed", "11",       "--threads",
-                                         "1",       "--vocab", "512",    "--ctx",    "1024"};
-        args.insert(args.end(), c.shape.begin(), c.shape.end());
-        const auto r = ember::test::run_cli(cli(), args);
+        // The case's shape options override make_small_model's test sizes (every case gives them).
+        std::vector<std::string> extra = c.shape;
+        extra.insert(extra.end(), {"--ctx", "1024"});
+        const auto r = make_small_model(made, c.preset, c.type, "11", extra);
         ASSERT_EQ(r.exit_code, 0) << r.err;
         auto st = rewrite_keys(made, path, c.keys, c.no_longrope);
         ASSERT_TRUE(st.ok()) << st.error().message;

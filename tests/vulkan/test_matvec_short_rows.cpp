@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "host_weight.h"
 #include "quant/quant.h"
 #include "test_util.h"
 #include "vk_test_util.h"
@@ -107,30 +108,10 @@ TEST(FusedMatvec, WideDownTakesColumnParts) {
     const int64_t blocks = (a.props.limits.maxComputeSharedMemorySize / 68 + 16 + 7) / 8 * 8;
     const int64_t rows = 40, cols = 32 * blocks, n_ff = cols, n_embd = 256;
     const GgmlType type = GgmlType::Q4_K;
-    auto upload = [&](const char* name, int64_t r, int64_t c, uint64_t seed, Tensor& t,
-                      std::vector<uint8_t>& data, std::vector<float>* wf) {
-        const uint64_t stride = row_bytes(*type_traits(type), uint64_t(c));
-        data.resize(stride * uint64_t(r));
-        const auto v = random_floats(size_t(r * c), seed);
-        if (wf) wf->resize(v.size());
-        for (int64_t i = 0; i < r; ++i) {
-            quantize_row(type, &v[i * c], &data[i * stride], c);
-            if (wf) dequantize_row(type, &data[i * stride], &(*wf)[i * c], c);
-        }
-        t.name = name;
-        t.type = type;
-        t.ne[0] = c;
-        t.ne[1] = r;
-        t.data = data.data();
-        t.n_bytes = data.size();
-        t.row_stride = stride;
-    };
-    Tensor td, tg, tu;
-    std::vector<uint8_t> dd, dg, du;
-    std::vector<float> wf;
-    upload("down", rows, cols, 101, td, dd, &wf);
-    upload("gate", n_ff, n_embd, 102, tg, dg, nullptr);
-    upload("up", n_ff, n_embd, 103, tu, du, nullptr);
+    const Weight wd = make_weight(type, rows, cols, 101), wg = make_weight(type, n_ff, n_embd, 102),
+                 wu = make_weight(type, n_ff, n_embd, 103);
+    const std::vector<float>& wf = wd.f;
+    Tensor td = wd.tensor("down"), tg = wg.tensor("gate"), tu = wu.tensor("up");
     auto store = WeightStore::upload(ctx, {&td, &tg, &tu}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
     const DeviceTensor &down = *(*store)->find(td), &gate = *(*store)->find(tg),
