@@ -321,12 +321,12 @@ Status op_matmul(Recorder& rec, const DeviceTensor& w, BufferRange x, uint32_t x
             ? wh.size / (uint64_t(w.cols) * 2)
             : 0;
     if (wh_rows > 0) {
+        const bool split = w.type == GgmlType::F32 && use_coopmat(rec, GgmlType::F16);
         for (size_t i = 0; i < w.pieces.size(); ++i) {
             const auto& p = w.pieces[i];
             for (int64_t r0 = 0; r0 < p.nrows; r0 += int64_t(wh_rows)) {
                 const int64_t nr = std::min<int64_t>(int64_t(wh_rows), p.nrows - r0);
                 const BufferRange part = wh.sub(0, uint64_t(nr) * uint64_t(w.cols) * 2);
-                const bool split = w.type == GgmlType::F32 && use_coopmat(rec, GgmlType::F16);
                 rec.barrier();
                 EMBER_TRY(
                     dequant_rows_f16(rec, w, i, r0, nr, part, split ? Part::Hi : Part::Whole));

@@ -138,7 +138,7 @@ Status VulkanRunner::allocate_buffers() {
     // (head_count) at the next bound offset the device allows (a multiple of 16 at least: 6
     // heads' counts end at 24 bytes).
     const uint64_t align = effective_alignment(ctx.adapter().props.limits),
-                   head_count_off = (4 * uint64_t(hp.n_head) + align - 1) / align * align;
+                   head_count_off = align_up(4 * uint64_t(hp.n_head), align);
     size_t spart = f32(std::max<uint64_t>(1, decode_attention_partials(dec, n_split))),
            scount = m_arena.reserve(head_count_off + 4 * uint64_t(hp.n_head + hp.n_head_kv));
     for (uint64_t bytes : {uint64_t(B) * d.E * 4, uint64_t(B) * d.F * 4, uint64_t(B) * d.Dq * 4})
