@@ -514,73 +514,7 @@ float stage_x(uint c0, uint c1) {
 #include "include/rope_pair.glsl"
 
 #if defined(HEADS)
-#include "include/rope_family.glsl"
-
-// The caches' row of the step's position.
-uint heads_cache_row() { return pc.kv_ring > 0u ? step_pos0 % pc.kv_ring : step_pos0; }
-
-// Dimension d of q head h (sm 0) or k head h (sm 1) as the projection left it, plus its bias.
-float head_in(uint sm, uint base, uint h, uint d) {
-    const float b = (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
-    return (sm == 0u ? yc[base + d] : kr[base + d]) + b;
-}
-// ... times 1 / rms and the norm weight (flag 2; else r is 1).
-float head_normed(uint sm, uint base, uint h, uint d, float r) {
-    const float w = (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
-    return head_in(sm, base, h, d) * (r * w);
-}
-void head_out(uint sm, uint base, uint h, uint d, float v) {
-    if (sm == 0u) yc[base + d] = v;
-    else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
-}
-
-// One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
-// the unrotated dimensions past n_rot) and reads and writes only its own elements.
-void finish_head(uint sm, uint h, uint lane, uint sgs) {
-    const uint hd = HEAD_DIM, base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
-    float r = 1.0;
-    if ((pc.flags & 2u) != 0u) {
-        float ss = 0.0;
-        for (uint d = lane; d < hd; d += sgs) {
-            const float v = head_in(sm, base, h, d);
-            ss += v * v;
-        }
-        r = inversesqrt(subgroupAdd(ss) / float(hd) + EPS);
-    }
-    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
-    const bool neox = (pc.flags & 8u) != 0u;
-    for (uint i = lane; i < half_rot; i += sgs) {
-        const vec2 cs = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
-                                       ROPE_HAS_FF, pc.ext_factor, pc.corr_low, pc.corr_high,
-                                       pc.mscale);
-        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-        const float a = head_normed(sm, base, h, ia, r), b = head_normed(sm, base, h, ib, r);
-        head_out(sm, base, h, ia, a * cs.x - b * cs.y);
-        head_out(sm, base, h, ib, a * cs.y + b * cs.x);
-    }
-    for (uint d = n_rot + lane; d < hd; d += sgs) head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
-}
-
-// Once a subgroup has written all its groups (grp0, grp0 + n_sg, ...): their q and k rows made
-// visible with one barrier (one per group held the subgroup's loop up), then each group counted
-// in its head; the subgroup that counts a head's last group finishes it (reading after the count)
-// and leaves its count at zero.
-void count_heads(uint grp0, uint n_sg, uint n_groups, uint lane, uint sgs) {
-    memoryBarrierBuffer();
-    subgroupBarrier();
-    for (uint grp = grp0; grp < n_groups; grp += n_sg) {
-        const uint row = grp * ROWS;  // of [Wq; Wk; Wv]
-        if (row >= ROWS0 + ROWS1) break;  // v rows: nothing to finish
-        const uint sm = row < ROWS0 ? 0u : 1u, h = (row - sm * ROWS0) / HEAD_DIM;
-        const uint slot = sm == 0u ? h : ROWS0 / HEAD_DIM + h;
-        uint last = 0u;
-        if (lane == 0u) last = atomicAdd(head_count[slot], 1u) == HEAD_DIM / ROWS - 1u ? 1u : 0u;
-        if (subgroupMax(last) == 0u) continue;
-        memoryBarrierBuffer();
-        finish_head(sm, h, lane, sgs);
-        if (lane == 0u) head_count[slot] = 0u;
-    }
-}
+#include "include/fused_heads.glsl"
 #endif
 
 // Thread tid's results of a group: its row r (STORE, ADD; GU: row r of matrix sm), its gate and

@@ -216,6 +216,8 @@ TEST_F(FusedHeads, BiasesAndNeox) {
 // and its post-FFN norm folded into the input; a sliding-window layer's ring.
 TEST_F(FusedHeads, QkNormsAndMixedTypes) {
     check_heads({.n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_rot = 128, .qk_norm = true});
+    // The norm also over the unrotated dimensions of a partial rotary.
+    check_heads({.head_dim = 96, .n_rot = 32, .pos = 12, .qk_norm = true});
     check_heads({.tv = GgmlType::Q6_K,
                  .n_head = 2,
                  .n_head_kv = 1,

@@ -1,0 +1,109 @@
+// matvec_fused_h.comp's HEADS mode: Q/K/V rows with their heads finished in the same dispatch
+// (bias, per-head RMSNorm, RoPE, K and V into the caches). Included after the shader's bindings
+// and push constants, which it reads.
+#include "rope_family.glsl"
+
+// The caches' row of the step's position.
+uint heads_cache_row() { return pc.kv_ring > 0u ? step_pos0 % pc.kv_ring : step_pos0; }
+
+// Dimension d of q head h (sm 0) or k head h (sm 1) as the projection left it, plus its bias.
+float head_in(uint sm, uint base, uint h, uint d) {
+    const float b = (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
+    return (sm == 0u ? yc[base + d] : kr[base + d]) + b;
+}
+// ... times 1 / rms and the norm weight (flag 2; else r is 1).
+float head_normed(uint sm, uint base, uint h, uint d, float r) {
+    const float w = (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
+    return head_in(sm, base, h, d) * (r * w);
+}
+void head_out(uint sm, uint base, uint h, uint d, float v) {
+    if (sm == 0u) yc[base + d] = v;
+    else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
+}
+
+// One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
+// the unrotated dimensions past n_rot). Up to FIN_K of each a lane reads once, before its angles
+// are computed, and keeps in registers (every head on a 32-lane subgroup); the rest it reads
+// again after the norm.
+const uint FIN_K = 8u;
+void finish_head(uint sm, uint h, uint lane, uint sgs) {
+    const uint hd = HEAD_DIM, base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
+    const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
+    const bool neox = (pc.flags & 8u) != 0u, normed = (pc.flags & 2u) != 0u;
+    float a[FIN_K], b[FIN_K], u[FIN_K];
+    float ss = 0.0;
+    [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
+        const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
+        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
+        a[k] = i < half_rot ? head_in(sm, base, h, ia) : 0.0;
+        b[k] = i < half_rot ? head_in(sm, base, h, ib) : 0.0;
+        u[k] = d < hd ? head_in(sm, base, h, d) : 0.0;
+        ss += a[k] * a[k] + b[k] * b[k] + u[k] * u[k];
+    }
+    vec2 cs[FIN_K];
+    [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
+        const uint i = lane + k * sgs;
+        cs[k] = i < half_rot ? family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
+                                              ROPE_HAS_FF, pc.ext_factor, pc.corr_low,
+                                              pc.corr_high, pc.mscale)
+                             : vec2(1.0, 0.0);
+    }
+    float r = 1.0;
+    if (normed) {
+        for (uint i = lane + FIN_K * sgs; i < half_rot; i += sgs) {
+            const float va = head_in(sm, base, h, neox ? i : 2u * i);
+            const float vb = head_in(sm, base, h, neox ? i + half_rot : 2u * i + 1u);
+            ss += va * va + vb * vb;
+        }
+        for (uint d = n_rot + lane + FIN_K * sgs; d < hd; d += sgs) {
+            const float v = head_in(sm, base, h, d);
+            ss += v * v;
+        }
+        r = inversesqrt(subgroupAdd(ss) / float(hd) + EPS);
+    }
+    // The norm weight (flag 2) of dimension d.
+#define FIN_W(d) (normed ? (sm == 0u ? qn[d] : kn[d]) : 1.0)
+    [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
+        const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
+        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
+        if (i < half_rot) {
+            const float va = a[k] * (r * FIN_W(ia)), vb = b[k] * (r * FIN_W(ib));
+            head_out(sm, base, h, ia, va * cs[k].x - vb * cs[k].y);
+            head_out(sm, base, h, ib, va * cs[k].y + vb * cs[k].x);
+        }
+        if (d < hd) head_out(sm, base, h, d, u[k] * (r * FIN_W(d)));
+    }
+#undef FIN_W
+    for (uint i = lane + FIN_K * sgs; i < half_rot; i += sgs) {
+        const vec2 c = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
+                                      ROPE_HAS_FF, pc.ext_factor, pc.corr_low, pc.corr_high,
+                                      pc.mscale);
+        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
+        const float va = head_normed(sm, base, h, ia, r), vb = head_normed(sm, base, h, ib, r);
+        head_out(sm, base, h, ia, va * c.x - vb * c.y);
+        head_out(sm, base, h, ib, va * c.y + vb * c.x);
+    }
+    for (uint d = n_rot + lane + FIN_K * sgs; d < hd; d += sgs)
+        head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
+}
+
+// Once a subgroup has written all its groups (grp0, grp0 + n_sg, ...): their q and k rows made
+// visible with one barrier (one per group held the subgroup's loop up), then each group counted
+// in its head; the subgroup that counts a head's last group finishes it (reading after the count)
+// and leaves its count at zero.
+void count_heads(uint grp0, uint n_sg, uint n_groups, uint lane, uint sgs) {
+    memoryBarrierBuffer();
+    subgroupBarrier();
+    for (uint grp = grp0; grp < n_groups; grp += n_sg) {
+        const uint row = grp * ROWS;  // of [Wq; Wk; Wv]
+        if (row >= ROWS0 + ROWS1) break;  // v rows: nothing to finish
+        const uint sm = row < ROWS0 ? 0u : 1u, h = (row - sm * ROWS0) / HEAD_DIM;
+        const uint slot = sm == 0u ? h : ROWS0 / HEAD_DIM + h;
+        uint last = 0u;
+        if (lane == 0u) last = atomicAdd(head_count[slot], 1u) == HEAD_DIM / ROWS - 1u ? 1u : 0u;
+        if (subgroupMax(last) == 0u) continue;
+        memoryBarrierBuffer();
+        finish_head(sm, h, lane, sgs);
+        if (lane == 0u) head_count[slot] = 0u;
+    }
+}
