@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/ember.h"
 #include "test_util.h"
 
 namespace ember::test {
@@ -40,6 +41,15 @@ inline std::string arch_test_name(const ::testing::TestParamInfo<std::string>& i
     for (char& c : s)
         if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     return s;
+}
+
+// The context a test of `gguf` asks for: `want`, or less where the file runs less (loading
+// refuses a longer context than the model's). The references' sequences are at most 40 tokens.
+inline int arch_ctx(const std::string& gguf, int want = 128) {
+    const auto info = ember::inspect(gguf);
+    if (!info.ok()) return want;
+    const uint32_t most = info->n_ctx_max ? info->n_ctx_max : info->n_ctx_train;
+    return most ? std::min(want, int(most)) : want;
 }
 
 // "qwen2.f16.gguf" -> "qwen2.f16.reference.json", parsed into `out` (a fatal failure where it

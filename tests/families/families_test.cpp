@@ -55,7 +55,7 @@ protected:
         ember::LoadParams p;
         p.backend = ember::BackendKind::Cpu;
         p.n_threads = 2;
-        p.n_ctx = 128;
+        p.n_ctx = ember::test::arch_ctx(path);
         auto m = ember::Model::load(path, p);
         ASSERT_TRUE(m.ok()) << m.error().code << ": " << m.error().message;
         model = std::move(m).value();

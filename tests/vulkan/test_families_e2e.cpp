@@ -31,7 +31,7 @@ protected:
     if (!no_device_reason().empty())
       GTEST_SKIP() << "no Vulkan device: " << no_device_reason();
     ASSERT_NO_FATAL_FAILURE(ember::test::read_arch_reference(path, ref));
-    model = load_on(path, BackendKind::Vulkan, 128);
+    model = load_on(path, BackendKind::Vulkan, ember::test::arch_ctx(path));
     ASSERT_TRUE(model);
     ASSERT_EQ(model->backend().kind, BackendKind::Vulkan);
   }
