@@ -12,7 +12,7 @@
 namespace ember::test {
 
 struct CliResult {
-    int exit_code = -1;     // -1 if it died by a signal
+    int exit_code = -1;  // -1 if it died by a signal
     int signal = 0;
     std::string out, err;
 };
@@ -39,8 +39,10 @@ inline CliResult run_cli(const std::string& exe, const std::vector<std::string>&
     size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
     int status = pclose(p);
-    if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+    if (WIFEXITED(status))
+        r.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        r.signal = WTERMSIG(status);
     if (FILE* e = fopen(errpath, "rb")) {
         while ((n = fread(buf.data(), 1, buf.size(), e)) > 0) r.err.append(buf.data(), n);
         fclose(e);

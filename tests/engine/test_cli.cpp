@@ -40,11 +40,13 @@ TEST(Cli, GenerateStreamsOnlyTheContinuation) {
 }
 
 TEST(Cli, GenerateJson) {
-    auto r = run_cli(ember::test::cli_path(), {"generate", "-m", kModel, "-p", "Lily and Ben went to the park.",
-                                               "-n", "32", "--temp", "0", "--json", "--backend", "cpu"});
+    auto r = run_cli(ember::test::cli_path(),
+                     {"generate", "-m", kModel, "-p", "Lily and Ben went to the park.", "-n", "32",
+                      "--temp", "0", "--json", "--backend", "cpu"});
     json j = parse_json(r);
     ASSERT_TRUE(j.is_object()) << r.out;
-    for (const char* key : {"text", "tokens", "n_generated", "pp_tok_s", "tg_tok_s", "ttft_ms", "backend", "device"})
+    for (const char* key :
+         {"text", "tokens", "n_generated", "pp_tok_s", "tg_tok_s", "ttft_ms", "backend", "device"})
         EXPECT_TRUE(j.contains(key)) << key;
     std::ifstream f(ember::test::shared_path("models/stories260K.reference.json"));
     json ref = json::parse(f);
@@ -54,9 +56,12 @@ TEST(Cli, GenerateJson) {
 }
 
 TEST(Cli, SampledGenerationIsReproducibleWithSeed) {
-    std::vector<std::string> args = {"generate", "-m", kModel, "-p", "One day", "-n", "24",
-                                     "--temp", "0.9", "--top-k", "40", "--top-p", "0.9", "--min-p", "0.05",
-                                     "--repeat-penalty", "1.1", "--seed", "42", "--json", "--backend", "cpu"};
+    std::vector<std::string> args = {"generate",  "-m",      kModel, "-p",
+                                     "One day",   "-n",      "24",   "--temp",
+                                     "0.9",       "--top-k", "40",   "--top-p",
+                                     "0.9",       "--min-p", "0.05", "--repeat-penalty",
+                                     "1.1",       "--seed",  "42",   "--json",
+                                     "--backend", "cpu"};
     json a = parse_json(run_cli(ember::test::cli_path(), args));
     json b = parse_json(run_cli(ember::test::cli_path(), args));
     EXPECT_EQ(a["tokens"], b["tokens"]);
@@ -68,18 +73,24 @@ TEST(Cli, LogitsMatchReference) {
     const auto& c = ref["cases"][2];
     std::string ids;
     for (int id : c["prompt_ids"]) ids += (ids.empty() ? "" : ",") + std::to_string(id);
-    json j = parse_json(run_cli(ember::test::cli_path(), {"logits", "-m", kModel, "--ids", ids, "--json", "--backend", "cpu"}));
+    json j = parse_json(run_cli(ember::test::cli_path(), {"logits", "-m", kModel, "--ids", ids,
+                                                          "--json", "--backend", "cpu"}));
     ASSERT_EQ(j["logits"].size(), c["logits_after_prompt"].size());
     for (size_t i = 0; i < j["logits"].size(); i++)
         EXPECT_NEAR(j["logits"][i].get<double>(), c["logits_after_prompt"][i].get<double>(), 1e-3);
-    json j2 = parse_json(run_cli(ember::test::cli_path(), {"logits", "-m", kModel, "-p", c["prompt"], "--json", "--backend", "cpu"}));
+    json j2 =
+        parse_json(run_cli(ember::test::cli_path(), {"logits", "-m", kModel, "-p", c["prompt"],
+                                                     "--json", "--backend", "cpu"}));
     EXPECT_EQ(j2["ids"], c["prompt_ids"]);
 }
 
 TEST(Cli, Tokenize) {
-    json j = parse_json(run_cli(ember::test::cli_path(), {"tokenize", "-m", kModel, "-p", "Once upon a time", "--json"}));
+    json j = parse_json(run_cli(ember::test::cli_path(),
+                                {"tokenize", "-m", kModel, "-p", "Once upon a time", "--json"}));
     EXPECT_EQ(j["ids"], json({1, 403, 407, 261, 378}));
-    json k = parse_json(run_cli(ember::test::cli_path(), {"tokenize", "-m", kModel, "-p", "Once upon a time", "--no-bos", "--json"}));
+    json k =
+        parse_json(run_cli(ember::test::cli_path(), {"tokenize", "-m", kModel, "-p",
+                                                     "Once upon a time", "--no-bos", "--json"}));
     EXPECT_EQ(k["ids"], json({403, 407, 261, 378}));
 }
 
@@ -154,12 +165,13 @@ TEST(Cli, ErrorsExitNonZeroWithAMessage) {
     {
         std::ifstream in(kModel, std::ios::binary);
         std::string bytes((std::istreambuf_iterator<char>(in)), {});
-        std::ofstream(truncated, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 2));
+        std::ofstream(truncated, std::ios::binary)
+            .write(bytes.data(), std::streamsize(bytes.size() / 2));
     }
     const std::vector<std::vector<std::string>> cases = {
         {"generate", "-m", "/nonexistent/model.gguf", "-p", "hi"},
         {"generate", "-m", truncated, "-p", "hi"},
-        {"generate", "-m", kModel},                       // no prompt
+        {"generate", "-m", kModel},                        // no prompt
         {"generate", "-m", kModel, "-p", "x", "--bogus"},  // unknown option
         {"generate", "-m", kModel, "-p", "x", "-n", "many"},
         {"generate", "-m", kModel, "-p", "x", "--backend", "quantum"},
@@ -169,7 +181,8 @@ TEST(Cli, ErrorsExitNonZeroWithAMessage) {
         {"frobnicate"},
         {"bench", "-m", kModel, "-d", "-1"},
         {"mkmodel", "-o", (dir / "x.gguf").string(), "--preset", "nope", "--type", "q4_0"},
-        {"mkmodel", "-o", (dir / "x.gguf").string(), "--preset", "tinyllama-1.1b", "--type", "q3_k"},
+        {"mkmodel", "-o", (dir / "x.gguf").string(), "--preset", "tinyllama-1.1b", "--type",
+         "q3_k"},
     };
     for (const auto& args : cases) {
         auto r = run_cli(cli, args);
@@ -186,15 +199,17 @@ TEST(Cli, ErrorsExitNonZeroWithAMessage) {
 TEST(Cli, MkmodelWritesALoadableModelOfEveryType) {
     const auto cli = ember::test::cli_path();
     auto dir = ember::test::temp_dir();
-    for (const char* type : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"}) {
+    for (const char* type :
+         {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k"}) {
         const auto path = (dir / (std::string(type) + ".gguf")).string();
-        auto r = run_cli(cli, {"mkmodel", "-o", path, "--embd", "256", "--layers", "2", "--heads", "4",
-                               "--kv-heads", "2", "--ffn", "512", "--vocab", "300", "--type", type, "--seed", "3"});
+        auto r = run_cli(cli, {"mkmodel", "-o", path, "--embd", "256", "--layers", "2", "--heads",
+                               "4", "--kv-heads", "2", "--ffn", "512", "--vocab", "300", "--type",
+                               type, "--seed", "3"});
         ASSERT_EQ(r.exit_code, 0) << type << ": " << r.err;
         json info = parse_json(run_cli(cli, {"info", "-m", path, "--json"}));
         EXPECT_TRUE(info["supported"].get<bool>()) << type;
-        json gen = parse_json(run_cli(cli, {"generate", "-m", path, "-p", "hello", "-n", "4", "--temp", "0",
-                                            "--json", "--backend", "cpu"}));
+        json gen = parse_json(run_cli(cli, {"generate", "-m", path, "-p", "hello", "-n", "4",
+                                            "--temp", "0", "--json", "--backend", "cpu"}));
         ASSERT_TRUE(gen["tokens"].is_array()) << type;
         for (const auto& t : gen["tokens"]) EXPECT_LT(t.get<int>(), 300) << type;
     }

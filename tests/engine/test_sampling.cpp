@@ -40,7 +40,8 @@ TEST(Sampling, SeedIsReproducible) {
     ember::Sampler s1(p, 50), s2(p, 50);
     p.seed = 8;
     ember::Sampler s3(p, 50);
-    for (int i = 0; i < 64; i++) a.push_back(s1.sample(l)), b.push_back(s2.sample(l)), c.push_back(s3.sample(l));
+    for (int i = 0; i < 64; i++)
+        a.push_back(s1.sample(l)), b.push_back(s2.sample(l)), c.push_back(s3.sample(l));
     EXPECT_EQ(a, b);
     EXPECT_NE(a, c);
 }

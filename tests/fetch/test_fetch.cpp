@@ -103,7 +103,8 @@ struct FetchTest : ::testing::Test {
     }
     std::vector<std::string> files() {
         std::vector<std::string> out;
-        for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+        for (const auto& e : fs::directory_iterator(dir))
+            out.push_back(e.path().filename().string());
         std::sort(out.begin(), out.end());
         return out;
     }

@@ -46,12 +46,12 @@ TEST(ServeCli, HelpListsEveryOptionAndEachIsAccepted) {
     }
     // A value each option accepts.
     const std::map<std::string, std::string> values = {
-        {"--host", "127.0.0.1"}, {"--port", "0"},
-        {"--api-key", "k"},      {"--ctx", "64"},
-        {"--parallel", "2"},     {"--timeout", "5"},
-        {"--max-body", "4096"},  {"--max-connections", "3"},
-        {"--backend", "cpu"},    {"--device", "0"},
-        {"--threads", "1"},      {"--gpu-mem-limit", "6G"},
+        {"--host", "127.0.0.1"},  {"--port", "0"},
+        {"--api-key", "k"},       {"--ctx", "64"},
+        {"--parallel", "2"},      {"--timeout", "5"},
+        {"--max-body", "4096"},   {"--max-connections", "3"},
+        {"--backend", "cpu"},     {"--device", "0"},
+        {"--threads", "1"},       {"--gpu-mem-limit", "6G"},
         {"--gpu-mem-free", "1G"}, {"--gpu-layers", "2"}};
     std::set<std::string> expected = {"--model", "--help"};
     for (const auto& [name, value] : values) expected.insert(name);

@@ -9,6 +9,9 @@ struct RenderCase {
     const char* expected;
 };
 
+// Pasted jinja2 cases, one a line: kept out of clang-format so that no case is split.
+// clang-format off
+
 const RenderCase kExpressionCases[] = {
     {"{{ 1 + 2 }}", "3"},
     {"{{ 7 // 2 }}", "3"},
@@ -361,3 +364,4 @@ const char* const kStatementCases_errors[] = {
 
 
 const char* const kStatementContext = R"J({"messages": [{"role": "system", "content": "Sys"}, {"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Bye"}], "items": [3, 1, 2], "d": {"a": 1, "b": 2}, "text": "  spaced  "})J";
+// clang-format on

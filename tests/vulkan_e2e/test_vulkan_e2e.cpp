@@ -62,13 +62,13 @@ TEST(VulkanE2E, Stories260KMatchesReference) {
         double max_err = 0;
         for (size_t i = 0; i < j["logits"].size(); i++)
             max_err = std::max(max_err, std::abs(j["logits"][i].get<double>() -
-                                                  c["logits_after_prompt"][i].get<double>()));
+                                                 c["logits_after_prompt"][i].get<double>()));
         EXPECT_LT(max_err, 1e-2) << c["prompt"];
 
-        auto g = ember::test::run_cli(ember::test::cli_path(),
-                                      {"generate", "-m", ember::test::stories_model(), "-p",
-                                       c["prompt"], "-n", "32", "--temp", "0", "--backend",
-                                       "vulkan", "--device", kDevice, "--json"});
+        auto g = ember::test::run_cli(
+            ember::test::cli_path(),
+            {"generate", "-m", ember::test::stories_model(), "-p", c["prompt"], "-n", "32",
+             "--temp", "0", "--backend", "vulkan", "--device", kDevice, "--json"});
         ASSERT_EQ(g.exit_code, 0) << g.err;
         json gj = json::parse(g.out);
         EXPECT_EQ(gj["backend"], "vulkan");
@@ -93,11 +93,26 @@ TEST_P(SyntheticModels, VulkanMatchesCpu) {
     const auto& [type, shape] = GetParam();
     const auto dir = ember::test::temp_dir();
     const std::string path = (dir / (type + "-" + shape.name + ".gguf")).string();
-    auto r = ember::test::run_cli(ember::test::cli_path(),
-                                  {"mkmodel", "-o", path, "--embd", "256", "--layers", "2",
-                                   "--heads", std::to_string(shape.heads), "--kv-heads",
-                                   std::to_string(shape.kv_heads), "--ffn", "768", "--vocab", "320",
-                                   "--type", type, "--pure", "--seed", "11"});
+    auto r = ember::test::run_cli(ember::test::cli_path(), {"mkmodel",
+                                                            "-o",
+                                                            path,
+                                                            "--embd",
+                                                            "256",
+                                                            "--layers",
+                                                            "2",
+                                                            "--heads",
+                                                            std::to_string(shape.heads),
+                                                            "--kv-heads",
+                                                            std::to_string(shape.kv_heads),
+                                                            "--ffn",
+                                                            "768",
+                                                            "--vocab",
+                                                            "320",
+                                                            "--type",
+                                                            type,
+                                                            "--pure",
+                                                            "--seed",
+                                                            "11"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     auto cpu = load(path, ember::BackendKind::Cpu);
     auto vk = load(path, ember::BackendKind::Vulkan);
@@ -130,8 +145,6 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0",
                                          "q5_1", "q4_k", "q5_k", "q6_k"),
                        ::testing::Values(ShapeCase{"gqa", 8, 2}, ShapeCase{"mha", 4, 4})),
-    [](const auto& info) {
-        return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
-    });
+    [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 }  // namespace

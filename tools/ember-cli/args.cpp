@@ -26,7 +26,8 @@ Status Args::parse(int argc, char** argv, int first) {
             m_set.insert(a);
         } else if (m_valued.count(a)) {
             if (!has_value) {
-                if (i + 1 >= argc) return make_error("cli.bad_option", "option " + a + " needs a value");
+                if (i + 1 >= argc)
+                    return make_error("cli.bad_option", "option " + a + " needs a value");
                 value = argv[++i];
             }
             m_values[a] = value;
@@ -61,14 +62,16 @@ Result<std::string> Args::require(const std::string& name) const {
     return make_error("cli.missing_option", "missing required option " + name);
 }
 
-Result<long long> Args::get_int(const std::string& name, long long def, long long lo, long long hi) const {
+Result<long long> Args::get_int(const std::string& name, long long def, long long lo,
+                                long long hi) const {
     auto v = get(name);
     if (!v) return def;
     errno = 0;
     char* end = nullptr;
     long long x = std::strtoll(v->c_str(), &end, 10);
     if (errno || end == v->c_str() || *end != '\0')
-        return make_error("cli.bad_value", "option " + name + " expects an integer, got '" + *v + "'");
+        return make_error("cli.bad_value",
+                          "option " + name + " expects an integer, got '" + *v + "'");
     if (x < lo || x > hi)
         return make_error("cli.bad_value", "option " + name + " must be in [" + std::to_string(lo) +
                                                ", " + std::to_string(hi) + "], got " + *v);
@@ -82,7 +85,8 @@ Result<double> Args::get_double(const std::string& name, double def, double lo, 
     char* end = nullptr;
     double x = std::strtod(v->c_str(), &end);
     if (errno || end == v->c_str() || *end != '\0' || x != x)
-        return make_error("cli.bad_value", "option " + name + " expects a number, got '" + *v + "'");
+        return make_error("cli.bad_value",
+                          "option " + name + " expects a number, got '" + *v + "'");
     if (x < lo || x > hi)
         return make_error("cli.bad_value", "option " + name + " is out of range: " + *v);
     return x;
@@ -93,6 +97,8 @@ int fail(const std::string& message) {
     return 1;
 }
 
-int fail(const Error& error) { return fail(error.message); }
+int fail(const Error& error) {
+    return fail(error.message);
+}
 
 }  // namespace ember::cli

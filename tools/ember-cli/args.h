@@ -28,7 +28,8 @@ public:
     std::vector<std::string> get_all(const std::string& name) const;
     std::string get_or(const std::string& name, const std::string& def) const;
     Result<std::string> require(const std::string& name) const;
-    Result<long long> get_int(const std::string& name, long long def, long long lo, long long hi) const;
+    Result<long long> get_int(const std::string& name, long long def, long long lo,
+                              long long hi) const;
     Result<double> get_double(const std::string& name, double def, double lo, double hi) const;
     const std::vector<std::string>& positional() const { return m_positional; }
 
@@ -52,7 +53,7 @@ int cmd_devices(int argc, char** argv);
 // devices --plan (cmd_plan.cpp): the Vulkan plan for a model on an adapter ("" = auto).
 int print_vulkan_plan(const std::string& model_path, const std::string& device);
 int cmd_bench(int argc, char** argv);
-int cmd_pull(int argc, char** argv);  // cmd_pull.cpp; needs EMBER_HAVE_PULL (Qt)
+int cmd_pull(int argc, char** argv);   // cmd_pull.cpp; needs EMBER_HAVE_PULL (Qt)
 int cmd_serve(int argc, char** argv);  // cmd_serve.cpp; needs EMBER_HAVE_SERVE (cpp-httplib)
 
 // Prints "ember-cli: <message>" to stderr and returns 1.

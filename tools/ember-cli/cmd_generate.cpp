@@ -16,15 +16,20 @@ std::set<std::string> with_load(std::set<std::string> s) {
 }
 const std::map<std::string, std::string> kAliases = {
     {"-m", "--model"}, {"-p", "--prompt"}, {"-n", "--n-predict"}, {"-t", "--threads"},
-    {"-f", "--file"}, {"-s", "--seed"}, {"-c", "--ctx"}, {"-v", "--verbose"}};
+    {"-f", "--file"},  {"-s", "--seed"},   {"-c", "--ctx"},       {"-v", "--verbose"}};
 
 const char* stop_name(StopReason r) {
     switch (r) {
-        case StopReason::EndOfGeneration: return "eog";
-        case StopReason::MaxTokens: return "max_tokens";
-        case StopReason::Cancelled: return "cancelled";
-        case StopReason::ContextFull: return "context_full";
-        case StopReason::Callback: return "callback";
+        case StopReason::EndOfGeneration:
+            return "eog";
+        case StopReason::MaxTokens:
+            return "max_tokens";
+        case StopReason::Cancelled:
+            return "cancelled";
+        case StopReason::ContextFull:
+            return "context_full";
+        case StopReason::Callback:
+            return "callback";
     }
     return "unknown";
 }
@@ -35,10 +40,12 @@ Result<SamplingParams> sampling_params(const Args& a) {
     EMBER_ASSIGN_OR_RETURN(long long top_k, a.get_int("--top-k", s.top_k, 0, 1 << 30));
     EMBER_ASSIGN_OR_RETURN(double top_p, a.get_double("--top-p", s.top_p, 0, 1));
     EMBER_ASSIGN_OR_RETURN(double min_p, a.get_double("--min-p", s.min_p, 0, 1));
-    EMBER_ASSIGN_OR_RETURN(double rp, a.get_double("--repeat-penalty", s.repeat_penalty, 0.01, 100));
-    EMBER_ASSIGN_OR_RETURN(long long last_n, a.get_int("--repeat-last-n", s.repeat_last_n, 0, 1 << 20));
-    EMBER_ASSIGN_OR_RETURN(long long seed, a.get_int("--seed", (long long)(s.seed & 0x7fffffff), 0,
-                                                     (1LL << 62)));
+    EMBER_ASSIGN_OR_RETURN(double rp,
+                           a.get_double("--repeat-penalty", s.repeat_penalty, 0.01, 100));
+    EMBER_ASSIGN_OR_RETURN(long long last_n,
+                           a.get_int("--repeat-last-n", s.repeat_last_n, 0, 1 << 20));
+    EMBER_ASSIGN_OR_RETURN(long long seed,
+                           a.get_int("--seed", (long long)(s.seed & 0x7fffffff), 0, (1LL << 62)));
     s.temperature = float(temp);
     s.top_k = int(top_k);
     s.top_p = float(top_p);
@@ -79,7 +86,8 @@ int cmd_generate(int argc, char** argv) {
         bool fallback = false;
         auto rendered = m.apply_chat_template(msgs, true, &fallback);
         if (!rendered) return fail(rendered.error());
-        if (fallback) std::fprintf(stderr, "ember-cli: the model has no chat template; using ChatML\n");
+        if (fallback)
+            std::fprintf(stderr, "ember-cli: the model has no chat template; using ChatML\n");
         text = *rendered;
         parse_special = true;
     }
@@ -96,7 +104,8 @@ int cmd_generate(int argc, char** argv) {
     auto stats = generate(**session, prompt, gp, [&](int32_t, std::string_view piece) {
         out.append(piece);
         if (!json && !piece.empty()) {
-            if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size()) write_failed = true;
+            if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
+                write_failed = true;
             std::fflush(stdout);
         }
         return !write_failed;
@@ -120,8 +129,9 @@ int cmd_generate(int argc, char** argv) {
         std::printf("%s\n", safe_dump(j).c_str());
     } else {
         std::printf("\n");
-        std::fprintf(stderr, "ember-cli: %d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s, "
-                             "first token after %.1f ms, on %s (%s)",
+        std::fprintf(stderr,
+                     "ember-cli: %d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s, "
+                     "first token after %.1f ms, on %s (%s)",
                      s.n_prompt, s.pp_tok_s, s.n_generated, s.tg_tok_s, s.ttft_ms,
                      backend_name(m.backend().kind), m.backend().device.c_str());
         if (m.backend().kind == BackendKind::Vulkan) {
@@ -133,7 +143,8 @@ int cmd_generate(int argc, char** argv) {
         if (!m.backend().split.empty())
             std::fprintf(stderr, "ember-cli: %s\n", m.backend().split.c_str());
         if (!m.backend().fallback_reason.empty())
-            std::fprintf(stderr, "ember-cli: fell back to the CPU: %s\n", m.backend().fallback_reason.c_str());
+            std::fprintf(stderr, "ember-cli: fell back to the CPU: %s\n",
+                         m.backend().fallback_reason.c_str());
     }
     return std::fflush(stdout) == 0 ? 0 : fail("cannot write to standard output");
 }
@@ -180,12 +191,14 @@ int cmd_tokenize(int argc, char** argv) {
     auto path = a.require("--model");
     if (!path) return fail(path.error());
     std::string text;
-    if (auto p = a.get("--prompt")) text = *p;
+    if (auto p = a.get("--prompt"))
+        text = *p;
     else if (auto f = a.get("--file")) {
         auto content = read_file(*f);
         if (!content) return fail(content.error());
         text = *content;
-    } else return fail("tokenize needs -p TEXT or -f FILE");
+    } else
+        return fail("tokenize needs -p TEXT or -f FILE");
     // Only the vocabulary is needed, so vocabulary-only files work too.
     auto file = gguf::File::open(*path);
     if (!file) return fail(file.error());

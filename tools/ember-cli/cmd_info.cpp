@@ -15,11 +15,23 @@ namespace {
 nlohmann::json value_json(const gguf::Value& v, bool summarize) {
     using VT = gguf::ValueType;
     switch (v.type) {
-        case VT::UINT8: case VT::UINT16: case VT::UINT32: case VT::UINT64: return v.u64;
-        case VT::INT8: case VT::INT16: case VT::INT32: case VT::INT64: return v.i64;
-        case VT::FLOAT32: case VT::FLOAT64: return v.f64;
-        case VT::BOOL: return v.b;
-        case VT::STRING: return v.str;
+        case VT::UINT8:
+        case VT::UINT16:
+        case VT::UINT32:
+        case VT::UINT64:
+            return v.u64;
+        case VT::INT8:
+        case VT::INT16:
+        case VT::INT32:
+        case VT::INT64:
+            return v.i64;
+        case VT::FLOAT32:
+        case VT::FLOAT64:
+            return v.f64;
+        case VT::BOOL:
+            return v.b;
+        case VT::STRING:
+            return v.str;
         case VT::ARRAY: {
             if (summarize && v.arr.size() > 16)
                 return "[" + std::to_string(v.arr.size()) + " x " +
@@ -40,8 +52,8 @@ int cmd_info(int argc, char** argv) {
            {{"-m", "--model"}, {"-c", "--ctx"}});
     if (auto st = a.parse(argc, argv, 2); !st) return fail(st.error());
     FitLimits limits;
-    if (auto st = gpu_budget_params(a, limits.gpu_mem_limit, limits.gpu_mem_reserve,
-                                    limits.n_gpu_layers);
+    if (auto st =
+            gpu_budget_params(a, limits.gpu_mem_limit, limits.gpu_mem_reserve, limits.n_gpu_layers);
         !st)
         return fail(st.error());
     auto n_ctx = a.get_int("--ctx", 2048, 1, 1 << 20);
@@ -70,28 +82,44 @@ int cmd_info(int argc, char** argv) {
     // Whether Ember can run it, and why not.
     auto llama = load_llama(f);
     j["supported"] = llama.ok();
-    if (!llama) j["unsupported_reason"] = llama.error().message;
+    if (!llama)
+        j["unsupported_reason"] = llama.error().message;
     else {
         const auto& hp = llama->hp;
         std::vector<uint32_t> swa_layers;
         for (uint32_t l = 0; l < hp.n_layer; l++)
             if (hp.layer_hp(l).swa) swa_layers.push_back(l);
-        j["hparams"] = {{"n_vocab", hp.n_vocab}, {"n_ctx_train", hp.n_ctx_train}, {"n_ctx_max", hp.max_ctx()},
-                        {"n_embd", hp.n_embd}, {"n_layer", hp.n_layer}, {"n_head", hp.n_head},
-                        {"n_head_kv", hp.n_head_kv}, {"n_ff", hp.n_ff}, {"n_rot", hp.n_rot},
-                        {"head_dim", hp.head_dim}, {"rope_freq_base", hp.rope_freq_base},
-                        {"rope_freq_scale", hp.rope_freq_scale}, {"rms_eps", hp.rms_eps},
-                        {"attn_scale", hp.attention_scale()}, {"attn_softcap", hp.attn_softcap},
-                        {"final_softcap", hp.final_softcap}, {"sliding_window", hp.n_swa},
-                        {"swa_layers", swa_layers}, {"tied_output", llama->tied_output}};
+        j["hparams"] = {{"n_vocab", hp.n_vocab},
+                        {"n_ctx_train", hp.n_ctx_train},
+                        {"n_ctx_max", hp.max_ctx()},
+                        {"n_embd", hp.n_embd},
+                        {"n_layer", hp.n_layer},
+                        {"n_head", hp.n_head},
+                        {"n_head_kv", hp.n_head_kv},
+                        {"n_ff", hp.n_ff},
+                        {"n_rot", hp.n_rot},
+                        {"head_dim", hp.head_dim},
+                        {"rope_freq_base", hp.rope_freq_base},
+                        {"rope_freq_scale", hp.rope_freq_scale},
+                        {"rms_eps", hp.rms_eps},
+                        {"attn_scale", hp.attention_scale()},
+                        {"attn_softcap", hp.attn_softcap},
+                        {"final_softcap", hp.final_softcap},
+                        {"sliding_window", hp.n_swa},
+                        {"swa_layers", swa_layers},
+                        {"tied_output", llama->tied_output}};
     }
     // Where it would run: the loader's own estimate, with the split a partial offload would use.
     auto fit = estimate_fit(*path, int(*n_ctx), a.get_or("--device", ""), limits);
     if (fit)
-        j["fit"] = {{"message", fit->message},     {"gpu_layers", fit->gpu_layers},
-                    {"n_layers", fit->n_layers},   {"gpu_bytes", fit->gpu_layers < fit->n_layers ? fit->split_gpu_bytes : fit->total},
-                    {"available", fit->available}, {"available_source", fit->available_source},
-                    {"device", fit->device}};
+        j["fit"] = {
+            {"message", fit->message},
+            {"gpu_layers", fit->gpu_layers},
+            {"n_layers", fit->n_layers},
+            {"gpu_bytes", fit->gpu_layers < fit->n_layers ? fit->split_gpu_bytes : fit->total},
+            {"available", fit->available},
+            {"available_source", fit->available_source},
+            {"device", fit->device}};
     else
         j["fit"] = {{"message", fit.error().message}};
 
@@ -99,7 +127,8 @@ int cmd_info(int argc, char** argv) {
         std::printf("%s\n", safe_dump(j, 1).c_str());
         return 0;
     }
-    std::printf("file:          %s (%.1f MiB, GGUF v%u)\n", f.path().c_str(), f.file_size() / 1048576.0, f.version());
+    std::printf("file:          %s (%.1f MiB, GGUF v%u)\n", f.path().c_str(),
+                f.file_size() / 1048576.0, f.version());
     std::printf("architecture:  %s\n", j["architecture"].get<std::string>().c_str());
     std::printf("parameters:    %llu\n", (unsigned long long)n_params);
     std::printf("tensors:       %zu\n", f.tensors().size());
@@ -109,14 +138,14 @@ int cmd_info(int argc, char** argv) {
     std::printf("fit:           %s\n", j["fit"]["message"].get<std::string>().c_str());
     if (llama) {
         const auto& hp = llama->hp;
-        std::printf("shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "
-                    "FFN %u, vocabulary %u, context %u\n",
-                    hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot,
-                    hp.n_ff, hp.n_vocab, hp.n_ctx_train);
+        std::printf(
+            "shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "
+            "FFN %u, vocabulary %u, context %u\n",
+            hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot, hp.n_ff,
+            hp.n_vocab, hp.n_ctx_train);
         if (hp.max_ctx() > hp.n_ctx_train)
             std::printf("long context:  up to %u tokens with its RoPE scaling\n", hp.max_ctx());
-        if (hp.n_swa > 0)
-            std::printf("sliding window: %u keys\n", hp.n_swa);
+        if (hp.n_swa > 0) std::printf("sliding window: %u keys\n", hp.n_swa);
     }
     std::printf("metadata:\n");
     for (const auto& kv : f.metadata())
@@ -137,12 +166,18 @@ int cmd_devices(int argc, char** argv) {
     nlohmann::json arr = nlohmann::json::array();
     if (devs) {
         for (const auto& d : *devs) {
-            arr.push_back({{"index", d.index}, {"name", d.name}, {"type", d.type},
-                           {"vendor_id", d.vendor_id}, {"vendor", d.vendor},
-                           {"driver_version", d.driver_version}, {"api_version", d.api_version},
+            arr.push_back({{"index", d.index},
+                           {"name", d.name},
+                           {"type", d.type},
+                           {"vendor_id", d.vendor_id},
+                           {"vendor", d.vendor},
+                           {"driver_version", d.driver_version},
+                           {"api_version", d.api_version},
                            {"device_local_bytes", d.device_local_bytes},
-                           {"budget_bytes", d.budget_bytes}, {"budget_source", d.budget_source},
-                           {"subgroup_size", d.subgroup_size}, {"suitable", d.suitable},
+                           {"budget_bytes", d.budget_bytes},
+                           {"budget_source", d.budget_source},
+                           {"subgroup_size", d.subgroup_size},
+                           {"suitable", d.suitable},
                            {"unsuitable_code", d.unsuitable_code},
                            {"unsuitable_reason", d.unsuitable_reason}});
         }
@@ -159,12 +194,14 @@ int cmd_devices(int argc, char** argv) {
         return 0;
     }
     for (const auto& d : *devs) {
-        std::printf("%d: %s (%s, %s, driver %s, Vulkan %s)\n", d.index, d.name.c_str(), d.type.c_str(),
-                    d.vendor.c_str(), d.driver_version.c_str(), d.api_version.c_str());
+        std::printf("%d: %s (%s, %s, driver %s, Vulkan %s)\n", d.index, d.name.c_str(),
+                    d.type.c_str(), d.vendor.c_str(), d.driver_version.c_str(),
+                    d.api_version.c_str());
         std::printf("   device-local %.2f GiB, budget %.2f GiB (%s), subgroup size %u\n",
                     d.device_local_bytes / 1073741824.0, d.budget_bytes / 1073741824.0,
                     d.budget_source.c_str(), d.subgroup_size);
-        std::printf("   %s\n", d.suitable ? "suitable" : ("not suitable: " + d.unsuitable_reason).c_str());
+        std::printf("   %s\n",
+                    d.suitable ? "suitable" : ("not suitable: " + d.unsuitable_reason).c_str());
     }
     return 0;
 }

@@ -8,10 +8,15 @@ namespace ember::cli {
 Result<LoadParams> load_params(const Args& args) {
     LoadParams p;
     const std::string backend = args.get_or("--backend", "auto");
-    if (backend == "auto") p.backend = BackendKind::Auto;
-    else if (backend == "cpu") p.backend = BackendKind::Cpu;
-    else if (backend == "vulkan") p.backend = BackendKind::Vulkan;
-    else return make_error("cli.bad_value", "--backend must be cpu, vulkan or auto, got '" + backend + "'");
+    if (backend == "auto")
+        p.backend = BackendKind::Auto;
+    else if (backend == "cpu")
+        p.backend = BackendKind::Cpu;
+    else if (backend == "vulkan")
+        p.backend = BackendKind::Vulkan;
+    else
+        return make_error("cli.bad_value",
+                          "--backend must be cpu, vulkan or auto, got '" + backend + "'");
     p.device = args.get_or("--device", "");
     EMBER_ASSIGN_OR_RETURN(long long threads, args.get_int("--threads", 0, 0, 1024));
     // Without --ctx the engine's default (2048, or the model's training context if shorter);
@@ -28,7 +33,8 @@ Status gpu_budget_params(const Args& args, uint64_t& limit, uint64_t& reserve, i
         const auto v = args.get(name);
         if (!v) continue;
         auto bytes = parse_byte_size(*v);
-        if (!bytes) return make_error("cli.bad_value", std::string(name) + ": " + bytes.error().message);
+        if (!bytes)
+            return make_error("cli.bad_value", std::string(name) + ": " + bytes.error().message);
         *out = *bytes;
     }
     EMBER_ASSIGN_OR_RETURN(long long layers, args.get_int("--gpu-layers", -1, -1, 1 << 20));

@@ -14,8 +14,8 @@ namespace ember::cli {
 
 // Options every model-loading command accepts.
 inline const std::set<std::string> kLoadOptions = {
-    "--model", "--backend", "--device", "--threads", "--ctx", "--gpu-mem-limit", "--gpu-mem-free",
-    "--gpu-layers"};
+    "--model", "--backend",       "--device",       "--threads",
+    "--ctx",   "--gpu-mem-limit", "--gpu-mem-free", "--gpu-layers"};
 
 Result<LoadParams> load_params(const Args& args);
 // The GPU budget options alone (info takes them without loading).

@@ -36,16 +36,16 @@ const char* backend_name(BackendKind kind);  // "auto", "cpu", "vulkan"
 struct DeviceInfo {
     int index = 0;
     std::string name;
-    std::string type;            // "discrete", "integrated", "virtual", "cpu", "other"
+    std::string type;  // "discrete", "integrated", "virtual", "cpu", "other"
     uint32_t vendor_id = 0;
     std::string vendor;          // "NVIDIA", "AMD", "Intel", "Mesa", ...
     std::string driver_version;  // decoded per vendor convention
     std::string api_version;
     uint64_t device_local_bytes = 0;
-    uint64_t budget_bytes = 0;   // current budget of the device-local heap
-    std::string budget_source;   // "VK_EXT_memory_budget" or "heap size"
+    uint64_t budget_bytes = 0;  // current budget of the device-local heap
+    std::string budget_source;  // "VK_EXT_memory_budget" or "heap size"
     uint32_t subgroup_size = 0;
-    bool suitable = false;       // usable in auto mode
+    bool suitable = false;          // usable in auto mode
     std::string unsuitable_code;    // e.g. "cpu_adapter", "missing_feature"
     std::string unsuitable_reason;  // for a person
 };
@@ -56,8 +56,8 @@ Result<std::vector<DeviceInfo>> list_devices();
 // ---- model ---------------------------------------------------------------------------------
 struct LoadParams {
     BackendKind backend = BackendKind::Auto;
-    std::string device;         // "" = best suitable; an index ("0") or a name substring
-    int n_threads = 0;          // CPU threads; 0 = physical cores
+    std::string device;  // "" = best suitable; an index ("0") or a name substring
+    int n_threads = 0;   // CPU threads; 0 = physical cores
     // Default context of sessions. 0: 2048 tokens, or the model's training context if shorter.
     // A context longer than the model runs (ModelInfo::n_ctx_max: its training context, or
     // more where its RoPE scaling says so) is refused with "model.context_too_long".
@@ -86,15 +86,15 @@ Result<uint64_t> parse_byte_size(const std::string& text);
 
 struct ModelInfo {
     std::string path;
-    std::string architecture;   // general.architecture
-    std::string name;           // general.name
+    std::string architecture;  // general.architecture
+    std::string name;          // general.name
     uint32_t gguf_version = 0;
     uint64_t file_size = 0;
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;
     uint64_t n_tensors = 0;
     std::vector<std::pair<std::string, uint64_t>> bytes_per_type;  // "Q4_0" -> bytes
-    std::string quantization;   // dominant weight type, e.g. "Q4_0"
+    std::string quantization;  // dominant weight type, e.g. "Q4_0"
     uint32_t n_vocab = 0, n_ctx_train = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0,
              n_ff = 0;
     // The longest context the model runs: n_ctx_train, or original context x rope.scaling.factor
@@ -123,8 +123,8 @@ Result<ModelInfo> inspect(const std::string& path);
 // What actually runs the model, and why it is not what was asked for, if so.
 struct BackendInfo {
     BackendKind kind = BackendKind::Cpu;
-    std::string device;          // adapter name, or the CPU's model name
-    std::string fallback_code;   // empty when no fallback happened
+    std::string device;         // adapter name, or the CPU's model name
+    std::string fallback_code;  // empty when no fallback happened
     std::string fallback_reason;
     uint32_t subgroup_size = 0;
     bool coopmat = false;
@@ -138,9 +138,9 @@ struct BackendInfo {
 };
 
 struct MemoryStats {
-    uint64_t used = 0;     // bytes
-    uint64_t budget = 0;   // bytes
-    std::string source;    // "VK_EXT_memory_budget", "heap size + own allocations", "process RSS"
+    uint64_t used = 0;    // bytes
+    uint64_t budget = 0;  // bytes
+    std::string source;   // "VK_EXT_memory_budget", "heap size + own allocations", "process RSS"
 };
 
 // One message of a conversation, as chat templates see it. role and content are enough for
@@ -181,7 +181,8 @@ struct ChatTemplateOptions {
 
 class Model {
 public:
-    static Result<std::unique_ptr<Model>> load(const std::string& path, const LoadParams& params = {});
+    static Result<std::unique_ptr<Model>> load(const std::string& path,
+                                               const LoadParams& params = {});
     ~Model();
     Model(const Model&) = delete;
     Model& operator=(const Model&) = delete;
@@ -191,7 +192,8 @@ public:
     MemoryStats memory() const;
 
     // Tokenizer. add_special adds BOS/EOS as the metadata says.
-    std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+    std::vector<int32_t> tokenize(std::string_view text, bool add_special,
+                                  bool parse_special) const;
     std::string token_to_piece(int32_t token) const;  // raw bytes, may be part of a UTF-8 char
     std::string detokenize(std::span<const int32_t> tokens) const;
     int32_t bos() const;
@@ -228,7 +230,7 @@ struct ModelShape {
     uint32_t head_dim = 0;     // attention.key_length where the file gives it; 0: n_embd / n_head
     uint32_t n_ctx_train = 0;  // context_length; 0: unknown
     bool tied = false;         // no output.weight: the logits reuse token_embd.weight
-    uint32_t sliding_window = 0;  // attention.sliding_window (Gemma 2/3); 0: none
+    uint32_t sliding_window = 0;     // attention.sliding_window (Gemma 2/3); 0: none
     std::string file_type = "Q4_0";  // as llama-quantize names it: "Q4_0", "Q4_K_M", "F16"
 };
 // The memory to assume instead of measuring it (tests, "what if"); 0: measure.
@@ -245,18 +247,19 @@ struct FitEstimate {
     enum class Verdict { FitsGpu, DoesNotFit, CpuOnly, NoMemory };
     Verdict verdict = Verdict::CpuOnly;
     uint64_t weights = 0, kv_cache = 0, scratch = 0, total = 0;  // bytes needed
-    uint64_t available = 0;       // bytes of the device's budget (of RAM on the CPU)
-    std::string device;           // the adapter considered ("" for CPU only)
-    std::string available_source; // "VK_EXT_memory_budget", "heap size", "MemAvailable", ...
-    bool no_gpu = false;          // no usable GPU at all (rather than this model not on one)
-    std::string cpu_reason;       // why the CPU, when it is
+    uint64_t available = 0;        // bytes of the device's budget (of RAM on the CPU)
+    std::string device;            // the adapter considered ("" for CPU only)
+    std::string available_source;  // "VK_EXT_memory_budget", "heap size", "MemAvailable", ...
+    bool no_gpu = false;           // no usable GPU at all (rather than this model not on one)
+    std::string cpu_reason;        // why the CPU, when it is
     // DoesNotFit with gpu_layers > 0: the loader's split, the last gpu_layers of n_layers (and
     // the output) on the GPU and the rest on the CPU, using split_gpu_bytes of the GPU (weights,
     // kv_cache, scratch and total stay the whole model's). FitsGpu: gpu_layers == n_layers.
     // 0: the CPU runs it all.
     uint32_t gpu_layers = 0, n_layers = 0;
     uint64_t split_gpu_bytes = 0;
-    std::string message;          // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only: ..."
+    std::string
+        message;  // "fits on GPU", "does not fit: needs 4.3 GiB, 3.1 GiB free", "CPU only: ..."
 };
 // From a GGUF file's header (nothing is loaded). device: as LoadParams::device, or "cpu".
 Result<FitEstimate> estimate_fit(const std::string& path, int n_ctx, const std::string& device = "",
@@ -298,8 +301,8 @@ public:
     // off for its untimed runs. The report says how many submissions it left out.
     void set_profiling(bool on);
 
-    void reset();                 // forget everything
-    void truncate(int n_keep);    // keep the first n_keep positions
+    void reset();               // forget everything
+    void truncate(int n_keep);  // keep the first n_keep positions
     int n_past() const;
     int n_ctx() const;
     Model& model();
@@ -327,7 +330,7 @@ public:
     Sampler(const SamplingParams& params, int n_vocab);
     ~Sampler();
     int32_t sample(std::span<const float> logits);
-    void accept(int32_t token);   // records the token for the repetition penalty
+    void accept(int32_t token);  // records the token for the repetition penalty
     void reset();
     bool is_greedy() const;
 
@@ -355,9 +358,9 @@ struct GenerateParams {
 struct GenerateStats {
     int n_prompt = 0;
     int n_generated = 0;
-    double prompt_ms = 0;     // prefill time
-    double gen_ms = 0;        // decode time after the first token
-    double ttft_ms = 0;       // start to first generated token
+    double prompt_ms = 0;  // prefill time
+    double gen_ms = 0;     // decode time after the first token
+    double ttft_ms = 0;    // start to first generated token
     double pp_tok_s = 0;
     double tg_tok_s = 0;
     StopReason stop = StopReason::MaxTokens;

@@ -11,8 +11,9 @@ namespace ember {
 // A machine-readable code plus a message for a person.
 // The message names what failed and what was expected.
 struct Error {
-    std::string code;     // e.g. "gguf.truncated", "vulkan.no_suitable_device"
-    std::string message;  // e.g. "tensor 'blk.0.attn_q.weight': offset 123 past end of file (size 100)"
+    std::string code;  // e.g. "gguf.truncated", "vulkan.no_suitable_device"
+    std::string
+        message;  // e.g. "tensor 'blk.0.attn_q.weight': offset 123 past end of file (size 100)"
 };
 
 inline Error make_error(std::string code, std::string message) {
@@ -29,16 +30,31 @@ public:
     bool ok() const { return m_v.index() == 0; }
     explicit operator bool() const { return ok(); }
 
-    T& value() & { assert(ok()); return std::get<0>(m_v); }
-    const T& value() const& { assert(ok()); return std::get<0>(m_v); }
-    T&& value() && { assert(ok()); return std::get<0>(std::move(m_v)); }
+    T& value() & {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    const T& value() const& {
+        assert(ok());
+        return std::get<0>(m_v);
+    }
+    T&& value() && {
+        assert(ok());
+        return std::get<0>(std::move(m_v));
+    }
     T& operator*() & { return value(); }
     const T& operator*() const& { return value(); }
     T* operator->() { return &value(); }
     const T* operator->() const { return &value(); }
 
-    const Error& error() const { assert(!ok()); return std::get<1>(m_v); }
-    Error take_error() { assert(!ok()); return std::get<1>(std::move(m_v)); }
+    const Error& error() const {
+        assert(!ok());
+        return std::get<1>(m_v);
+    }
+    Error take_error() {
+        assert(!ok());
+        return std::get<1>(std::move(m_v));
+    }
 
 private:
     std::variant<T, Error> m_v;
@@ -52,8 +68,14 @@ public:
 
     bool ok() const { return m_ok; }
     explicit operator bool() const { return ok(); }
-    const Error& error() const { assert(!ok()); return m_err; }
-    Error take_error() { assert(!ok()); return std::move(m_err); }
+    const Error& error() const {
+        assert(!ok());
+        return m_err;
+    }
+    Error take_error() {
+        assert(!ok());
+        return std::move(m_err);
+    }
 
 private:
     Error m_err;
@@ -65,9 +87,9 @@ using Status = Result<void>;
 }  // namespace ember
 
 // Propagate an error from an expression returning Result<...>.
-#define EMBER_TRY(expr)                                        \
-    do {                                                       \
-        auto ember_try_r_ = (expr);                            \
+#define EMBER_TRY(expr)                                           \
+    do {                                                          \
+        auto ember_try_r_ = (expr);                               \
         if (!ember_try_r_.ok()) return ember_try_r_.take_error(); \
     } while (0)
 

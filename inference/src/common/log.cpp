@@ -18,7 +18,9 @@ std::atomic<int> g_min_level{int(LogLevel::Warn)};
 
 }  // namespace
 
-const char* version() { return EMBER_VERSION; }
+const char* version() {
+    return EMBER_VERSION;
+}
 
 void set_log_callback(LogCallback cb, void* user) {
     std::lock_guard lock(g_mutex);
@@ -26,7 +28,9 @@ void set_log_callback(LogCallback cb, void* user) {
     g_user = user;
 }
 
-void set_log_level(LogLevel min_level) { g_min_level = int(min_level); }
+void set_log_level(LogLevel min_level) {
+    g_min_level = int(min_level);
+}
 
 void log_message(LogLevel level, const std::string& message) {
     if (int(level) < g_min_level) return;
@@ -37,10 +41,14 @@ void log_message(LogLevel level, const std::string& message) {
 std::string format_bytes(uint64_t bytes) {
     char buf[64];
     const double b = double(bytes);
-    if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
-    else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-    else std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
+    if (b >= 1024.0 * 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024)
+        std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024.0)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
     return buf;
 }
 

@@ -16,8 +16,19 @@
 namespace ember::gguf {
 
 enum class ValueType : uint32_t {
-    UINT8 = 0, INT8 = 1, UINT16 = 2, INT16 = 3, UINT32 = 4, INT32 = 5, FLOAT32 = 6, BOOL = 7,
-    STRING = 8, ARRAY = 9, UINT64 = 10, INT64 = 11, FLOAT64 = 12,
+    UINT8 = 0,
+    INT8 = 1,
+    UINT16 = 2,
+    INT16 = 3,
+    UINT32 = 4,
+    INT32 = 5,
+    FLOAT32 = 6,
+    BOOL = 7,
+    STRING = 8,
+    ARRAY = 9,
+    UINT64 = 10,
+    INT64 = 11,
+    FLOAT64 = 12,
 };
 std::string_view value_type_name(ValueType t);
 
@@ -87,7 +98,8 @@ public:
 
     const std::vector<KeyValue>& metadata() const { return m_kv; }
     const Value* find(std::string_view key) const;
-    // Typed getters; nullopt when absent or of an incompatible type (integers convert when in range).
+    // Typed getters; nullopt when absent or of an incompatible type (integers convert when in
+    // range).
     std::optional<std::string> get_string(std::string_view key) const;
     std::optional<int64_t> get_int(std::string_view key) const;
     std::optional<uint32_t> get_u32(std::string_view key) const;
@@ -99,7 +111,9 @@ public:
     const std::vector<TensorInfo>& tensors() const { return m_tensors; }
     const TensorInfo* find_tensor(std::string_view name) const;
     // Pointer to the tensor's bytes (n_bytes of them); valid while the File lives.
-    const uint8_t* tensor_data(const TensorInfo& t) const { return m_base + m_data_offset + t.offset; }
+    const uint8_t* tensor_data(const TensorInfo& t) const {
+        return m_base + m_data_offset + t.offset;
+    }
     const uint8_t* base() const { return m_base; }
 
     // Gives back the mapping of the tensor data (after upload to a GPU); metadata stays valid.

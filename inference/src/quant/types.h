@@ -52,25 +52,64 @@ struct TypeTraits {
 
 // Traits of a known type id, or nullopt for an id GGUF does not define.
 std::optional<TypeTraits> type_traits(uint32_t id);
-inline std::optional<TypeTraits> type_traits(GgmlType t) { return type_traits(uint32_t(t)); }
+inline std::optional<TypeTraits> type_traits(GgmlType t) {
+    return type_traits(uint32_t(t));
+}
 std::string_view type_name(GgmlType t);  // "unknown" for unknown ids
 
 // Bytes of a row of n elements; n must be a multiple of the block size.
-inline uint64_t row_bytes(const TypeTraits& tt, uint64_t n) { return n / tt.block_elems * tt.block_bytes; }
+inline uint64_t row_bytes(const TypeTraits& tt, uint64_t n) {
+    return n / tt.block_elems * tt.block_bytes;
+}
 
 constexpr int QK4_0 = 32, QK4_1 = 32, QK5_0 = 32, QK5_1 = 32, QK8_0 = 32, QK_K = 256;
 constexpr int K_SCALE_SIZE = 12;
 
 // GGUF block layouts (little-endian, packed as in ggml).
 #pragma pack(push, 1)
-struct BlockQ4_0 { uint16_t d; uint8_t qs[QK4_0 / 2]; };
-struct BlockQ4_1 { uint16_t d; uint16_t m; uint8_t qs[QK4_1 / 2]; };
-struct BlockQ5_0 { uint16_t d; uint8_t qh[4]; uint8_t qs[QK5_0 / 2]; };
-struct BlockQ5_1 { uint16_t d; uint16_t m; uint8_t qh[4]; uint8_t qs[QK5_1 / 2]; };
-struct BlockQ8_0 { uint16_t d; int8_t qs[QK8_0]; };
-struct BlockQ4_K { uint16_t d; uint16_t dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qs[QK_K / 2]; };
-struct BlockQ5_K { uint16_t d; uint16_t dmin; uint8_t scales[K_SCALE_SIZE]; uint8_t qh[QK_K / 8]; uint8_t qs[QK_K / 2]; };
-struct BlockQ6_K { uint8_t ql[QK_K / 2]; uint8_t qh[QK_K / 4]; int8_t scales[QK_K / 16]; uint16_t d; };
+struct BlockQ4_0 {
+    uint16_t d;
+    uint8_t qs[QK4_0 / 2];
+};
+struct BlockQ4_1 {
+    uint16_t d;
+    uint16_t m;
+    uint8_t qs[QK4_1 / 2];
+};
+struct BlockQ5_0 {
+    uint16_t d;
+    uint8_t qh[4];
+    uint8_t qs[QK5_0 / 2];
+};
+struct BlockQ5_1 {
+    uint16_t d;
+    uint16_t m;
+    uint8_t qh[4];
+    uint8_t qs[QK5_1 / 2];
+};
+struct BlockQ8_0 {
+    uint16_t d;
+    int8_t qs[QK8_0];
+};
+struct BlockQ4_K {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qs[QK_K / 2];
+};
+struct BlockQ5_K {
+    uint16_t d;
+    uint16_t dmin;
+    uint8_t scales[K_SCALE_SIZE];
+    uint8_t qh[QK_K / 8];
+    uint8_t qs[QK_K / 2];
+};
+struct BlockQ6_K {
+    uint8_t ql[QK_K / 2];
+    uint8_t qh[QK_K / 4];
+    int8_t scales[QK_K / 16];
+    uint16_t d;
+};
 #pragma pack(pop)
 static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ4_1) == 20 && sizeof(BlockQ5_0) == 22 &&
               sizeof(BlockQ5_1) == 24 && sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_K) == 144 &&

@@ -70,7 +70,7 @@ struct Sampler::Impl {
     SamplingParams p;
     int n_vocab;
     std::mt19937_64 rng;
-    std::deque<int32_t> recent;  // the last repeat_last_n accepted tokens
+    std::deque<int32_t> recent;                   // the last repeat_last_n accepted tokens
     std::vector<std::pair<float, int32_t>> cand;  // reused: nothing allocated per token
     std::vector<float> penalized;
     std::vector<int32_t> uniq;
@@ -85,7 +85,9 @@ Sampler::Sampler(const SamplingParams& params, int n_vocab)
 
 Sampler::~Sampler() = default;
 
-bool Sampler::is_greedy() const { return m_impl->p.temperature <= 0.0f; }
+bool Sampler::is_greedy() const {
+    return m_impl->p.temperature <= 0.0f;
+}
 
 void Sampler::reset() {
     m_impl->recent.clear();

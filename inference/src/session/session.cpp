@@ -24,9 +24,8 @@ Session::~Session() = default;
 Result<std::unique_ptr<Session>> Session::create(Model& model, const SessionParams& params) {
     auto impl = std::make_unique<Impl>();
     impl->model = &model;
-    EMBER_ASSIGN_OR_RETURN(const int n_ctx,
-                           choose_context(model.impl().llama.hp, params.n_ctx, model.impl().n_ctx,
-                                          model.info().path));
+    EMBER_ASSIGN_OR_RETURN(const int n_ctx, choose_context(model.impl().llama.hp, params.n_ctx,
+                                                           model.impl().n_ctx, model.info().path));
     if (model.impl().backend_info.kind == BackendKind::Cpu) {  // before the KV cache exists
         const CpuMemoryNeed need = cpu_memory_need(*model.impl().file, model.impl().llama, n_ctx,
                                                    model.impl().params.n_threads, false);
@@ -66,15 +65,27 @@ Result<int32_t> Session::eval_argmax(std::span<const int32_t> tokens) {
     return tok;
 }
 
-void Session::set_cancel(const std::atomic<bool>* cancel) { m_impl->runner->set_cancel(cancel); }
+void Session::set_cancel(const std::atomic<bool>* cancel) {
+    m_impl->runner->set_cancel(cancel);
+}
 void Session::set_profiling(bool on) {
     m_impl->runner->set_profiling(on);
 }
-void Session::reset() { m_impl->n_past = 0; }
-void Session::truncate(int n_keep) { m_impl->n_past = std::clamp(n_keep, 0, m_impl->n_past); }
-int Session::n_past() const { return m_impl->n_past; }
-int Session::n_ctx() const { return m_impl->runner->n_ctx(); }
-Model& Session::model() { return *m_impl->model; }
+void Session::reset() {
+    m_impl->n_past = 0;
+}
+void Session::truncate(int n_keep) {
+    m_impl->n_past = std::clamp(n_keep, 0, m_impl->n_past);
+}
+int Session::n_past() const {
+    return m_impl->n_past;
+}
+int Session::n_ctx() const {
+    return m_impl->runner->n_ctx();
+}
+Model& Session::model() {
+    return *m_impl->model;
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -129,10 +140,16 @@ Result<GenerateStats> generate(Session& session, std::span<const int32_t> prompt
         Status r;
         if (argmax_only) {
             auto e = session.eval_argmax(tokens);
-            if (e.ok()) next = *e; else r = e.take_error();
+            if (e.ok())
+                next = *e;
+            else
+                r = e.take_error();
         } else {
             auto e = session.eval(tokens);
-            if (e.ok()) logits = *e; else r = e.take_error();
+            if (e.ok())
+                logits = *e;
+            else
+                r = e.take_error();
         }
         if (!r.ok() && is_cancel(r.error(), params.cancel)) st.stop = StopReason::Cancelled;
         return r;

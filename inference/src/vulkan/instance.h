@@ -36,14 +36,14 @@ struct Adapter {
     DeviceInfo info;
     VkPhysicalDeviceProperties props{};
     VkPhysicalDeviceMemoryProperties mem{};
-    std::string uuid;                // deviceUUID as hex, keys the own-allocation accounting
-    uint32_t queue_family = 0;       // a queue family with compute
+    std::string uuid;                   // deviceUUID as hex, keys the own-allocation accounting
+    uint32_t queue_family = 0;          // a queue family with compute
     uint32_t timestamp_valid_bits = 0;  // of that family's timestamps (0: none)
-    uint32_t device_local_heap = 0;  // the largest DEVICE_LOCAL heap
+    uint32_t device_local_heap = 0;     // the largest DEVICE_LOCAL heap
     bool has_memory_budget = false;
-    bool has_creation_feedback = false;  // VK_EXT_pipeline_creation_feedback
+    bool has_creation_feedback = false;      // VK_EXT_pipeline_creation_feedback
     bool has_executable_properties = false;  // VK_KHR_pipeline_executable_properties
-    bool usable = false;                 // has everything Ember needs (even if not auto-suitable)
+    bool usable = false;  // has everything Ember needs (even if not auto-suitable)
     uint32_t subgroup_size = 0;
     uint64_t max_allocation = 0;  // maxMemoryAllocationSize
     // VK_NV_cooperative_matrix with 16x8x16 F16 products into F32 for subgroups of 32, and

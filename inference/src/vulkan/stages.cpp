@@ -370,7 +370,7 @@ std::vector<Stage> from_hidden(const std::vector<Stage>& all, uint32_t first) {
 std::vector<Stage> forward_stages(const Recorder& rec, const DeviceModel& m, const Step& step) {
     // (The families' decode steps on the fused kernels: stages_family_decode.cpp.)
     const bool family = uses_family_stages(m.hp);
-    std::vector<Stage> s = !family ? llama_stages(rec, m, step)
+    std::vector<Stage> s = !family                         ? llama_stages(rec, m, step)
                            : step.n == 1 && m.fused_layers ? family_decode_stages(rec, m, step)
                                                            : family_stages(m, step);
     return m.first_layer ? from_hidden(s, m.first_layer) : s;

@@ -20,12 +20,14 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
     if (sizes.empty() || reps < 1) return std::vector<ReadBandwidth>{};
     const uint64_t align = std::max<uint64_t>(16, ctx.range_alignment());
     std::vector<uint64_t> bytes;
-    for (uint64_t s : sizes) bytes.push_back(std::max<uint64_t>(16, std::min<uint64_t>(s, ctx.max_range()) / 16 * 16));
+    for (uint64_t s : sizes)
+        bytes.push_back(std::max<uint64_t>(16, std::min<uint64_t>(s, ctx.max_range()) / 16 * 16));
     // At least 4 times the largest size, so that each repetition reads memory the previous
     // ones did not leave in the cache.
     const uint64_t largest = *std::max_element(bytes.begin(), bytes.end());
-    const uint64_t pool = std::min<uint64_t>(std::max<uint64_t>(pool_bytes, 4 * largest),
-                                             ctx.block_limit()) / align * align;
+    const uint64_t pool =
+        std::min<uint64_t>(std::max<uint64_t>(pool_bytes, 4 * largest), ctx.block_limit()) / align *
+        align;
     if (pool < largest)
         return make_error("vulkan.bandwidth_buffer", "a read of " + std::to_string(largest) +
                                                          " bytes does not fit one allocation");
@@ -79,9 +81,10 @@ Result<std::vector<ReadBandwidth>> measure_read_bandwidth(Context& ctx,
     }
     EMBER_TRY(ctx.end_oneoff_and_wait(cmd));
     std::vector<uint64_t> ts(n_queries);
-    EMBER_VK_TRY(vkGetQueryPoolResults(dev.handle(), queries.handle(), 0, n_queries, ts.size() * 8,
-                                       ts.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
-                 "vkGetQueryPoolResults (bandwidth)");
+    EMBER_VK_TRY(
+        vkGetQueryPoolResults(dev.handle(), queries.handle(), 0, n_queries, ts.size() * 8,
+                              ts.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults (bandwidth)");
     const uint32_t bits = dev.adapter().timestamp_valid_bits;
     const uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
     std::vector<ReadBandwidth> out;

@@ -11,7 +11,7 @@
 namespace ember::vulkan {
 
 struct ReadBandwidth {
-    uint64_t bytes = 0;         // read by one dispatch
+    uint64_t bytes = 0;          // read by one dispatch
     double us_per_dispatch = 0;  // GPU time of the dispatch and its barrier
     double gb_s = 0;             // bytes / that time
 };
