@@ -13,7 +13,7 @@ app=(qt6-base-dev qt6-declarative-dev qml6-module-qtquick qml6-module-qtquick-co
      libmd4c-dev)
 test=(libgtest-dev libgmock-dev mesa-vulkan-drivers vulkan-validationlayers vulkan-tools
       xvfb xauth qml6-module-qttest qt6-declarative-dev-tools qml6-module-qtqml python3 clang
-      libclang-rt-14-dev desktop-file-utils appstream dpkg-dev sqlite3 bc)
+      libclang-rt-14-dev desktop-file-utils appstream dpkg-dev sqlite3 bc clang-format)
 # The server's tests drive it with the openai npm package. A node and npm already installed
 # (NodeSource's nodejs carries its own npm, which Debian's npm conflicts with) are kept.
 node=(nodejs npm)
