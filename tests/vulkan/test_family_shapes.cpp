@@ -281,6 +281,12 @@ const std::vector<ShapeCase> kCases = {
      "llama2-7b",
      {"--embd", "96", "--heads", "4", "--kv-heads", "2", "--ffn", "160", "--layers", "2"},
      {{"llama.rope.dimension_count", K::U32, 16}}},
+    // Llama with heads of 96 (384 / 4, no key_length): the family stages too.
+    {"llama_hd96",
+     "llama2-7b",
+     {"--embd", "384", "--heads", "4", "--kv-heads", "2", "--ffn", "512", "--layers", "2"},
+     {},
+     "q4_k_m"},
     // Phi-3 with GQA 3, a window of 0 (Phi-4's: none) and a vocabulary of 333 (untied).
     {"phi3_gqa3",
      "phi3.5-mini",

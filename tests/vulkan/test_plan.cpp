@@ -10,6 +10,7 @@
 #include "model/arch.h"
 #include "vulkan/forward.h"
 #include "vulkan/instance.h"
+#include "vulkan/stages_family.h"
 
 namespace ember::vulkan::test {
 namespace {
@@ -340,6 +341,17 @@ TEST(Plan, F32WeightsKeepF32PrecisionInPrompts) {
     const std::string text = describe_plan(f32, a, make_plan(a));
     EXPECT_NE(text.find("F32 weights: high parts"), std::string::npos) << text;
     EXPECT_NE(text.find("F32 weights' F16 high or low parts"), std::string::npos) << text;
+}
+
+// Llama's own stages take heads of powers of two; others (96: Phi-3's size, 80) take the family
+// stages, whose decode attention runs the output projection with them.
+TEST(Plan, LlamaHeadsOfOtherSizesTakeTheFamilyStages) {
+    LlamaHParams hp;
+    hp.n_layer = 2, hp.n_head = 32, hp.n_head_kv = 8;
+    for (uint32_t hd : {64u, 128u, 256u, 96u, 80u}) {
+        hp.head_dim = hp.n_rot = hd, hp.n_embd = hp.n_head * hd;
+        EXPECT_EQ(uses_family_stages(hp), hd == 96 || hd == 80) << "heads of " << hd;
+    }
 }
 
 }  // namespace

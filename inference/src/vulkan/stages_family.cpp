@@ -1,6 +1,7 @@
 #include "vulkan/stages_family.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ bool uses_family_stages(const LlamaHParams& hp) {
         hp.final_softcap > 0.0f || hp.attention_scale() != 1.0f / std::sqrt(float(hp.head_dim)) ||
         hp.yarn.ext_factor != 0.0f || hp.rope_attn_factor != 1.0f || hp.v_head() != hp.head_dim)
         return true;
+    // Llama's decode attention tiles a workgroup with 8-dimension slices of a head, so heads of
+    // other sizes than powers of two (96, 80) took its generic path without the output
+    // projection; the families' kernel takes them with it.
+    if (!std::has_single_bit(hp.head_dim)) return true;
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
         const LayerHParams lh = hp.layer_hp(l);
         if (lh.swa || lh.rope_base != hp.rope_freq_base || lh.rope_freq_scale != 1.0f) return true;
