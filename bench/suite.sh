@@ -22,7 +22,8 @@
 #       Waits up to SECONDS (default 540) for the tag's jobs, prints the progress log and packs
 #       every result into $OUT/suite-results.tgz (the device tool brings it back).
 #   Jobs: base (Ember pp512 and tg128 of TinyLlama-1.1B and Llama-2-7B in Q4_0, Q8_0, Q4_K_M),
-#   fam (Ember pp512, tg128 and tg128 at depth 4096 of each family file), famllama (llama-bench
+#   fam (Ember pp512, tg128 and tg128 at depth 4096 of each family file), famtwin (pp512 and tg128
+#   of each family's twin: a Llama of its shape), famllama (llama-bench
 #   on base's files and the family files llama.cpp b4748 loads), famdepth (llama.cpp's tg128 at
 #   depth 4096), offload (Llama-2-7B Q4_0 with 16 of 32 layers on the GPU, beside llama.cpp
 #   -ngl 16, and both on the CPU alone), load (cold and warm load time, host memory, a 512-token
@@ -154,7 +155,18 @@ qw-q4_0 qwen2.5-7b q4_0
 g3-q4_k_m gemma3-4b q4_k_m
 g3-q4_0 gemma3-4b q4_0
 phi-q4_k_m phi3.5-mini q4_k_m
-phi-q4_0 phi3.5-mini q4_0"
+phi-q4_0 phi3.5-mini q4_0
+lqw-q4_k_m llama3.1-8b q4_k_m QWSHAPE
+lqw-q4_0 llama3.1-8b q4_0 QWSHAPE
+lg3-q4_k_m llama3.1-8b q4_k_m G3SHAPE
+lg3-q4_0 llama3.1-8b q4_0 G3SHAPE
+lphi-q4_k_m llama3.1-8b q4_k_m PHISHAPE
+lphi-q4_0 llama3.1-8b q4_0 PHISHAPE"
+# The twins (lqw, lg3, lphi): Llamas of the families' shapes, as far as a Llama has them (no
+# biases, norms or soft-caps; separate Q/K/V and gate/up; an untied embedding table).
+QWSHAPE="--embd 3584 --layers 28 --heads 28 --kv-heads 4 --ffn 18944 --vocab 152064"
+G3SHAPE="--embd 2560 --layers 34 --heads 8 --kv-heads 4 --head-dim 256 --ffn 10240 --vocab 262144"
+PHISHAPE="--embd 3072 --layers 32 --heads 32 --kv-heads 32 --head-dim 96 --ffn 8192 --vocab 32064"
 
 mk() {  # name: writes $M/name.gguf from its line in SPECS
     local n=$1 spec
@@ -164,6 +176,7 @@ mk() {  # name: writes $M/name.gguf from its line in SPECS
     shift
     local p=$1 t=$2
     shift 2
+    case "${1:-}" in QWSHAPE) set -- $QWSHAPE ;; G3SHAPE) set -- $G3SHAPE ;; PHISHAPE) set -- $PHISHAPE ;; esac
     "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "${@/#SPM/$pack/shared/vocab/ggml-vocab-llama-spm.gguf}" \
         >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
 }
@@ -223,6 +236,7 @@ job_tests() {  # test_vulkan in SUITE_TEST_SHARDS processes at once (gtest shard
 }
 
 FAM="l2-q4_0 qw-q4_k_m qw-q4_0 g3-q4_k_m g3-q4_0 l31-q4_k_m l31-q4_0 phi-q4_k_m phi-q4_0"
+FAMT="lqw-q4_k_m lqw-q4_0 lg3-q4_k_m lg3-q4_0 lphi-q4_k_m lphi-q4_0"
 # llama.cpp b4748 has no Gemma 3 and does not load mkmodel's Phi-3.5 vocabulary.
 FAML="l2-q4_0 qw-q4_k_m qw-q4_0 l31-q4_k_m l31-q4_0"
 eb() {  # name label ember-cli bench options...
@@ -245,6 +259,13 @@ job_fam() {
             [ -s "$O/e_${n}_d4096.json" ] || eb $n d4096 -p 0 -n 128 -d 4096 -r 3
         fi
         log "fam $n: $(toks "$O/e_${n}_p512.json" "$O/e_${n}_d4096.json")"
+    done
+}
+job_famtwin() {  # pp512 and tg128 of the families' twins
+    local n
+    for n in $FAMT; do
+        [ -s "$O/e_${n}_p512.json" ] || eb $n p512 -p 512 -n 128 -r 3
+        log "famtwin $n: $(toks "$O/e_${n}_p512.json")"
     done
 }
 BASE="t-q4_0 t-q8_0 t-q4_k_m l2-q4_0 l2-q8_0 l2-q4_k_m"

@@ -115,10 +115,12 @@ def families():
             ("g3-q4_0", "Gemma-3-4B Q4_0"), ("l31-q4_k_m", "Llama-3.1-8B Q4_K_M"),
             ("l31-q4_0", "Llama-3.1-8B Q4_0"), ("phi-q4_k_m", "Phi-3.5-mini Q4_K_M"),
             ("phi-q4_0", "Phi-3.5-mini Q4_0")]
+    # Each family file's twin (suite.sh's famtwin): a Llama of its shape and type.
+    twins = {"qw": ("lqw", "Qwen2.5-7B"), "g3": ("lg3", "Gemma-3-4B"), "phi": ("lphi", "Phi-3.5-mini")}
     print("| model (weight bytes) | Ember pp512 | llama.cpp pp512, FA off / on | Ember tg128 "
           "| llama.cpp tg128, FA off / on | Ember tg128 @ d4096 | llama.cpp tg128 @ d4096, FA off / on "
-          "| Ember decode per weight byte vs Llama-2, d0 / d4096 |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+          "| Ember decode per weight byte vs Llama-2, d0 / d4096 | Ember tg128 vs its twin, d0 / d4096 |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     ref = None
     for n, label in rows:
         p, d = ej(f"e_{n}_p512.json"), ej(f"e_{n}_d4096.json")
@@ -135,8 +137,23 @@ def families():
         lt = f"{f(L.get((0, 128, False)))} / {f(L.get((0, 128, True)))}" if L else "-"
         ld = f"{f(b0.get(4096))} / {f(b1.get(4096))}" if b0 else "-"
         r1 = f"{eff[1] / ref[1]:.2f}" if eff[1] and ref[1] else "-"
+        fam, _, typ = n.partition("-")
+        tw = "-"
+        if fam in twins:
+            tp, td = ej(f"e_{twins[fam][0]}-{typ}_p512.json"), ej(f"e_{twins[fam][0]}-{typ}_d4096.json")
+            if tp:
+                tw = f"{p['tg_tok_s'] / tp['tg_tok_s']:.2f} / " + (
+                    f"{d['tg_tok_s'] / td['tg_tok_s']:.2f}" if d and td else "-")
         print(f"| {label} ({wb / 1e9:.2f} GB) | {f(p['pp_tok_s'], 0)} | {lp} | {f(p['tg_tok_s'])} | {lt} | "
-              f"{f(d['tg_tok_s']) if d else '-'} | {ld} | {eff[0] / ref[0]:.2f} / {r1} |")
+              f"{f(d['tg_tok_s']) if d else '-'} | {ld} | {eff[0] / ref[0]:.2f} / {r1} | {tw} |")
+    # The twins themselves (their files' bytes include an untied embedding table that a step
+    # does not read, so no per-byte column).
+    for fam, (tn, tlabel) in twins.items():
+        for typ, tt in (("q4_k_m", "Q4_K_M"), ("q4_0", "Q4_0")):
+            p, d = ej(f"e_{tn}-{typ}_p512.json"), ej(f"e_{tn}-{typ}_d4096.json")
+            if p:
+                print(f"| twin: a Llama of {tlabel}'s shape, {tt} | {f(p['pp_tok_s'], 0)} | - | "
+                      f"{f(p['tg_tok_s'])} | - | {f(d['tg_tok_s']) if d else '-'} | - | - | 1.00 |")
 
 
 def offload():
