@@ -515,6 +515,8 @@ float stage_x(uint c0, uint c1) {
 
 #if defined(HEADS)
 #include "include/fused_heads.glsl"
+#else
+#define HEADS_PAIRS false
 #endif
 
 // Thread tid's results of a group: its row r (STORE, ADD; GU: row r of matrix sm), its gate and
@@ -524,6 +526,10 @@ void write_rows(uint mode, uint tid, uint sm, bool ok, uint r, float tot[2]) {
     if (!ok) return;
 #if defined(HEADS)
     if (mode == MODE_HEADS) {
+        if (HEADS_PAIRS) {
+            heads_write_pair(sm, tid, r, tot);
+            return;
+        }
         // q, k: as they are into y and binding 21; v: plus its bias into the cache
         if (sm == 0u) {
             yc[Y_OFF + r] = tot[0];
@@ -599,6 +605,9 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS],
                     sm = 2u;
                 }
             }
+#if defined(HEADS)
+            if (mode == MODE_HEADS && HEADS_PAIRS && sm < 2u && sok[s]) r = heads_pair_row(r);
+#endif
         }
         if (!sok[s]) r = 0u;
         srow[s] = r;
@@ -608,9 +617,10 @@ uint group_rows(uint mode, uint grp, out uint srow[ROWS], out uint sbase[ROWS],
 }
 
 // Which sums thread (or lane) t writes: row t (STORE, ADD), gate and up row t (SILU), or the
-// RoPE pair 2t, 2t + 1 (QKV); slot k of the two, clamped to the group.
+// RoPE pair 2t, 2t + 1 (QKV, HEADS_PAIRS); slot k of the two, clamped to the group.
 uint wanted_slot(uint mode, uint t, uint k) {
-    uint s = mode == MODE_QKV ? 2u * t + k : mode == MODE_SILU ? t + k * (ROWS / 2u) : t;
+    const bool pairs = mode == MODE_QKV || (mode == MODE_HEADS && HEADS_PAIRS);
+    uint s = pairs ? 2u * t + k : mode == MODE_SILU ? t + k * (ROWS / 2u) : t;
     return min(s, ROWS - 1u);
 }
 
@@ -659,7 +669,8 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
         tl_mark(2u + min(n_done++, 4u));
     }
 #if defined(HEADS)
-    if (mode == MODE_HEADS) count_heads(ROW_FIRST / ROWS + first, n_sg, n_groups, lane, sgs);
+    if (mode == MODE_HEADS && !HEADS_PAIRS)
+        count_heads(ROW_FIRST / ROWS + first, n_sg, n_groups, lane, sgs);
 #endif
     tl_mark(7u);
 }

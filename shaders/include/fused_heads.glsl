@@ -1,15 +1,18 @@
 // matvec_fused_h.comp's HEADS mode: Q/K/V rows with their heads finished in the same dispatch
-// (bias, per-head RMSNorm, RoPE, K and V into the caches). Included after the shader's bindings
+// (bias, per-head RMSNorm, RoPE, K and V into the caches), per head or per pair of rows. Included after the shader's bindings
 // and push constants, which it reads.
 #include "rope_family.glsl"
 
 // The caches' row of the step's position.
 uint heads_cache_row() { return pc.kv_ring > 0u ? step_pos0 % pc.kv_ring : step_pos0; }
 
+// The bias of dimension d of q head h (sm 0) or k head h (sm 1); 0 without biases (flag 1).
+float head_bias(uint sm, uint h, uint d) {
+    return (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
+}
 // Dimension d of q head h (sm 0) or k head h (sm 1) as the projection left it, plus its bias.
 float head_in(uint sm, uint base, uint h, uint d) {
-    const float b = (pc.flags & 1u) == 0u ? 0.0 : sm == 0u ? bq[h * HEAD_DIM + d] : bk[h * HEAD_DIM + d];
-    return (sm == 0u ? yc[base + d] : kr[base + d]) + b;
+    return (sm == 0u ? yc[base + d] : kr[base + d]) + head_bias(sm, h, d);
 }
 // ... times 1 / rms and the norm weight (flag 2; else r is 1).
 float head_normed(uint sm, uint base, uint h, uint d, float r) {
@@ -19,6 +22,46 @@ float head_normed(uint sm, uint base, uint h, uint d, float r) {
 void head_out(uint sm, uint base, uint h, uint d, float v) {
     if (sm == 0u) yc[base + d] = v;
     else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
+}
+
+// Heads without q/k norms, in groups of 2 rows: each group of q or k rows is a RoPE pair (NEOX:
+// dimensions j and j + n_rot / 2 of its head; else 2j and 2j + 1), which its lane 0 rotates and
+// writes as soon as it has both sums. No head waits for its last row: no count, no finish.
+#define HEADS_PAIRS (ROWS == 2u && (pc.flags & 2u) == 0u)
+
+// Row r of Wq or Wk as group r / 2 reads it in pairs: with NEOX, the group's slot s takes
+// dimension j + s n_rot / 2 (j < n_rot / 2), the unrotated dimensions past n_rot in order.
+uint heads_pair_row(uint r) {
+    const uint d = r % HEAD_DIM, j = d / 2u, s = d % 2u, half_rot = ROPE_N_ROT / 2u;
+    if ((pc.flags & 8u) == 0u || j >= half_rot) return r;
+    return r - d + j + s * half_rot;
+}
+
+// Lane 0 of a group of pairs (HEADS_PAIRS): tot holds its two sums, r the first one's row.
+// q and k: biased, rotated (within n_rot), q into y and k into the K cache; v: two rows of V.
+void heads_write_pair(uint sm, uint tid, uint r, float tot[2]) {
+    if (tid != 0u) return;
+    if (sm == 2u) {
+        const bool b = (pc.flags & 1u) != 0u;
+        vc[heads_cache_row() * KV_DIM + r] = float16_t(tot[0] + (b ? bv[r] : 0.0));
+        vc[heads_cache_row() * KV_DIM + r + 1u] = float16_t(tot[1] + (b ? bv[r + 1u] : 0.0));
+        return;
+    }
+    const uint hd = HEAD_DIM, h = r / hd, da = r % hd, half_rot = ROPE_N_ROT / 2u;
+    const bool neox = (pc.flags & 8u) != 0u;
+    const uint db = neox && da < half_rot ? da + half_rot : da + 1u;
+    const uint base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
+    float a = tot[0] + head_bias(sm, h, da), b = tot[1] + head_bias(sm, h, db);
+    if (da < ROPE_N_ROT) {
+        const vec2 cs = family_rope_cs(neox ? da : da / 2u, step_pos0, ROPE_N_ROT, ROPE_FREQ_BASE,
+                                       pc.freq_scale, ROPE_HAS_FF, pc.ext_factor, pc.corr_low,
+                                       pc.corr_high, pc.mscale);
+        const float ra = a * cs.x - b * cs.y;
+        b = a * cs.y + b * cs.x;
+        a = ra;
+    }
+    head_out(sm, base, h, da, a);
+    head_out(sm, base, h, db, b);
 }
 
 // One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
