@@ -31,9 +31,11 @@
 // Groups of one row leave fewer subgroups idle in the last round than pairs do.
 #define MODE_GU 4u
 // The families' Q/K/V (HEADS variants): rows of [Wq; Wk; Wv] as QKV groups them, one row a lane;
-// q rows go to y, k rows to binding 21, v rows plus their bias straight to the V cache. The last subgroup to write a q or k head (an atomic count per head) finishes it: bias,
-// per-head RMSNorm, RoPE in either layout over the first n_rot dimensions; q back to y, k to the
-// K cache. What qkv_rope.comp did in a dispatch of its own.
+// q rows go to y, k rows to binding 21, v rows plus their bias straight to the V cache. The last
+// subgroup to write a q or k head (an atomic count per head) finishes it: bias, per-head RMSNorm,
+// RoPE in either layout over the first n_rot dimensions; q back to y, k to the K cache. Without
+// q/k norms, groups of 2 rows are RoPE pairs, finished where they are summed (HEADS_PAIRS). What
+// qkv_rope.comp did in a dispatch of its own.
 #define MODE_HEADS 5u
 
 // The gate's activation (SILU mode and SILU_IN): SiLU, or with GELU GELU's tanh approximation

@@ -158,8 +158,9 @@ struct FusedMatvec {
     // as they are, heads->v_cache the V rows plus bv; the last subgroup to write a q or k head
     // adds its bias, RMS-normalizes it (q_norm, k_norm), rotates it as neox, n_rot, ff,
     // freq_base / scale, attn_factor and YaRN say, and writes q back in place, k to k_cache
-    // (step, caches, kv_ring as op_qkv_rope reads them; heads->v unused). head_count: a uint per
-    // q and k head, zero before, left at zero.
+    // (step, caches, kv_ring as op_qkv_rope reads them; heads->v unused). Without q/k norms,
+    // in groups of 2 rows, each group is a RoPE pair and is finished where it is summed (no
+    // count). head_count: a uint per q and k head, zero before, left at zero.
     const QkvRope* heads = nullptr;
     BufferRange head_count;
 };
