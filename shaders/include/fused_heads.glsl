@@ -1,6 +1,6 @@
 // matvec_fused_h.comp's HEADS mode: Q/K/V rows with their heads finished in the same dispatch
-// (bias, per-head RMSNorm, RoPE, K and V into the caches), per head or per pair of rows. Included after the shader's bindings
-// and push constants, which it reads.
+// (bias, per-head RMSNorm, RoPE, K and V into the caches), per head or per pair of rows.
+// Included after the shader's bindings and push constants, which it reads.
 #include "rope_family.glsl"
 
 // The caches' row of the step's position.
