@@ -116,6 +116,17 @@ TEST(FloatHelpers, MatchScalarAtEveryIsa) {
             const double s = double(g[i]) / (1.0 + std::exp(-double(g[i]))) * b[i];
             EXPECT_NEAR(out[i], s, 1e-6 * std::max(1.0, std::fabs(s))) << isa << " g=" << g[i];
         }
+        // GELU's tanh form (Gemma): the set's own where it has one, else the scalar one; over
+        // the same clamps and over the gate's usual range.
+        for (int i = 0; i < 77; ++i) g[i] = i < 38 ? (i - 19) * 5.0f : (i - 57) * 0.17f;
+        gelu_tanh_mul(g.data(), b.data(), out.data(), 77);
+        for (int i = 0; i < 77; ++i) {
+            const double x = g[i];
+            const double s =
+                0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+            EXPECT_NEAR(out[i], s * b[i], 1e-6 * std::max(1.0, std::fabs(s * b[i])))
+                << isa << " g=" << g[i];
+        }
     }
     select_isa(nullptr);
 }

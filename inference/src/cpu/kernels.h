@@ -104,6 +104,8 @@ struct KernelSet {
     // quantize_act_k (below) with SIMD; null: the scalar one.
     void (*quantize_act_k)(const float* x, int64_t cols, int8_t* qs, float* d,
                            int16_t* bsums) = nullptr;
+    // out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's gate) with SIMD; null: ops.cpp's scalar one.
+    void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int n) = nullptr;
 };
 
 // The kernel set in use (see select_isa).

@@ -24,7 +24,8 @@ const KernelSet kAvx2 = {"avx2",
                          avx2::silu_mul,
                          0,
                          avx2::kquant_rows,
-                         avx2::quantize_act_k};
+                         avx2::quantize_act_k,
+                         avx2::gelu_tanh_mul};
 }  // namespace
 
 const KernelSet* kernels_avx2() {

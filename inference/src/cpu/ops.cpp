@@ -69,6 +69,10 @@ void silu_mul(const float* gate, const float* up, float* out, int n) {
 }
 
 void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
+    if (const auto simd = active_kernels().gelu_tanh_mul) {
+        simd(gate, up, out, n);
+        return;
+    }
     constexpr float kSqrt2OverPi = 0.7978845608028654f;
     for (int i = 0; i < n; i++) {
         const float x = gate[i];
