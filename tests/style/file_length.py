@@ -3,25 +3,11 @@
 over 800 lines; split it by topic). Usage: file_length.py ROOT [--max N]"""
 import argparse
 import os
-import subprocess
 import sys
 
+from tracked import tracked_files
+
 SUFFIXES = (".cpp", ".h", ".comp", ".qml", ".py", ".sh")
-
-
-def tracked_files(root):
-    """The files git tracks under root; without git (a source archive), every file outside
-    hidden and build folders."""
-    try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True,
-                             capture_output=True).stdout
-        return [p for p in out.decode().split("\0") if p]
-    except (OSError, subprocess.CalledProcessError):
-        files = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if not d.startswith((".", "build"))]
-            files += [os.path.relpath(os.path.join(dirpath, f), root) for f in filenames]
-        return files
 
 
 def main():
