@@ -104,7 +104,7 @@ struct KernelSet {
     // quantize_act_k (below) with SIMD; null: the scalar one.
     void (*quantize_act_k)(const float* x, int64_t cols, int8_t* qs, float* d,
                            int16_t* bsums) = nullptr;
-    // out[i] = gelu_tanh(gate[i]) * up[i] (Gemma's gate) with SIMD; null: ops.cpp's scalar one.
+    // out[i] = gelu_tanh(gate[i]) * up[i], GELU's tanh form (Gemma's gate)
     void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int n) = nullptr;
 };
 

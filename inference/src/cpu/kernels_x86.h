@@ -647,14 +647,17 @@ inline __m256 exp_ps(__m256 x) {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 
+// x / (1 + e^-u): x sigmoid(u), the gates' shared form (u = x: SiLU).
+inline __m256 x_sigmoid(__m256 x, __m256 u) {
+    return _mm256_div_ps(
+        x, _mm256_add_ps(_mm256_set1_ps(1.0f), exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), u))));
+}
+
 void silu_mul(const float* gate, const float* up, float* out, int n) {
     int i = 0;
-    const __m256 one = _mm256_set1_ps(1.0f);
     for (; i + 8 <= n; i += 8) {
         const __m256 g = _mm256_loadu_ps(gate + i);
-        const __m256 e = exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), g));
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(g, _mm256_add_ps(one, e)),
-                                                _mm256_loadu_ps(up + i)));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(x_sigmoid(g, g), _mm256_loadu_ps(up + i)));
     }
     for (; i < n; ++i) {
         const float g = gate[i];
@@ -662,18 +665,17 @@ void silu_mul(const float* gate, const float* up, float* out, int n) {
     }
 }
 
-// out[i] = gelu_tanh(gate[i]) * up[i]: 0.5 x (1 + tanh(z)) is x / (1 + e^(-2z)), with
-// z = sqrt(2/pi) (x + 0.044715 x^3), so the sigmoid of silu_mul serves.
+// out[i] = gelu_tanh(gate[i]) * up[i]: 0.5 x (1 + tanh(z)) is x sigmoid(2z), with
+// z = sqrt(2/pi) (x + 0.044715 x^3).
 void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
     constexpr float k2 = 2.0f * 0.7978845608028654f, c = 0.044715f;
     int i = 0;
-    const __m256 one = _mm256_set1_ps(1.0f), nk2 = _mm256_set1_ps(-k2), cv = _mm256_set1_ps(c);
+    const __m256 k2v = _mm256_set1_ps(k2), cv = _mm256_set1_ps(c);
     for (; i + 8 <= n; i += 8) {
         const __m256 x = _mm256_loadu_ps(gate + i);
         const __m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-        const __m256 e = exp_ps(_mm256_mul_ps(nk2, _mm256_fmadd_ps(cv, x3, x)));
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)),
-                                                _mm256_loadu_ps(up + i)));
+        const __m256 u = _mm256_mul_ps(k2v, _mm256_fmadd_ps(cv, x3, x));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(x_sigmoid(x, u), _mm256_loadu_ps(up + i)));
     }
     for (; i < n; ++i) {
         const float x = gate[i];

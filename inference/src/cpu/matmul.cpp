@@ -71,9 +71,18 @@ void silu_mul_portable(const float* gate, const float* up, float* out, int n) {
     }
 }
 
-const KernelSet kPortable = {"portable",          nullptr,           portable_rows,
-                             quantize_act_scalar, nullptr,           dot_portable,
-                             axpy_portable,       silu_mul_portable, 0};
+void gelu_tanh_mul_portable(const float* gate, const float* up, float* out, int n) {
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    for (int i = 0; i < n; i++) {
+        const float x = gate[i];
+        const float g = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+        out[i] = g * up[i];
+    }
+}
+
+const KernelSet kPortable = {"portable", nullptr,      portable_rows, quantize_act_scalar,
+                             nullptr,    dot_portable, axpy_portable, silu_mul_portable,
+                             0,          nullptr,      nullptr,       gelu_tanh_mul_portable};
 
 // ---- ISA selection ----
 

@@ -69,16 +69,7 @@ void silu_mul(const float* gate, const float* up, float* out, int n) {
 }
 
 void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
-    if (const auto simd = active_kernels().gelu_tanh_mul) {
-        simd(gate, up, out, n);
-        return;
-    }
-    constexpr float kSqrt2OverPi = 0.7978845608028654f;
-    for (int i = 0; i < n; i++) {
-        const float x = gate[i];
-        const float g = 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
-        out[i] = g * up[i];
-    }
+    active_kernels().gelu_tanh_mul(gate, up, out, n);
 }
 
 void softcap(float* x, int n, float cap) {
