@@ -176,7 +176,7 @@ mk() {  # name: writes $M/name.gguf from its line in SPECS
     shift
     local p=$1 t=$2
     shift 2
-    case "${1:-}" in QWSHAPE) set -- $QWSHAPE ;; G3SHAPE) set -- $G3SHAPE ;; PHISHAPE) set -- $PHISHAPE ;; esac
+    case "${1:-}" in *SHAPE) set -- ${!1} ;; esac  # a twin's shape options, by variable name
     "$CLI" mkmodel -o "$M/$n.tmp" --preset "$p" --type "$t" "${@/#SPM/$pack/shared/vocab/ggml-vocab-llama-spm.gguf}" \
         >"$O/mk_$n.log" 2>&1 && mv "$M/$n.tmp" "$M/$n.gguf"
 }
