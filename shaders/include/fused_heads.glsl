@@ -14,14 +14,32 @@ float head_bias(uint sm, uint h, uint d) {
 float head_in(uint sm, uint base, uint h, uint d) {
     return (sm == 0u ? yc[base + d] : kr[base + d]) + head_bias(sm, h, d);
 }
+// The q (sm 0) or k norm weight of dimension d (flag 2); 1 without q/k norms.
+float head_norm_w(uint sm, uint d) {
+    return (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
+}
 // ... times 1 / rms and the norm weight (flag 2; else r is 1).
 float head_normed(uint sm, uint base, uint h, uint d, float r) {
-    const float w = (pc.flags & 2u) == 0u ? 1.0 : sm == 0u ? qn[d] : kn[d];
-    return head_in(sm, base, h, d) * (r * w);
+    return head_in(sm, base, h, d) * (r * head_norm_w(sm, d));
 }
 void head_out(uint sm, uint base, uint h, uint d, float v) {
     if (sm == 0u) yc[base + d] = v;
     else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
+}
+
+// The dimensions of RoPE pair i of a head: i and i + n_rot / 2 (NEOX, flag 8), else 2i, 2i + 1.
+uvec2 head_pair(uint i) {
+    return (pc.flags & 8u) != 0u ? uvec2(i, i + ROPE_N_ROT / 2u) : uvec2(2u * i, 2u * i + 1u);
+}
+// cos and sin of pair i at the step's position.
+vec2 head_cs(uint i) {
+    return family_rope_cs(i, step_pos0, ROPE_N_ROT, ROPE_FREQ_BASE, pc.freq_scale, ROPE_HAS_FF,
+                          pc.ext_factor, pc.corr_low, pc.corr_high, pc.mscale);
+}
+// Dimensions d of a head get (a, b) rotated by cs.
+void head_out_rotated(uint sm, uint base, uint h, uvec2 d, float a, float b, vec2 cs) {
+    head_out(sm, base, h, d.x, a * cs.x - b * cs.y);
+    head_out(sm, base, h, d.y, a * cs.y + b * cs.x);
 }
 
 // Heads without q/k norms, in groups of 2 rows: each group of q or k rows is a RoPE pair (NEOX:
@@ -47,21 +65,18 @@ void heads_write_pair(uint sm, uint tid, uint r, float tot[2]) {
         vc[heads_cache_row() * KV_DIM + r + 1u] = float16_t(tot[1] + (b ? bv[r + 1u] : 0.0));
         return;
     }
-    const uint hd = HEAD_DIM, h = r / hd, da = r % hd, half_rot = ROPE_N_ROT / 2u;
-    const bool neox = (pc.flags & 8u) != 0u;
-    const uint db = neox && da < half_rot ? da + half_rot : da + 1u;
+    const uint hd = HEAD_DIM, h = r / hd, da = r % hd;
     const uint base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
-    float a = tot[0] + head_bias(sm, h, da), b = tot[1] + head_bias(sm, h, db);
-    if (da < ROPE_N_ROT) {
-        const vec2 cs = family_rope_cs(neox ? da : da / 2u, step_pos0, ROPE_N_ROT, ROPE_FREQ_BASE,
-                                       pc.freq_scale, ROPE_HAS_FF, pc.ext_factor, pc.corr_low,
-                                       pc.corr_high, pc.mscale);
-        const float ra = a * cs.x - b * cs.y;
-        b = a * cs.y + b * cs.x;
-        a = ra;
+    if (da >= ROPE_N_ROT) {  // unrotated dimensions da, da + 1
+        head_out(sm, base, h, da, tot[0] + head_bias(sm, h, da));
+        head_out(sm, base, h, da + 1u, tot[1] + head_bias(sm, h, da + 1u));
+        return;
     }
-    head_out(sm, base, h, da, a);
-    head_out(sm, base, h, db, b);
+    // The group's first dimension da is pair i's first (heads_pair_row).
+    const uint i = (pc.flags & 8u) != 0u ? da : da / 2u;
+    const uvec2 d = head_pair(i);
+    head_out_rotated(sm, base, h, d, tot[0] + head_bias(sm, h, d.x),
+                     tot[1] + head_bias(sm, h, d.y), head_cs(i));
 }
 
 // One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or
@@ -72,30 +87,27 @@ const uint FIN_K = 8u;
 void finish_head(uint sm, uint h, uint lane, uint sgs) {
     const uint hd = HEAD_DIM, base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
     const uint n_rot = ROPE_N_ROT, half_rot = n_rot / 2u;
-    const bool neox = (pc.flags & 8u) != 0u, normed = (pc.flags & 2u) != 0u;
+    const bool normed = (pc.flags & 2u) != 0u;
     float a[FIN_K], b[FIN_K], u[FIN_K];
     float ss = 0.0;
     [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
         const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
-        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-        a[k] = i < half_rot ? head_in(sm, base, h, ia) : 0.0;
-        b[k] = i < half_rot ? head_in(sm, base, h, ib) : 0.0;
+        const uvec2 p = head_pair(i);
+        a[k] = i < half_rot ? head_in(sm, base, h, p.x) : 0.0;
+        b[k] = i < half_rot ? head_in(sm, base, h, p.y) : 0.0;
         u[k] = d < hd ? head_in(sm, base, h, d) : 0.0;
         ss += a[k] * a[k] + b[k] * b[k] + u[k] * u[k];
     }
     vec2 cs[FIN_K];
     [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
         const uint i = lane + k * sgs;
-        cs[k] = i < half_rot ? family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
-                                              ROPE_HAS_FF, pc.ext_factor, pc.corr_low,
-                                              pc.corr_high, pc.mscale)
-                             : vec2(1.0, 0.0);
+        cs[k] = i < half_rot ? head_cs(i) : vec2(1.0, 0.0);
     }
     float r = 1.0;
     if (normed) {
         for (uint i = lane + FIN_K * sgs; i < half_rot; i += sgs) {
-            const float va = head_in(sm, base, h, neox ? i : 2u * i);
-            const float vb = head_in(sm, base, h, neox ? i + half_rot : 2u * i + 1u);
+            const uvec2 p = head_pair(i);
+            const float va = head_in(sm, base, h, p.x), vb = head_in(sm, base, h, p.y);
             ss += va * va + vb * vb;
         }
         for (uint d = n_rot + lane + FIN_K * sgs; d < hd; d += sgs) {
@@ -104,27 +116,18 @@ void finish_head(uint sm, uint h, uint lane, uint sgs) {
         }
         r = inversesqrt(subgroupAdd(ss) / float(hd) + EPS);
     }
-    // The norm weight (flag 2) of dimension d.
-#define FIN_W(d) (normed ? (sm == 0u ? qn[d] : kn[d]) : 1.0)
     [[unroll]] for (uint k = 0; k < FIN_K; ++k) {
         const uint i = lane + k * sgs, d = n_rot + lane + k * sgs;
-        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-        if (i < half_rot) {
-            const float va = a[k] * (r * FIN_W(ia)), vb = b[k] * (r * FIN_W(ib));
-            head_out(sm, base, h, ia, va * cs[k].x - vb * cs[k].y);
-            head_out(sm, base, h, ib, va * cs[k].y + vb * cs[k].x);
-        }
-        if (d < hd) head_out(sm, base, h, d, u[k] * (r * FIN_W(d)));
+        const uvec2 p = head_pair(i);
+        if (i < half_rot)
+            head_out_rotated(sm, base, h, p, a[k] * (r * head_norm_w(sm, p.x)),
+                             b[k] * (r * head_norm_w(sm, p.y)), cs[k]);
+        if (d < hd) head_out(sm, base, h, d, u[k] * (r * head_norm_w(sm, d)));
     }
-#undef FIN_W
     for (uint i = lane + FIN_K * sgs; i < half_rot; i += sgs) {
-        const vec2 c = family_rope_cs(i, step_pos0, n_rot, ROPE_FREQ_BASE, pc.freq_scale,
-                                      ROPE_HAS_FF, pc.ext_factor, pc.corr_low, pc.corr_high,
-                                      pc.mscale);
-        const uint ia = neox ? i : 2u * i, ib = neox ? i + half_rot : 2u * i + 1u;
-        const float va = head_normed(sm, base, h, ia, r), vb = head_normed(sm, base, h, ib, r);
-        head_out(sm, base, h, ia, va * c.x - vb * c.y);
-        head_out(sm, base, h, ib, va * c.y + vb * c.x);
+        const uvec2 p = head_pair(i);
+        head_out_rotated(sm, base, h, p, head_normed(sm, base, h, p.x, r),
+                         head_normed(sm, base, h, p.y, r), head_cs(i));
     }
     for (uint d = n_rot + lane + FIN_K * sgs; d < hd; d += sgs)
         head_out(sm, base, h, d, head_normed(sm, base, h, d, r));
