@@ -32,6 +32,12 @@
 // reads only keys p - window < j <= p: the runs cover the window alone), caches that are rings
 // of kv_ring rows (position j in row j % kv_ring), and head_dim / 8 up to WG_SIZE without
 // dividing it (Phi-3's 96: the threads past R rows of a pass compute what no one reads).
+// QK_NORM (FAMILY; Qwen 3, Gemma 3): the Q/K/V dispatch left the q/k norms' division by each
+// head's rms to this one (matvec_fused_h.comp HEADS_C 2): it wrote q and the step's key rotated
+// and times their norm weights, the key to binding 8 (not the cache), and each head's sums of
+// squares in pieces to binding 9. Every workgroup scales its q heads, and the step's key where
+// a pass reads its position, by 1 / rms; the first workgroup of each KV head stores that key in
+// the cache, whose row for the step no workgroup reads.
 layout(constant_id = 1) const uint PT = 8;  // positions per thread in a pass
 layout(constant_id = 15) const uint G = 1;  // query heads per workgroup (WO: 1)
 
@@ -50,6 +56,15 @@ layout(binding = 3) writeonly buffer OBuf { float o[]; };
 layout(binding = 4) coherent buffer PartBuf { float part[]; };     // [h][sp][2 + head_dim]
 layout(binding = 5) coherent buffer CountBuf { uint counter[]; };  // per query head, left at 0
 DECLARE_STEP_BUFFER(6)
+#if defined(FAMILY)
+layout(constant_id = 16) const uint QK_NORM = 0;
+layout(constant_id = 17) const float QK_EPS = 1e-6;
+layout(binding = 1) writeonly buffer KBufW { uvec4 kcw4[]; };
+layout(binding = 8) readonly buffer KNewBuf { vec4 knew4[]; };   // [Dkv] the step's key
+layout(binding = 9) readonly buffer SsBuf { float qk_ss[]; };    // [n_head + n_head_kv][hd / 2]
+#else
+const uint QK_NORM = 0u;
+#endif
 
 layout(push_constant) uniform PC {
     uint n_head;
@@ -215,6 +230,19 @@ uint runs(uint n_pass, out uint per) {
     }
 float add_f(float a, float b) { return a + b; }
 
+// QK_NORM: 1 / rms of q head s (s < n_head) or of KV head s - n_head, from its pairs' sums of
+// squares; each subgroup sums them itself (no barrier).
+float head_inv_rms(uint s) {
+#if defined(FAMILY)
+    const uint n = P_HEAD_DIM / 2u;
+    float t = 0.0;
+    for (uint i = gl_SubgroupInvocationID; i < n; i += gl_SubgroupSize) t += qk_ss[s * n + i];
+    return inversesqrt(subgroupAdd(t) / float(P_HEAD_DIM) + QK_EPS);
+#else
+    return 1.0;
+#endif
+}
+
 void main() {
     const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM;
     // Heads h0 .. h0 + G - 1 of KV head hk.
@@ -244,13 +272,28 @@ void main() {
 #endif
     const uint row = tid / TPP, seg = tid % TPP;
     const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
+    // QK_NORM: the step's key (this thread's 8 dimensions, rounded to F16 as the cache holds
+    // it), which the first workgroup of the KV head stores.
+    uvec4 knew = uvec4(0u);
+#if defined(FAMILY)
+    if (QK_NORM != 0u) {
+        const float r = head_inv_rms(P_N_HEAD + hk);
+        const uint kb = (hk * hd) / 4u + 2u * seg;
+        const vec4 a = knew4[kb] * r, b = knew4[kb + 1u] * r;
+        knew = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy),
+                     packHalf2x16(b.zw));
+        if (h0 % (P_N_HEAD / P_N_HEAD_KV) == 0u && gl_WorkGroupID.y == 0u && row == 0u)
+            kcw4[CACHE_ROW(n_kv - 1u) * stride4 + kv0] = knew;
+    }
+#endif
     vec4 qa[G], qc[G];  // this thread's 8 dimensions of each head's query, scaled
     float m[G], l[G];
     vec4 acc_a[G], acc_b[G];  // dimensions 8 seg .. 8 seg + 7 of each head's output
     [[unroll]] for (uint g = 0; g < G; ++g) {
         const uint qb = ((h0 + g) * hd) / 4u + 2u * seg;
-        qa[g] = q4[qb] * P_SCALE;
-        qc[g] = q4[qb + 1u] * P_SCALE;
+        const float sc = QK_NORM != 0u ? P_SCALE * head_inv_rms(h0 + g) : P_SCALE;
+        qa[g] = q4[qb] * sc;
+        qc[g] = q4[qb + 1u] * sc;
         m[g] = -1e30;
         l[g] = 0.0;
         acc_a[g] = vec4(0.0);
@@ -266,9 +309,11 @@ void main() {
         const uint n = min(P, j_end - p0);
         uvec4 kw[PT], vw[PT];
         [[unroll]] for (uint k = 0; k < PT; ++k) {
-            uint j = CACHE_ROW(p0 + min(row + k * R, n - 1u));  // clamped: loads unconditional
+            const uint jp = p0 + min(row + k * R, n - 1u);  // clamped: loads unconditional
+            const uint j = CACHE_ROW(jp);
             kw[k] = kc4[j * stride4 + kv0];
             vw[k] = vc4[j * stride4 + kv0];
+            if (QK_NORM != 0u && jp == n_kv - 1u) kw[k] = knew;
         }
         [[unroll]] for (uint k = 0; k < PT; ++k) {
             vec4 ka = vec4(unpackHalf2x16(kw[k].x), unpackHalf2x16(kw[k].y));

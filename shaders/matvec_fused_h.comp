@@ -34,8 +34,9 @@
 // q rows go to y, k rows to binding 21, v rows plus their bias straight to the V cache. The last
 // subgroup to write a q or k head (an atomic count per head) finishes it: bias, per-head RMSNorm,
 // RoPE in either layout over the first n_rot dimensions; q back to y, k to the K cache. Without
-// q/k norms, groups of 2 rows are RoPE pairs, finished where they are summed (HEADS_PAIRS). What
-// qkv_rope.comp did in a dispatch of its own.
+// q/k norms, or with the norms left to the attention, groups of 2 rows are RoPE pairs, finished
+// where they are summed (HEADS_C, include/fused_heads.glsl). What qkv_rope.comp did in a dispatch
+// of its own.
 #define MODE_HEADS 5u
 
 // The gate's activation (SILU mode and SILU_IN): SiLU, or with GELU GELU's tanh approximation
@@ -156,6 +157,11 @@ layout(binding = 17) readonly buffer BvBuf { float bv[]; };
 layout(binding = 18) readonly buffer QnBuf { float qn[]; };
 layout(binding = 19) readonly buffer KnBuf { float kn[]; };
 layout(binding = 20) coherent buffer CountBuf { uint head_count[]; };
+// How the heads are finished: 0 by the last subgroup to write each (a count per head), 1 in RoPE
+// pairs where they are summed (no q/k norms), 2 in pairs with the q/k norms left to the attention
+// (binding 20 then takes [n_head + n_head_kv][head_dim / 2] sums of squares, binding 21 k).
+layout(constant_id = 27) const uint HEADS_C = 0;
+layout(binding = 20) writeonly buffer SsBuf { float qk_ss[]; };
 #endif
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
 layout(binding = 3) readonly buffer EBufQ { uvec4 eq[]; };
@@ -349,9 +355,6 @@ float resid_inv() {
 }
 float g_resid_inv = 0.0;
 
-// (Not in the Heads variants: on the H200 their QKV went 17.95 -> 18.83 us a call with it, where
-// gate/up went 21.26 -> 20.49.)
-#if !defined(HEADS)
 // Per subgroup: sum(r^2), sum(x^2), sum(x p), sum(p^2), p = r * rw.
 shared vec4 resid_red[128];
 
@@ -419,7 +422,6 @@ float stage_x_resid(uint c0, uint c1) {
     return exp2(float(e));
 }
 #endif
-#endif
 
 // Column vec4 c of x (SILU_IN: of SiLU(gate) * up; EMBED_C: of the token's embedding, which
 // workgroup 0 also writes to x; RESID: of x + rmsnorm(r) * rw, which workgroup 0 writes out).
@@ -446,7 +448,11 @@ vec4 load_x(uint xb, uint c) {
 float stage_x(uint c0, uint c1) {
     if ((DIAG & 2u) != 0u) return 1.0;
 #if defined(RESID)
-#if !defined(HEADS)
+    // (Heads finished by a count per head held more registers with it, and their QKV ran 5%
+    // slower on the H200: 17.95 -> 18.83 us a call.)
+#if defined(HEADS)
+    if (XREG && HEADS_C != 0u) return stage_x_resid(c0, c1);
+#else
     if (XREG) return stage_x_resid(c0, c1);
 #endif
     g_resid_inv = resid_inv();

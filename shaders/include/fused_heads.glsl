@@ -3,6 +3,16 @@
 // Included after the shader's bindings and push constants, which it reads.
 #include "rope_family.glsl"
 
+// Heads in groups of 2 rows (HEADS_C 1 and 2): each group of q or k rows is a RoPE pair (NEOX:
+// dimensions j and j + n_rot / 2 of its head; else 2j and 2j + 1), which its lane 0 rotates and
+// writes as soon as it has both sums. No head waits for its last row: no count, no finish. With
+// q/k norms (QK_DEFER) the pair is rotated times its norm weights but not yet divided by the
+// head's rms, which is a factor of the whole head: the pair leaves its share of the head's sum
+// of squares in binding 20, and the attention (attention.comp QK_NORM) scales q and the step's
+// key, which goes to binding 21 instead of the cache.
+#define HEADS_PAIRS (HEADS_C != 0u)
+#define QK_DEFER (HEADS_C == 2u)
+
 // The caches' row of the step's position.
 uint heads_cache_row() { return pc.kv_ring > 0u ? step_pos0 % pc.kv_ring : step_pos0; }
 
@@ -22,8 +32,10 @@ float head_norm_w(uint sm, uint d) {
 float head_normed(uint sm, uint base, uint h, uint d, float r) {
     return head_in(sm, base, h, d) * (r * head_norm_w(sm, d));
 }
+// q into y; k into the K cache, or (QK_DEFER) into binding 21 for the attention to finish.
 void head_out(uint sm, uint base, uint h, uint d, float v) {
     if (sm == 0u) yc[base + d] = v;
+    else if (QK_DEFER) kr[base + d] = v;
     else kc[heads_cache_row() * KV_DIM + h * HEAD_DIM + d] = float16_t(v);
 }
 
@@ -42,10 +54,6 @@ void head_out_rotated(uint sm, uint base, uint h, uvec2 d, float a, float b, vec
     head_out(sm, base, h, d.y, a * cs.y + b * cs.x);
 }
 
-// Heads without q/k norms, in groups of 2 rows: each group of q or k rows is a RoPE pair (NEOX:
-// dimensions j and j + n_rot / 2 of its head; else 2j and 2j + 1), which its lane 0 rotates and
-// writes as soon as it has both sums. No head waits for its last row: no count, no finish.
-#define HEADS_PAIRS (ROWS == 2u && (pc.flags & 2u) == 0u)
 
 // Row r of Wq or Wk as group r / 2 reads it in pairs: with NEOX, the group's slot s takes
 // dimension j + s n_rot / 2 (j < n_rot / 2), the unrotated dimensions past n_rot in order.
@@ -67,16 +75,24 @@ void heads_write_pair(uint sm, uint tid, uint r, float tot[2]) {
     }
     const uint hd = HEAD_DIM, h = r / hd, da = r % hd;
     const uint base = (sm == 0u ? Y_OFF : pc.k_off) + h * hd;
-    if (da >= ROPE_N_ROT) {  // unrotated dimensions da, da + 1
-        head_out(sm, base, h, da, tot[0] + head_bias(sm, h, da));
-        head_out(sm, base, h, da + 1u, tot[1] + head_bias(sm, h, da + 1u));
-        return;
-    }
-    // The group's first dimension da is pair i's first (heads_pair_row).
+    // The dimensions: unrotated da, da + 1, or rotated pair i (the group's first dimension da
+    // is pair i's first: heads_pair_row); a pair's slot in its head, [0, hd / 2).
+    const bool rotated = da < ROPE_N_ROT;
     const uint i = (pc.flags & 8u) != 0u ? da : da / 2u;
-    const uvec2 d = head_pair(i);
-    head_out_rotated(sm, base, h, d, tot[0] + head_bias(sm, h, d.x),
-                     tot[1] + head_bias(sm, h, d.y), head_cs(i));
+    const uvec2 d = rotated ? head_pair(i) : uvec2(da, da + 1u);
+    const float a = tot[0] + head_bias(sm, h, d.x), b = tot[1] + head_bias(sm, h, d.y);
+    if (QK_DEFER) {
+        const uint slot = sm == 0u ? h : ROWS0 / hd + h;
+        qk_ss[slot * (hd / 2u) + (rotated ? i : da / 2u)] = a * a + b * b;
+    }
+    // (head_norm_w: 1 without q/k norms.)
+    const float wa = a * head_norm_w(sm, d.x), wb = b * head_norm_w(sm, d.y);
+    if (rotated) {
+        head_out_rotated(sm, base, h, d, wa, wb, head_cs(i));
+    } else {
+        head_out(sm, base, h, d.x, wa);
+        head_out(sm, base, h, d.y, wb);
+    }
 }
 
 // One subgroup finishes q or k head h once all its rows are in y: a lane takes RoPE pairs (or

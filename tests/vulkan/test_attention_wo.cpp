@@ -31,17 +31,20 @@ struct WoCase {
     bool family = true;  // attention.comp's FAMILY variant (else Llama's)
     float softcap = 0.0f;
     int window = 0, ring = 0;  // ring > 0: the caches hold this many rows (position p in p % ring)
+    bool qk_norm = false;      // the q/k norms' division left to the attention (family only)
     std::string describe() const {
         return std::string(type_traits(type)->name) + " pos0 " + std::to_string(pos0) + " heads " +
                std::to_string(n_head) + "/" + std::to_string(n_head_kv) + " hd " +
                std::to_string(head_dim) + " rows " + std::to_string(rows) +
                (family ? " family" : " llama") + " softcap " + std::to_string(softcap) +
-               " window " + std::to_string(window) + " ring " + std::to_string(ring);
+               " window " + std::to_string(window) + " ring " + std::to_string(ring) +
+               (qk_norm ? " qk_norm" : "");
     }
 };
 
 // x = x0 + Wo attention(q, K, V) in one dispatch against x0 + Wo (the CPU's attention) in double.
-// Cache rows outside the window hold NaN: reading one fails.
+// Cache rows outside the window hold NaN: reading one fails. qk_norm: q and the step's key come
+// undivided by their heads' rms (undivided_qk), the key's cache row NaN until it is stored.
 void check(const WoCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd, n_kv = c.pos0 + 1;
@@ -56,6 +59,12 @@ void check(const WoCase& c) {
                              vr = floats_of_f16(vh.data(), vh.size());
     const int first = c.window > 0 ? std::max(0, n_kv - c.window) : 0;
     hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
+    const float eps = 1e-6f;
+    const UndividedQk u =
+        undivided_qk(q, &k[size_t(c.pos0) * KVD], c.n_head, c.n_head_kv, hd, eps, seed + 6);
+    const size_t step_row = size_t(c.ring ? c.pos0 % c.ring : c.pos0) * KVD;
+    const std::vector<uint16_t> want_key(kh.begin() + step_row, kh.begin() + step_row + KVD);
+    if (c.qk_norm) std::fill_n(kh.begin() + step_row, KVD, kHalfNan);
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
     // Not 1 / sqrt(hd) for the families: Gemma's query_pre_attn_scalar.
@@ -88,8 +97,10 @@ void check(const WoCase& c) {
                          << c.describe();
     }
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
-        bx(ctx, x0.size()), step(ctx, 3);
-    bq.fill(q.data(), q.size() * 4);
+        bx(ctx, x0.size()), step(ctx, 3), bkey(ctx, u.key.size()), bss(ctx, u.ss.size());
+    bq.fill(c.qk_norm ? u.q.data() : q.data(), q.size() * 4);
+    bkey.fill(u.key.data(), u.key.size() * 4);
+    bss.fill(u.ss.data(), u.ss.size() * 4);
     bk.fill(kh.data(), kh.size() * 2);
     bv.fill(vh.data(), vh.size() * 2);
     bx.fill(x0.data(), x0.size() * 4);
@@ -97,6 +108,7 @@ void check(const WoCase& c) {
     step.words()[1] = 1;
     DecodeAttentionFamily f;
     f.softcap = c.softcap, f.window = uint32_t(c.window), f.kv_ring = uint32_t(c.ring);
+    if (c.qk_norm) f.qk_norm = true, f.k_new = bkey.range(), f.qk_ss = bss.range(), f.qk_eps = eps;
     auto st = run_ops(ctx, plan, [&](Recorder& r) {
         return op_attention_wo(r, bq.range(), bk.range(), bv.range(), bx.range(), step.range(), s,
                                dw, c.family ? &f : nullptr);
@@ -104,6 +116,11 @@ void check(const WoCase& c) {
     ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
     // The head's output is rounded to F16 (scaled) for the products, as in matvec_fused_h.comp.
     EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 2e-6) << c.describe();
+    if (c.qk_norm) {
+        const std::vector<float> got = floats_of_f16(bk.f16() + step_row, size_t(KVD)),
+                                 key = floats_of_f16(want_key.data(), want_key.size());
+        EXPECT_LT(nmse(got.data(), key.data(), key.size()), 1e-7) << c.describe();
+    }
     EXPECT_TRUE(bx.guard_intact()) << c.describe();
     EXPECT_TRUE(bq.guard_intact() && bk.guard_intact() && bv.guard_intact()) << c.describe();
 }
@@ -158,6 +175,21 @@ TEST_F(AttentionWo, FamilySlidingWindow) {
            .window = 33,
            .ring = 40});
     check({.pos0 = 30, .window = 100});
+}
+
+// Qwen 3 and Gemma 3: q and the step's key divided by their heads' rms here, the key stored in
+// the cache by one of the workgroups of its KV head (every one of them reads it).
+TEST_F(AttentionWo, FamilyDeferredQkNorms) {
+    check({.type = GgmlType::Q4_K, .pos0 = 33, .head_dim = 128, .qk_norm = true});
+    check({.type = GgmlType::Q4_0,
+           .pos0 = 100,
+           .n_head = 4,
+           .n_head_kv = 2,
+           .head_dim = 256,
+           .rows = 256,
+           .window = 33,
+           .ring = 40,
+           .qk_norm = true});
 }
 
 TEST_F(AttentionWo, RefusesARingWithoutAWindow) {

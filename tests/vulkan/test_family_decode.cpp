@@ -260,11 +260,13 @@ struct AttnCase {
     float softcap = 0.0f;
     int window = 0, ring = 0;  // ring > 0: the caches hold this many rows (position p in p % ring)
     uint32_t n_split = 8;
+    bool qk_norm = false;  // the q/k norms' division left to the attention
     std::string describe() const {
         return "pos0 " + std::to_string(pos0) + " heads " + std::to_string(n_head) + "/" +
                std::to_string(n_head_kv) + " hd " + std::to_string(head_dim) + " softcap " +
                std::to_string(softcap) + " window " + std::to_string(window) + " ring " +
-               std::to_string(ring) + " runs " + std::to_string(n_split);
+               std::to_string(ring) + " runs " + std::to_string(n_split) +
+               (qk_norm ? " qk_norm" : "");
     }
 };
 
@@ -272,7 +274,8 @@ struct AttnCase {
 // the scale given) over the cache's F16 values. Rows that the window does not reach hold NaN:
 // reading one fails. Run twice in one command buffer (the counters must be left at zero),
 // launched with n_split runs per head and with decode_attention_grid's grid for the whole
-// context (an indirect dispatch).
+// context (an indirect dispatch). qk_norm: q and the step's key come undivided by their heads'
+// rms (undivided_qk), the key apart and its cache row NaN until the attention stores it there.
 void check_attention(const AttnCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd, n_kv = c.pos0 + 1;
@@ -287,6 +290,12 @@ void check_attention(const AttnCase& c) {
                              vr = floats_of_f16(vh.data(), vh.size());
     const int first = c.window > 0 ? std::max(0, n_kv - c.window) : 0;
     hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
+    const float eps = 1e-6f;
+    const UndividedQk u =
+        undivided_qk(q, &k[size_t(c.pos0) * KVD], c.n_head, c.n_head_kv, hd, eps, seed + 4);
+    const size_t step_row = size_t(c.ring ? c.pos0 % c.ring : c.pos0) * KVD;
+    const std::vector<uint16_t> want_key(kh.begin() + step_row, kh.begin() + step_row + KVD);
+    if (c.qk_norm) std::fill_n(kh.begin() + step_row, KVD, kHalfNan);
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
     spec.scale = 0.7f / std::sqrt(float(hd));  // not 1 / sqrt(hd): Gemma's query_pre_attn_scalar
@@ -300,9 +309,11 @@ void check_attention(const AttnCase& c) {
     ASSERT_TRUE(decode_attention_supported(make_plan(ctx.adapter()), s, true)) << c.describe();
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
         bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, c.n_split)),
-        count(ctx, size_t(c.n_head)), grid(ctx, 3);
-    bq.fill(q.data(), q.size() * 4);
+        count(ctx, size_t(c.n_head)), grid(ctx, 3), bkey(ctx, u.key.size()), bss(ctx, u.ss.size());
+    bq.fill(c.qk_norm ? u.q.data() : q.data(), q.size() * 4);
     bk.fill(kh.data(), kh.size() * 2);
+    bkey.fill(u.key.data(), u.key.size() * 4);
+    bss.fill(u.ss.data(), u.ss.size() * 4);
     bv.fill(vh.data(), vh.size() * 2);
     step.words()[0] = uint32_t(c.pos0);
     step.words()[1] = 1;
@@ -311,6 +322,7 @@ void check_attention(const AttnCase& c) {
     std::copy(g.begin(), g.end(), grid.words());
     DecodeAttentionFamily f;
     f.softcap = c.softcap, f.window = uint32_t(c.window), f.kv_ring = uint32_t(c.ring);
+    if (c.qk_norm) f.qk_norm = true, f.k_new = bkey.range(), f.qk_ss = bss.range(), f.qk_eps = eps;
     for (const bool indirect : {false, true}) {
         std::fill_n(bo.f32(), q.size(), -7.0f);
         auto st = run_ops(ctx, [&](Recorder& r) -> Status {
@@ -324,8 +336,15 @@ void check_attention(const AttnCase& c) {
             return Status{};
         });
         ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
-        EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), 1e-10)
+        // (qk_norm: the key rounded to F16 after a division of another order, a unit apart here
+        // and there.)
+        EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), c.qk_norm ? 1e-8 : 1e-10)
             << c.describe() << (indirect ? " indirect" : "");
+        if (c.qk_norm) {
+            const std::vector<float> got = floats_of_f16(bk.f16() + step_row, size_t(KVD)),
+                                     key = floats_of_f16(want_key.data(), want_key.size());
+            EXPECT_LT(nmse(got.data(), key.data(), key.size()), 1e-7) << c.describe();
+        }
         for (int h = 0; h < c.n_head; ++h)
             ASSERT_EQ(count.words()[h], 0u) << c.describe() << " counter " << h;
     }
@@ -347,6 +366,28 @@ TEST_F(FamilyDecode, AttentionHead96) {
     check_attention({.pos0 = 5, .n_head = 4, .n_head_kv = 4, .head_dim = 96});
     check_attention({.pos0 = 1500, .n_head = 4, .n_head_kv = 2, .head_dim = 96});  // 9 passes
     check_attention({.pos0 = 1500, .n_head = 4, .n_head_kv = 2, .head_dim = 96, .n_split = 1});
+}
+
+// Qwen 3 and Gemma 3: q and the step's key divided by their heads' rms here (the Q/K/V's sums
+// of squares), the key stored in the cache; one run and several, a ring, GQA 1 to 4.
+TEST_F(FamilyDecode, AttentionFinishesDeferredQkNorms) {
+    check_attention({.pos0 = 0, .qk_norm = true});
+    check_attention({.pos0 = 700, .n_head = 8, .n_head_kv = 2, .head_dim = 128, .qk_norm = true});
+    check_attention({.pos0 = 150,
+                     .n_head = 2,
+                     .n_head_kv = 2,
+                     .head_dim = 256,
+                     .window = 9,
+                     .ring = 9,
+                     .qk_norm = true});
+    check_attention({.pos0 = 3000,
+                     .n_head = 8,
+                     .n_head_kv = 2,
+                     .head_dim = 256,
+                     .window = 700,
+                     .ring = 1211,
+                     .n_split = 16,
+                     .qk_norm = true});
 }
 
 // A sliding window reads only its own positions: of the whole cache, or of a ring of window +

@@ -143,4 +143,25 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0
     return v;
 }
 
+// A decode attention's q/k norms left to it (DecodeAttentionFamily::qk_norm), for a test that
+// wants it to see the query q and the step's key `key` (n_head_kv * head_dim floats): the heads'
+// sums of squares in head_dim / 2 random pieces, and q and key divided by the rms they give, as
+// the Q/K/V leaves them.
+struct UndividedQk {
+    std::vector<float> q, key, ss;
+};
+inline UndividedQk undivided_qk(const std::vector<float>& q, const float* key, int n_head,
+                                int n_head_kv, int head_dim, float eps, uint64_t seed) {
+    UndividedQk u{q, std::vector<float>(key, key + size_t(n_head_kv) * head_dim),
+                  random_floats(size_t(n_head + n_head_kv) * head_dim / 2, seed, 0.5f, 4.0f)};
+    for (int s = 0; s < n_head + n_head_kv; ++s) {
+        double t = 0;
+        for (int i = 0; i < head_dim / 2; ++i) t += u.ss[size_t(s) * head_dim / 2 + i];
+        const double rms = std::sqrt(t / head_dim + eps);
+        float* v = s < n_head ? &u.q[size_t(s) * head_dim] : &u.key[size_t(s - n_head) * head_dim];
+        for (int d = 0; d < head_dim; ++d) v[d] = float(v[d] * rms);
+    }
+    return u;
+}
+
 }  // namespace ember::vulkan::test

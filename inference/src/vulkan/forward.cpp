@@ -38,10 +38,11 @@ RunnerSizes runner_sizes(const Plan& plan, const LlamaHParams& hp, int n_ctx,
     }
     const AttentionShape dec = attention_shape(hp, 1);
     const uint64_t part = decode_attention_partials(dec, decode_attention_split(plan, hp, n_ctx));
-    s.scratch = 4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
-                     2 * hp.n_head + hp.n_head_kv +
-                     (uses_family_stages(hp) ? B * family_wide_floats(hp) : 0)) +
-                step_bytes(int(B)) + weight_scratch + (first_layer ? 4 * B * d.E : 0);
+    s.scratch =
+        4 * (B * (3ull * d.E + 2ull * d.Dq + 2ull * d.Dkv + 2ull * d.F) + d.V + 1 + part +
+             2 * hp.n_head + hp.n_head_kv +
+             (uses_family_stages(hp) ? B * family_wide_floats(hp) + family_qk_ss_floats(hp) : 0)) +
+        step_bytes(int(B)) + weight_scratch + (first_layer ? 4 * B * d.E : 0);
     return s;
 }
 
@@ -146,6 +147,8 @@ Status warm_up_pipelines(Context& ctx, const DeviceModel& model) {
     none.attn_split = decode_attention_split(model.plan, model.hp, 1) ? 1 : 0;
     none.k_cache.assign(model.layers.size(), BufferRange{});
     none.v_cache.assign(model.layers.size(), BufferRange{});
+    if (uses_family_stages(model.hp))
+        none.qk_ss = {VK_NULL_HANDLE, 0, 4 * family_qk_ss_floats(model.hp)};
     // The prompt steps' F16 copies, as a runner of prompt batches has them on this adapter.
     Buffers prompt = none;
     if (ctx.adapter().coopmat_nv) prompt.xh = {VK_NULL_HANDLE, 0, 16};

@@ -616,6 +616,8 @@ struct AttentionSpec {
     uint32_t wo_rows, wo_stride, slice_rows;
     uint32_t scale_bits, n_split, min_passes;
     uint32_t group = 1;  // the WO variant takes one head a workgroup
+    // FAMILY: the q/k norms' division left by the Q/K/V (DecodeAttentionFamily::qk_norm)
+    uint32_t qk_norm = 0, qk_eps_bits = 0;
 };
 
 }  // namespace
@@ -656,16 +658,25 @@ Status op_attention_decode(Recorder& rec, BufferRange q, BufferRange k_cache, Bu
          f.softcap,
          f.window,
          f.kv_ring};
-    const auto b = {q, k_cache, v_cache, out, partials, counters, step};
     const uint32_t group = heads_per_group(p, s), size = push_size<decltype(pc)>() - (fam ? 0 : 12);
-    const SpecConstants spec = SpecConstants::of(
-        AttentionSpec{positions_per_thread(p, s, group), 0, 0, 0, pc.n_head, pc.n_head_kv,
-                      pc.head_dim, pc.kv_stride, 0, 0, 0, std::bit_cast<uint32_t>(pc.scale),
-                      pc.n_split, pc.min_passes, group});
-    const char* shader = fam ? "attention_split_family_f16_f32" : "attention_split_f16_f32";
+    const SpecConstants spec = SpecConstants::of(AttentionSpec{
+        positions_per_thread(p, s, group), 0, 0, 0, pc.n_head, pc.n_head_kv, pc.head_dim,
+        pc.kv_stride, 0, 0, 0, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes, group,
+        f.qk_norm ? 1u : 0u, std::bit_cast<uint32_t>(f.qk_eps)});
+    const uint32_t gx = uint32_t(s.n_head) / group;
+    if (!fam) {
+        const auto b = {q, k_cache, v_cache, out, partials, counters, step};
+        const char* shader = "attention_split_f16_f32";
+        if (grid.size)
+            return rec.dispatch_indirect(shader, b, &pc, size, p.attn_threads, grid, spec);
+        return rec.dispatch(shader, b, &pc, size, p.attn_threads, gx, n_split, 1, spec);
+    }
+    // 7 unused here (the WO variant's Wo), 8 and 9 the q/k norms' (any buffer without them).
+    const BufferRange k_new = f.qk_norm ? f.k_new : q, ss = f.qk_norm ? f.qk_ss : q;
+    const auto b = {q, k_cache, v_cache, out, partials, counters, step, q, k_new, ss};
+    const char* shader = "attention_split_family_f16_f32";
     if (grid.size) return rec.dispatch_indirect(shader, b, &pc, size, p.attn_threads, grid, spec);
-    return rec.dispatch(shader, b, &pc, size, p.attn_threads, uint32_t(s.n_head) / group, n_split,
-                        1, spec);
+    return rec.dispatch(shader, b, &pc, size, p.attn_threads, gx, n_split, 1, spec);
 }
 
 bool decode_attention_one_run(const Plan& p, const AttentionShape& s, uint32_t n_kv) {
@@ -742,15 +753,23 @@ Status op_attention_wo(Recorder& rec, BufferRange q, BufferRange k_cache, Buffer
          f.kv_ring};
     // 4 positions a thread in a pass, not 8: half the registers (64, not 118), for the Wo loads
     // held across the attention (t4 tg128 1,210 vs 1,191).
-    return rec.dispatch(
-        std::string(fam ? "attention_wo_family_" : "attention_wo_") + weight_type_suffix(wo.type),
-        {q, k_cache, v_cache, x, x, x, step, wo.pieces[0].range}, &pc,
-        push_size<decltype(pc)>() - (fam ? 0 : 12), p.attn_threads, uint32_t(s.n_head),
-        uint32_t((wo.rows + slice_rows - 1) / slice_rows), 1,
-        SpecConstants::of(AttentionSpec{
-            std::min<uint32_t>(p.attn_positions, 4), nch, loads, 0, pc.n_head, pc.n_head_kv,
-            pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride, pc.slice_rows,
-            std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes}));
+    const SpecConstants spec = SpecConstants::of(
+        AttentionSpec{std::min<uint32_t>(p.attn_positions, 4), nch, loads, 0, pc.n_head,
+                      pc.n_head_kv, pc.head_dim, pc.kv_stride, pc.wo_rows, pc.wo_stride,
+                      pc.slice_rows, std::bit_cast<uint32_t>(pc.scale), pc.n_split, pc.min_passes,
+                      1, f.qk_norm ? 1u : 0u, std::bit_cast<uint32_t>(f.qk_eps)});
+    const BufferRange w = wo.pieces[0].range;
+    const uint32_t gy = uint32_t((wo.rows + slice_rows - 1) / slice_rows);
+    if (!fam)
+        return rec.dispatch("attention_wo_" + std::string(weight_type_suffix(wo.type)),
+                            {q, k_cache, v_cache, x, x, x, step, w}, &pc,
+                            push_size<decltype(pc)>() - 12, p.attn_threads, uint32_t(s.n_head), gy,
+                            1, spec);
+    // 8 and 9: the q/k norms' (any buffer without them).
+    const BufferRange k_new = f.qk_norm ? f.k_new : w, ss = f.qk_norm ? f.qk_ss : w;
+    return rec.dispatch("attention_wo_family_" + std::string(weight_type_suffix(wo.type)),
+                        {q, k_cache, v_cache, x, x, x, step, w, k_new, ss}, &pc,
+                        push_size<decltype(pc)>(), p.attn_threads, uint32_t(s.n_head), gy, 1, spec);
 }
 
 Status op_silu_mul(Recorder& rec, BufferRange g, BufferRange u, BufferRange out, uint32_t n,

@@ -161,8 +161,14 @@ struct FusedMatvec {
     // (step, caches, kv_ring as op_qkv_rope reads them; heads->v unused). Without q/k norms,
     // in groups of 2 rows, each group is a RoPE pair and is finished where it is summed (no
     // count). head_count: a uint per q and k head, zero before, left at zero.
+    // defer_qk_norm (q/k norms; fused_heads_in_pairs): the norms' division by each head's rms is
+    // left to the attention (DecodeAttentionFamily::qk_norm), so that these heads too are
+    // finished in pairs: q (in heads->q) and k (in heads->k, not the cache) rotated and times
+    // their norm weights, and each pair's sum of squares in qk_ss, [n_head + n_head_kv]
+    // [head_dim / 2] floats.
     const QkvRope* heads = nullptr;
-    BufferRange head_count;
+    BufferRange head_count, qk_ss;
+    bool defer_qk_norm = false;
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
@@ -189,6 +195,9 @@ bool fused_embed_supported(const Recorder& rec, const DeviceTensor& table, const
 // buffers a stage.
 bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
                            const DeviceTensor& wv, uint32_t head_dim);
+// ... and finishes them in RoPE pairs (groups of 2 rows), as FusedMatvec::defer_qk_norm needs.
+bool fused_heads_in_pairs(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
+                          const DeviceTensor& wv, uint32_t head_dim);
 // Whether op_matvec_fused takes a residual add (FusedMode::Add without a norm) of w here, also
 // where x is too wide to stage whole and column parts (float atomics) split it.
 bool fused_matvec_add_supported(const Adapter& a, const Plan& plan, const DeviceTensor& w);
@@ -243,10 +252,17 @@ Status op_attention(Recorder& rec, BufferRange q, BufferRange k_cache, BufferRan
 // given, scores soft-capped (softcap > 0: cap * tanh(s / cap)), a sliding window (window > 0:
 // the query at position p reads keys p - window < j <= p only, and its runs cover no others),
 // caches that are rings (kv_ring > 0: position j in row j % kv_ring, kv_ring >= window), and
-// any head_dim % 8 == 0 up to 8 * 256 (Phi-3's 96).
+// any head_dim % 8 == 0 up to 8 * 256 (Phi-3's 96). qk_norm: the q/k norms that the step's
+// Q/K/V left undone (FusedMatvec::defer_qk_norm): q and k_new ([Dkv] F32, the step's key) are
+// rotated and times their norm weights, and qk_ss holds each head's sums of squares in
+// head_dim / 2 pieces ([n_head + n_head_kv][head_dim / 2]); the attention divides q and the key
+// by their heads' rms (qk_eps: the norms' epsilon) and stores the key in the K cache.
 struct DecodeAttentionFamily {
     float softcap = 0.0f;
     uint32_t window = 0, kv_ring = 0;
+    bool qk_norm = false;
+    BufferRange k_new, qk_ss;
+    float qk_eps = 0.0f;
 };
 // Decode attention (one token; shaders/attention.comp, SPLIT_KV): one workgroup per group of
 // query heads that share a KV head (each K/V row read once for them) and run of positions, at

@@ -174,6 +174,7 @@ struct FusedHSpec {
     uint32_t has_norm_1, head_dim, kv_dim, silu_in, x_off_1, y_off_1, row_first_1, row_end_1;
     uint32_t eps_bits, n_rot, freq_base_bits, has_ff_1, embed;
     uint32_t resid_out;  // the resid variant only
+    uint32_t heads;      // the heads variants: finished by a count (0), in pairs (1), deferred (2)
 };
 
 // matvec_fused.comp's one constant: the mode, a pipeline per mode.
@@ -278,7 +279,7 @@ Status dispatch_fused(Recorder& rec, const FusedDispatch& d, const std::string& 
                                     or_x(r.bv),
                                     or_x(r.q_norm),
                                     or_x(r.k_norm),
-                                    f.head_count,
+                                    f.defer_qk_norm ? f.qk_ss : f.head_count,
                                     r.k.buf},
                                    &pc, push_size<FusedHeadsPush>(), threads, n_wg, 1, spec);
     }
@@ -377,6 +378,15 @@ const char* gelu_infix(const FusedMatvec& f) {
     return f.gelu && (f.mode == FusedMode::Silu || f.silu_in) ? "gelu_" : "";
 }
 
+// How the Heads variants finish their heads (matvec_fused_h.comp HEADS_C): in RoPE pairs where
+// groups are 2 rows and no q/k norm needs the whole head first (none, or deferred), else by a
+// count per head.
+uint32_t heads_finish(const FusedMatvec& f, const FusedH& h) {
+    if (f.mode != FusedMode::Heads || h.rows != 2) return 0;
+    if (f.defer_qk_norm) return 2;
+    return f.heads->q_norm.size ? 0 : 1;
+}
+
 // Subgroups own their rows: enough workgroups to fill the GPU once, each staging x. With
 // column parts, workgroup w takes part w % ksplit (the shader's split).
 Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, SubgroupGrid g) {
@@ -426,7 +436,8 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                           std::bit_cast<uint32_t>(pc.freq_base),
                           pc.has_ff + 1,
                           d.f.embed ? 1u : 0u,
-                          d.f.resid_out ? 1u : 0u};
+                          d.f.resid_out ? 1u : 0u,
+                          heads_finish(d.f, h)};
     const bool heads = d.f.mode == FusedMode::Heads;
     const std::string variant = heads && d.f.fold ? "matvec_fused_h_heads_resid_"
                                 : heads           ? "matvec_fused_h_heads_"
@@ -562,6 +573,14 @@ bool fused_heads_supported(const Recorder& rec, const DeviceTensor& wq, const De
     return true;
 }
 
+bool fused_heads_in_pairs(const Recorder& rec, const DeviceTensor& wq, const DeviceTensor& wk,
+                          const DeviceTensor& wv, uint32_t head_dim) {
+    if (!fused_heads_supported(rec, wq, wk, wv, head_dim)) return false;
+    for (const DeviceTensor* w : {&wq, &wk, &wv})
+        if (fused_h_plan(rec, *w, wk.rows).rows != 2) return false;
+    return true;
+}
+
 bool fused_matvec_add_supported(const Adapter& a, const Plan& plan, const DeviceTensor& w) {
     if (fused_matvec_supports(a, plan, {&w})) return true;
     const uint32_t parts = fused_h_add_parts(a, w.cols);
@@ -624,6 +643,13 @@ Result<FusedMatvec> heads_matvec(const Recorder& rec, const FusedMatvec& f) {
                               std::string(type_name(wq.type)) + ", " +
                               std::string(type_name(wk.type)) + " and " +
                               std::string(type_name(wv.type)) + " rows here");
+    const uint64_t ss_bytes = uint64_t(r->n_head + r->n_head_kv) * uint64_t(r->head_dim / 2) * 4;
+    if (f.defer_qk_norm && (!r->q_norm.size || f.qk_ss.size < ss_bytes || r->k.off != 0 ||
+                            !fused_heads_in_pairs(rec, wq, wk, wv, uint32_t(r->head_dim))))
+        return make_error("vulkan.bad_argument",
+                          "fused Q/K/V heads leave their q/k norms to the attention only with "
+                          "q/k norms, heads in RoPE pairs, k at the start of its buffer and " +
+                              std::to_string(ss_bytes) + " bytes for the sums of squares");
     FusedMatvec g = f;
     g.k_cache = r->k_cache, g.v_cache = r->v_cache, g.step = r->step, g.ff = r->ff;
     g.head_dim = uint32_t(r->head_dim), g.n_rot = uint32_t(r->n_rot), g.freq_base = r->freq_base;

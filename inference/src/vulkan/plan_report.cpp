@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "vulkan/forward.h"
+#include "vulkan/stages_family.h"
 
 namespace ember::vulkan {
 namespace {
@@ -111,6 +112,7 @@ Buffers sized_buffers(const Adapter& a, const DeviceModel& m, const Step& s, int
     b.k_cache.assign(m.layers.size(), BufferRange{});
     b.v_cache.assign(m.layers.size(), BufferRange{});
     b.attn_grid = {VK_NULL_HANDLE, 0, 12};
+    if (uses_family_stages(m.hp)) b.qk_ss = {VK_NULL_HANDLE, 0, 4 * family_qk_ss_floats(m.hp)};
     if (s.n > 1 && a.coopmat_nv) b.xh = {VK_NULL_HANDLE, 0, 16};
     if (s.n > 1 && m.weight_scratch) b.wh = {VK_NULL_HANDLE, 0, m.weight_scratch};
     return b;

@@ -165,6 +165,8 @@ Status VulkanRunner::allocate_buffers() {
     }
     const uint64_t wide = family ? uint64_t(B) * family_wide_floats(hp) : 0;
     const size_t swide = wide ? f32(wide) : 0;
+    const uint64_t qk_ss = family ? family_qk_ss_floats(hp) : 0;
+    const size_t sqk = qk_ss ? f32(qk_ss) : 0;
     EMBER_TRY(m_arena.allocate(ctx.device(), BufferKind::DeviceLocal));
     EMBER_TRY(m_host_kv.allocate(ctx.device(), BufferKind::Readback));
     EMBER_ASSIGN_OR_RETURN(m_step, Buffer::create(ctx.device(), step_bytes(B), BufferKind::Upload));
@@ -202,6 +204,7 @@ Status VulkanRunner::allocate_buffers() {
     }
     b.kv_ring = rings;
     if (wide) b.wide = m_arena.get(swide);
+    if (qk_ss) b.qk_ss = m_arena.get(sqk);
     b.rope_ff = family_rope_factors(m_loaded->model, m_n_ctx);
     b.readback = m_readback.range();
     return {};

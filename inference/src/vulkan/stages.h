@@ -82,6 +82,9 @@ struct Buffers {
     // [n_head + n_head_kv] uint after attn_count's (zeroed with it, left at zero): the fused
     // Q/K/V's count of each head's rows (FusedMatvec::head_count).
     BufferRange head_count;
+    // [n_head + n_head_kv][head_dim / 2]: a decode step's q/k norms' sums of squares, where the
+    // family has q/k norms (family_qk_ss_floats; FusedMatvec::defer_qk_norm).
+    BufferRange qk_ss;
     std::vector<BufferRange> k_cache, v_cache;  // per layer [n_ctx][Dkv] F16
     // Per layer (family stages): > 0 where its caches are a ring of this many rows (a sliding
     // window's layer keeps window + B - 1 positions; family_kv_ring).

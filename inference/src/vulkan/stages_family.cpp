@@ -71,6 +71,11 @@ uint64_t family_wide_floats(const LlamaHParams& hp) {
     return std::max<uint64_t>(uint64_t(hp.n_q_dim()) + 2 * hp.n_kv_dim(), 2 * uint64_t(hp.n_ff));
 }
 
+uint64_t family_qk_ss_floats(const LlamaHParams& hp) {
+    if (!hp.traits().qk_norm) return 0;
+    return (uint64_t(hp.n_head) + hp.n_head_kv) * (hp.head_dim / 2);
+}
+
 bool is_family_stage(StageOp op) {
     return op >= StageOp::FamilyEmbedScale && op <= StageOp::FamilySoftcap;
 }

@@ -47,5 +47,8 @@ QkvRope family_qkv_rope(const DeviceModel& m, const Buffers& b, int n, uint32_t 
 // Floats per token of Buffers::wide (a fused matmul's rows), 0 where the family
 // has none.
 uint64_t family_wide_floats(const LlamaHParams& hp);
+// Floats of Buffers::qk_ss (the q/k norms' sums of squares of a decode step), 0 where the family
+// has no q/k norms.
+uint64_t family_qk_ss_floats(const LlamaHParams& hp);
 
 }  // namespace ember::vulkan

@@ -65,6 +65,17 @@ bool wo_in_attention(const Recorder& rec, const DeviceModel& m, const DeviceLaye
     return attention_wo_supported(rec, decode_shape(m.hp), *L.wo, true);
 }
 
+// Whether layer L's q/k norms are left from its Q/K/V to its attention (FusedMatvec::
+// defer_qk_norm): heads finished in RoPE pairs, and an attention that is attention.comp's in
+// every step (the fused Wo, or the split one: b.attn_split). A head's norm otherwise waits for
+// the last of its rows, and its count and finish cost Gemma-3-4B a third of its QKV's time.
+bool defers_qk_norm(const Recorder& rec, const DeviceModel& m, const Buffers& b,
+                    const DeviceLayer& L) {
+    return L.q_norm && b.qk_ss.size && b.attn_split && heads_fold(rec, m, L) &&
+           decode_attention_supported(rec.plan(), decode_shape(m.hp), true) &&
+           fused_heads_in_pairs(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
+}
+
 bool one_piece(const Adapter& a, const Plan& plan, const DeviceTensor* t) {
     return !t || fused_matvec_supports(a, plan, {t});
 }
@@ -192,6 +203,7 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
             normed(m, FusedMode::Heads, L.wq, L.attn_norm, fold_in ? b.xb : b.x, r.q.buf);
         f.w[1] = L.wk, f.w[2] = L.wv;
         f.heads = &r, f.head_count = b.head_count;
+        f.defer_qk_norm = defers_qk_norm(rec, m, b, L), f.qk_ss = b.qk_ss;
         if (fold_in) {
             f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
             f.x_out = b.x, f.zero = b.tmp;
@@ -211,12 +223,16 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
     return {};
 }
 
-// Layer l's soft-cap, sliding window and cache ring.
-DecodeAttentionFamily attention_extras(const DeviceModel& m, const Buffers& b, uint32_t l) {
+// Layer l's soft-cap, sliding window, cache ring and q/k norms left by its Q/K/V.
+DecodeAttentionFamily attention_extras(const Recorder& rec, const DeviceModel& m, const Buffers& b,
+                                       uint32_t l) {
     DecodeAttentionFamily f;
     f.softcap = m.hp.attn_softcap;
     f.window = m.hp.layer_hp(l).swa ? m.hp.n_swa : 0;
     f.kv_ring = l < b.kv_ring.size() ? b.kv_ring[l] : 0;
+    if (defers_qk_norm(rec, m, b, m.layers[l])) {
+        f.qk_norm = true, f.k_new = b.k, f.qk_ss = b.qk_ss, f.qk_eps = m.hp.rms_eps;
+    }
     return f;
 }
 
@@ -224,12 +240,15 @@ DecodeAttentionFamily attention_extras(const DeviceModel& m, const Buffers& b, u
 // the runner has partials for it, else the family's one-workgroup-per-head attention.
 Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l) {
     const AttentionShape s = decode_shape(m.hp);
-    const DecodeAttentionFamily f = attention_extras(m, b, l);
+    const DecodeAttentionFamily f = attention_extras(rec, m, b, l);
     // Q: b.q, or the first Dq floats of Phi-3's fused row.
     const BufferRange q = m.layers[l].wqkv ? b.wide : b.q;
     if (b.attn_split && decode_attention_supported(rec.plan(), s, true))
         return op_attention_decode(rec, q, b.k_cache[l], b.v_cache[l], b.att, b.step, s,
                                    b.attn_part, b.attn_count, b.attn_split, b.attn_grid, &f);
+    if (f.qk_norm)
+        return make_error("vulkan.bad_stage",
+                          "q/k norms left to an attention that does not take them");
     FamilyAttention a;
     a.q = {q, 0, uint32_t(s.n_head * s.head_dim)};
     a.k_cache = b.k_cache[l], a.v_cache = b.v_cache[l], a.out = b.att, a.step = b.step;
@@ -243,7 +262,7 @@ Status attention(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t
 // fold in this layer's QKV), but the step's first layer zeroes it (a prompt leaves it written).
 Status attention_wo(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l) {
     const DeviceLayer& L = m.layers[l];
-    const DecodeAttentionFamily f = attention_extras(m, b, l);
+    const DecodeAttentionFamily f = attention_extras(rec, m, b, l);
     if (L.post_attn_norm && l == m.first_layer)
         rec.fill_zero(b.tmp.sub(0, VkDeviceSize(m.hp.n_embd) * sizeof(float)));
     return op_attention_wo(rec, L.wqkv ? b.wide : b.q, b.k_cache[l], b.v_cache[l],
