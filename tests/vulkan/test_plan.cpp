@@ -190,7 +190,8 @@ LlamaModel fake_gemma3() {
 
 // Gemma's decode on the fake H200 (the listing shows layer 0): the post-attention norm folds
 // into gate/up, and the dispatches whose staging does more than load x (that fold, down's GELU)
-// take 512-thread workgroups; Q/K/V, their q/k norms, rope and the KV store are one dispatch.
+// take 512-thread workgroups; Q/K/V, rope and the V store are one dispatch, which leaves the q/k
+// norms' division and the K store to the attention.
 TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     Adapter a = fake_gpu(0x10DE, 132);
     a.props.limits.maxPerStageDescriptorStorageBuffers = 1u << 20;  // the fold binds 15
@@ -200,9 +201,11 @@ TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     EXPECT_EQ(gu.threads, 512u);
     EXPECT_EQ(s["down"].kernel, "matvec_fused_h_atomic_gelu_q4_0");
     EXPECT_EQ(s["down"].threads, 512u);
-    const auto& qkv = s["norm + qkv + rope + kv store"];
+    const auto& qkv = s["norm + qkv + rope + v store"];
     EXPECT_EQ(qkv.kernel, "matvec_fused_h_heads_q4_0");
     EXPECT_EQ(qkv.threads, 256u);
+    EXPECT_EQ(s["qk norm + k store + attention"].kernel, "attention_split_family_f16_f32");
+    EXPECT_EQ(s.count("norm + qkv + rope + kv store"), 0u);
     EXPECT_EQ(s.count("norm + qkv"), 0u);
     EXPECT_EQ(s.count("bias + qk norm + rope + kv store"), 0u);
     EXPECT_EQ(s["wo"].threads, 256u);

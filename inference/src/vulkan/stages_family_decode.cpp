@@ -66,12 +66,12 @@ bool wo_in_attention(const Recorder& rec, const DeviceModel& m, const DeviceLaye
 }
 
 // Whether layer L's q/k norms are left from its Q/K/V to its attention (FusedMatvec::
-// defer_qk_norm): heads finished in RoPE pairs, and an attention that is attention.comp's in
-// every step (the fused Wo, or the split one: b.attn_split). A head's norm otherwise waits for
-// the last of its rows, and its count and finish cost Gemma-3-4B a third of its QKV's time.
-bool defers_qk_norm(const Recorder& rec, const DeviceModel& m, const Buffers& b,
-                    const DeviceLayer& L) {
-    return L.q_norm && b.qk_ss.size && b.attn_split && heads_fold(rec, m, L) &&
+// defer_qk_norm, the K store with them): heads finished in RoPE pairs, and an attention that is
+// attention.comp's in every step (the fused Wo, or the split one, which the runner then has:
+// decode_attention_split). A head's norm otherwise waits for the last of its rows, and its count
+// and finish cost Gemma-3-4B a third of its QKV's time.
+bool defers_qk_norm(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
+    return L.q_norm && heads_fold(rec, m, L) &&
            decode_attention_supported(rec.plan(), decode_shape(m.hp), true) &&
            fused_heads_in_pairs(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
 }
@@ -109,7 +109,12 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
     for (uint32_t l = 0; l < m.layers.size(); ++l) {
         const DeviceLayer& L = m.layers[l];
         const bool fold_in = fold && l > m.first_layer, fold_out = fold && l < last;
-        if (heads_fold(rec, m, L)) {
+        const bool defer = defers_qk_norm(rec, m, L);
+        if (defer) {
+            s.push_back({StageOp::FamDecQkv, l,
+                         fold_in ? "post-ffn norm + norm + qkv + rope + v store"
+                                 : "norm + qkv + rope + v store"});
+        } else if (heads_fold(rec, m, L)) {
             s.push_back({StageOp::FamDecQkv, l,
                          fold_in ? "post-ffn norm + norm + qkv + rope + kv store"
                                  : "norm + qkv + rope + kv store"});
@@ -121,9 +126,12 @@ std::vector<Stage> family_decode_stages(const Recorder& rec, const DeviceModel& 
         const bool post = L.post_attn_norm != nullptr;
         if (step.short_context && wo_in_attention(rec, m, L)) {
             s.push_back({StageOp::FamDecAttentionWo, l,
-                         post ? "attention + wo" : "attention + wo + residual"});
+                         defer ? (post ? "qk norm + k store + attention + wo"
+                                       : "qk norm + k store + attention + wo + residual")
+                               : (post ? "attention + wo" : "attention + wo + residual")});
         } else {
-            s.push_back({StageOp::FamDecAttention, l, "attention"});
+            s.push_back({StageOp::FamDecAttention, l,
+                         defer ? "qk norm + k store + attention" : "attention"});
             s.push_back({StageOp::FamDecWo, l, post ? "wo" : "wo + residual"});
         }
         if (post && !fold_out)
@@ -203,7 +211,7 @@ Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
             normed(m, FusedMode::Heads, L.wq, L.attn_norm, fold_in ? b.xb : b.x, r.q.buf);
         f.w[1] = L.wk, f.w[2] = L.wv;
         f.heads = &r, f.head_count = b.head_count;
-        f.defer_qk_norm = defers_qk_norm(rec, m, b, L), f.qk_ss = b.qk_ss;
+        f.defer_qk_norm = defers_qk_norm(rec, m, L), f.qk_ss = b.qk_ss;
         if (fold_in) {
             f.fold = true, f.resid = b.u, f.resid_norm = fold_in->post_ffn_norm->pieces[0].range;
             f.x_out = b.x, f.zero = b.tmp;
@@ -230,7 +238,7 @@ DecodeAttentionFamily attention_extras(const Recorder& rec, const DeviceModel& m
     f.softcap = m.hp.attn_softcap;
     f.window = m.hp.layer_hp(l).swa ? m.hp.n_swa : 0;
     f.kv_ring = l < b.kv_ring.size() ? b.kv_ring[l] : 0;
-    if (defers_qk_norm(rec, m, b, m.layers[l])) {
+    if (defers_qk_norm(rec, m, m.layers[l])) {
         f.qk_norm = true, f.k_new = b.k, f.qk_ss = b.qk_ss, f.qk_eps = m.hp.rms_eps;
     }
     return f;
