@@ -236,7 +236,12 @@ shared float xsum_s[XS_BLOCKS];
 #include "include/fused_weights.glsl"
 FUSED_WEIGHTS(0)
 FUSED_WEIGHTS(1)
+#if defined(V_Q6_K)
+// Q/K/V (QKV and HEADS modes) whose V rows are Q6_K: one dispatch, x staged once.
+FUSED_WEIGHTS_V(2)
+#else
 FUSED_WEIGHTS(2)
+#endif
 
 #if !defined(SUBGROUP_ONLY)
 // The slots' dot products: each thread takes whole blocks, the ROWS loads of a block
@@ -265,17 +270,19 @@ FUSED_WEIGHTS(2)
 // The per-subgroup loop: in the step at `base`, lane takes blocks base + lane, base + lane +
 // sgs, ... (WARP_UNROLL of them) of every row, all loaded before the first dot product, so a
 // step is one memory round trip. (Issuing the next step's or group's loads before this one's
-// arithmetic held more registers and ran 3-12% slower on the H200.)
-#define WARP_LOOP(A, B, n)                                                             \
+// arithmetic held more registers and ran 3-12% slower on the H200.) WARP_LOOP_WITH takes the
+// type's macros: V_Q6_K's V rows have their own.
+#define WARP_LOOP(A, B, n) WARP_LOOP_WITH(LOADQ, DOTQ, FOLDQ, A, B, n)
+#define WARP_LOOP_WITH(LQ, DQ, FQ, A, B, n)                                            \
     for (uint base = kb0; base < kb1; base += sgs * WARP_UNROLL) {                     \
         [[unroll]] for (uint u = 0; u < WARP_UNROLL; ++u) {                             \
             uint blk = min(base + lane + u * sgs, kb1 - 1u);                            \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
                 uint i = u * ROWS + s;                                                  \
                 if (s < n) {                                                            \
-                    LOADQ(A, sbase[s], blk, i);                                         \
+                    LQ(A, sbase[s], blk, i);                                            \
                 } else {                                                                \
-                    LOADQ(B, sbase[s], blk, i);                                         \
+                    LQ(B, sbase[s], blk, i);                                            \
                 }                                                                       \
             }                                                                           \
         }                                                                               \
@@ -288,7 +295,7 @@ FUSED_WEIGHTS(2)
             XSUM(xv);                                                                   \
             [[unroll]] for (uint s = 0; s < ROWS; ++s) {                                \
                 uint i = u * ROWS + s;                                                  \
-                float v = (DIAG & 1u) != 0u ? FOLDQ(i) : DOTQ(i, j);                    \
+                float v = (DIAG & 1u) != 0u ? FQ(i) : DQ(i, j);                         \
                 acc[s] += blk < kb1 ? v : 0.0;                                          \
             }                                                                           \
         }                                                                               \
@@ -664,7 +671,12 @@ void main_subgroups(uint mode, uint nblk, uint n_groups) {
         } else if (sm == 1u) {
             WARP_LOOP(1, 1, ROWS)
         } else {
+#if defined(V_Q6_K)
+            SLOT_REGS_V  // (in this scope: the V rows' registers)
+            WARP_LOOP_WITH(LOADQ_V, DOTQ_V, FOLDQ_V, 2, 2, ROWS)
+#else
             WARP_LOOP(2, 2, ROWS)
+#endif
         }
         float tot[2] = {0.0, 0.0};
         uint w0 = wanted_slot(mode, lane, 0u), w1 = wanted_slot(mode, lane, 1u);

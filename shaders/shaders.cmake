@@ -56,6 +56,13 @@ foreach(t q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
     ember_shader(matvec_fused_h_heads_${t} matvec_fused_h.comp TYPE_${T} HEADS)
     ember_shader(matvec_fused_h_heads_resid_${t} matvec_fused_h.comp TYPE_${T} HEADS RESID)
 endforeach()
+# Q/K/V whose V rows are Q6_K beside Q4_K or Q5_K ones (Q4_K_M and Q5_K_M files): one dispatch.
+foreach(t q4_k q5_k)
+    string(TOUPPER ${t} T)
+    ember_shader(matvec_fused_h_${t}_v_q6_k matvec_fused_h.comp TYPE_${T} V_Q6_K)
+    ember_shader(matvec_fused_h_heads_${t}_v_q6_k matvec_fused_h.comp TYPE_${T} HEADS V_Q6_K)
+    ember_shader(matvec_fused_h_heads_resid_${t}_v_q6_k matvec_fused_h.comp TYPE_${T} HEADS RESID V_Q6_K)
+endforeach()
 # Tensor-core matmul (devices with VK_NV_cooperative_matrix), for the types ops.cpp routes to it.
 set(EMBER_COOPMAT_QUANT_TYPES q8_0 q4_0 q4_1 q5_0 q5_1 q4_k q5_k q6_k)
 foreach(t f16 ${EMBER_COOPMAT_QUANT_TYPES})

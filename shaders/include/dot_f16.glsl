@@ -32,7 +32,7 @@ float block_dot(uvec4 q, uvec4 xv[4]) {
 // words later, in the same uvec4.
 uint pair_word(uint c) { return c < 4u ? 4u * c : 4u * (c - 4u) + 1u; }
 #define PAIR_STEP 2u
-#if defined(TYPE_Q6_K)
+#if defined(TYPE_Q6_K) || defined(V_Q6_K)
 // A Q6_K sub-block: nibbles q, high bit pairs h (weights.cpp's layout: for nibble word k, bits
 // 4-7 (k even) or 0-3 (k odd) of each byte of h[k / 2]), int8 scales of elements 0-15 and
 // 16-31 in the low 16 bits of sw, F16 d. Each pair of 6-bit values ORed into 1024 is exact.

@@ -14,6 +14,24 @@
 #ifndef DIAG_SCALE
 #define DIAG_SCALE(v) (v)  // matvec_fused_h.comp's timing-only DIAG replaces the scales
 #endif
+#if defined(TYPE_Q6_K) || defined(V_Q6_K)
+// Q6_K: groups of 8 superblocks of 13 uvec4 (8 sub-blocks' nibbles, 8 sub-blocks' high bits as
+// uvec2, 16 scales), then 8 F16 d's: 105 uvec4.
+#define K6_WEIGHTS(N)                                               \
+    layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };     \
+    layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; }; \
+    layout(binding = N) readonly buffer W##N##H { uvec2 wh##N[]; };  \
+    layout(binding = N) readonly buffer W##N##S { uint ws##N[]; };
+#define K6_BASE(ib) ((ib >> 6) * 105u + ((ib >> 3) & 7u) * 13u)
+#define K6_SLOT_REGS uvec4 qa[STEP_LOADS]; uvec2 kh[STEP_LOADS]; uint ksw[STEP_LOADS]; \
+    float16_t dd[STEP_LOADS];
+#define K6_LOADQ_IB(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
+    kh[i] = wh##N[(K6_BASE(ib) + 8u) * 2u + (ib & 7u)]; \
+    ksw[i] = ws##N[(K6_BASE(ib) + 12u) * 4u + ((ib & 7u) >> 1)]; \
+    dd[i] = wd##N[(ib >> 6) * 840u + 832u + ((ib >> 3) & 7u)]
+#define K6_DOTQ(i, j) k6_dot(qa[i], kh[i], ksw[i] >> (16u * (j & 1u)), dd[i], xv)
+#define K6_FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kh[i].x ^ ksw[i]) & 0x007FFFFFu) + float(dd[i]))
+#endif
 #if defined(TYPE_Q4_0) || defined(TYPE_Q8_0)
 #include "q_rows.glsl"
 #define FUSED_WEIGHTS(N)                                        \
@@ -77,24 +95,23 @@
 #define DOTQ(i, j) k5_dot(qa[i], kq[i], km[i], j, xv, xsum)
 #define FOLDQ(i) uintBitsToFloat((qa[i].x ^ qa[i].w ^ km[i].x ^ kq[i]) & 0x007FFFFFu)
 #elif defined(TYPE_Q6_K)
-// Groups of 8 superblocks of 13 uvec4 (8 sub-blocks' nibbles, 8 sub-blocks' high bits as
-// uvec2, 16 scales), then 8 F16 d's: 105 uvec4.
-#define FUSED_WEIGHTS(N)                                            \
-    layout(binding = N) readonly buffer W##N { uvec4 wq##N[]; };     \
-    layout(binding = N) readonly buffer W##N##D { float16_t wd##N[]; }; \
-    layout(binding = N) readonly buffer W##N##H { uvec2 wh##N[]; };  \
-    layout(binding = N) readonly buffer W##N##S { uint ws##N[]; };
-#define K6_BASE(ib) ((ib >> 6) * 105u + ((ib >> 3) & 7u) * 13u)
-#define SLOT_REGS uvec4 qa[STEP_LOADS]; uvec2 kh[STEP_LOADS]; uint ksw[STEP_LOADS]; \
-    float16_t dd[STEP_LOADS];
-#define LOADQ_IB(N, ib, i) qa[i] = wq##N[K6_BASE(ib) + (ib & 7u)]; \
-    kh[i] = wh##N[(K6_BASE(ib) + 8u) * 2u + (ib & 7u)]; \
-    ksw[i] = ws##N[(K6_BASE(ib) + 12u) * 4u + ((ib & 7u) >> 1)]; \
-    dd[i] = wd##N[(ib >> 6) * 840u + 832u + ((ib >> 3) & 7u)]
-#define DOTQ(i, j) k6_dot(qa[i], kh[i], ksw[i] >> (16u * (j & 1u)), dd[i], xv)
-#define FOLDQ(i) (uintBitsToFloat((qa[i].x ^ qa[i].w ^ kh[i].x ^ ksw[i]) & 0x007FFFFFu) + float(dd[i]))
+#define FUSED_WEIGHTS(N) K6_WEIGHTS(N)
+#define SLOT_REGS K6_SLOT_REGS
+#define LOADQ_IB(N, ib, i) K6_LOADQ_IB(N, ib, i)
+#define DOTQ(i, j) K6_DOTQ(i, j)
+#define FOLDQ(i) K6_FOLDQ(i)
 #else
 #error "fused_weights.glsl is for Q4_0, Q8_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K"
+#endif
+// V_Q6_K: binding 2 holds Q6_K rows beside the includer's type (Q/K/V whose V is Q6_K, as
+// Q4_K_M files give half the layers): *_V macros, whose registers the includer declares in the V
+// rows' own scope.
+#if defined(V_Q6_K)
+#define FUSED_WEIGHTS_V(N) K6_WEIGHTS(N)
+#define SLOT_REGS_V K6_SLOT_REGS
+#define LOADQ_V(N, rb, c, i) K6_LOADQ_IB(N, (rb) + (c), i)
+#define DOTQ_V(i, j) K6_DOTQ(i, j)
+#define FOLDQ_V(i) K6_FOLDQ(i)
 #endif
 #if !defined(XSUM)  // (matvec_fused_h.comp reads the sums it staged)
 #if defined(HAS_XSUM)

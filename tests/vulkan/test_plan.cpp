@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "model/arch.h"
 #include "vulkan/forward.h"
@@ -210,6 +211,30 @@ TEST(Plan, GemmaFoldsPostNormsIntoWideWorkgroups) {
     EXPECT_EQ(s.count("bias + qk norm + rope + kv store"), 0u);
     EXPECT_EQ(s["wo"].threads, 256u);
     EXPECT_EQ(s.count("post-attention norm + residual"), 0u);
+}
+
+// A Q4_K_M layer's Q/K/V whose V is Q6_K (llama.cpp gives half the layers one): one dispatch
+// that reads both types, x staged once, not a dispatch a type.
+TEST(Plan, Q4KMQkvWithAQ6KVTakesOneDispatch) {
+    const Adapter a = fake_gpu(0x10DE, 132);
+    LlamaModel m = fake_7b();
+    for (LlamaLayer& L : m.layers)
+        for (auto [w, type, bytes] :
+             {std::tuple{&L.wq, GgmlType::Q4_K, 144}, std::tuple{&L.wk, GgmlType::Q4_K, 144},
+              std::tuple{&L.wv, GgmlType::Q6_K, 210}}) {
+            w->type = type;
+            w->row_stride = uint64_t(w->ne[0]) / 256 * uint64_t(bytes);
+            w->n_bytes = w->row_stride * uint64_t(w->ne[1]);
+        }
+    auto d = planned_dispatches(m, a, make_plan(a), {1, Output::Argmax, false}, 4096);
+    ASSERT_TRUE(d.ok()) << d.error().message;
+    int qkv = 0;
+    for (const PlannedDispatch& x : *d)
+        if (x.stage == std::string("norm + qkv + rope + kv store")) {
+            ++qkv;
+            EXPECT_EQ(x.kernel, "matvec_fused_h_q4_k_v_q6_k");
+        }
+    EXPECT_EQ(qkv, 1);
 }
 
 // A family's prompt attention (Gemma 3: heads of 256, sliding windows) on the tensor cores where

@@ -172,7 +172,8 @@ struct FusedMatvec {
 };
 // Whether op_matvec_fused handles these weights here: one piece each, of one width, and one
 // type that matvec_fused.comp reads or types that matvec_fused_h.comp reads (gate and up must
-// still share theirs: only Q, K and V take a dispatch per type).
+// still share theirs: only Q, K and V take a dispatch per type, or one where a Q4_K or Q5_K
+// dispatch reads Q6_K V rows beside its own).
 bool fused_matvec_supports(const Adapter& a, const Plan& plan,
                            std::initializer_list<const DeviceTensor*> w);
 // Whether the fused decode kernels read this type only with F16 dot products (Q4_1, Q5_0,

@@ -378,6 +378,16 @@ const char* gelu_infix(const FusedMatvec& f) {
     return f.gelu && (f.mode == FusedMode::Silu || f.silu_in) ? "gelu_" : "";
 }
 
+// Whether matvec_fused_h.comp has a variant that reads V rows of v's type beside Q/K rows of w's
+// (V_Q6_K) in the subgroup mode that both take alone here.
+bool v_beside(const Recorder& rec, const DeviceTensor& w, const DeviceTensor& v) {
+    if ((w.type != GgmlType::Q4_K && w.type != GgmlType::Q5_K) || v.type != GgmlType::Q6_K ||
+        w.cols != v.cols)
+        return false;
+    const FusedH a = fused_h_plan(rec, w, v.rows), b = fused_h_plan(rec, v, v.rows);
+    return a.rows && a.warp_unroll && b.rows && b.warp_unroll && a.rows == b.rows;
+}
+
 // How the Heads variants finish their heads (matvec_fused_h.comp HEADS_C): in RoPE pairs where
 // groups are 2 rows and no q/k norm needs the whole head first (none, or deferred), else by a
 // count per head.
@@ -444,7 +454,10 @@ Status record_subgroups(Recorder& rec, FusedDispatch& d, const FusedH& h, Subgro
                                 : d.f.fold        ? "matvec_fused_h_resid_"
                                 : ksplit > 1      ? "matvec_fused_h_atomic_"
                                                   : "matvec_fused_h_";
-    return dispatch_fused(rec, d, variant + gelu_infix(d.f) + weight_type_suffix(d.w0.type),
+    // Q/K/V whose V rows are of another type (v_beside): that type's suffix too.
+    const std::string v =
+        d.w2.type != d.w0.type ? std::string("_v_") + weight_type_suffix(d.w2.type) : std::string();
+    return dispatch_fused(rec, d, variant + gelu_infix(d.f) + weight_type_suffix(d.w0.type) + v,
                           g.threads, n_wg, SpecConstants::of(spec));
 }
 
@@ -689,6 +702,12 @@ Status op_matvec_fused(Recorder& rec, const FusedMatvec& in) {
     if (f.mode != FusedMode::Qkv && f.mode != FusedMode::Heads)
         return make_error("vulkan.unsupported_type",
                           "fused mat-vec: gate and up of different types");
+    // Q and K of one type and V of another that a variant reads beside it (Q4_K_M's Q6_K V on
+    // half the layers): one dispatch, x staged once (Gemma-3-4B Q4_K_M decoded 5% slower with V
+    // in a dispatch of its own than with Q4_K V, on the H200).
+    // (No variant folds a post-norm into Q/K/V outside the Heads mode.)
+    if (w0.type == w1.type && v_beside(rec, w0, w2) && (f.mode == FusedMode::Heads || !f.fold))
+        return record_fused(rec, f, w0, w1, w2, 0, 0);
     // Q, K and V of different types (Q4_K_M files give some layers a Q6_K V): a dispatch per
     // run of one type, each over its rows of [Wq; Wk; Wv]. They write different rows, so no
     // barrier comes between them.
