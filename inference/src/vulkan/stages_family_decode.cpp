@@ -47,8 +47,9 @@ bool folds_post_norms(const Recorder& rec, const DeviceModel& m) {
 }
 
 // Whether layer L's Q/K/V take one fused dispatch (a dispatch per run of one type, no barrier
-// between them, except for Q6_K V rows, which a Q4_K or Q5_K dispatch reads too) that also adds the biases, norms and rotates the heads and stores K and V
-// (FusedMode::Heads), instead of three mat-vecs and qkv_rope.comp.
+// between them, except for Q6_K V rows, which a Q4_K or Q5_K dispatch reads too) that also adds the
+// biases, norms and rotates the heads and stores K and V (FusedMode::Heads), instead of three
+// mat-vecs and qkv_rope.comp.
 bool heads_fold(const Recorder& rec, const DeviceModel& m, const DeviceLayer& L) {
     return !L.wqkv && fused_heads_supported(rec, *L.wq, *L.wk, *L.wv, m.hp.head_dim);
 }
@@ -196,10 +197,10 @@ FusedMatvec normed(const DeviceModel& m, FusedMode mode, const DeviceTensor* w,
 
 // q [Dq], k, v [Dkv] = Wq, Wk, Wv rmsnorm(x) * attn_norm, a dispatch each (their types may
 // differ; no barrier between them); Phi-3: wide [Dq + 2 Dkv] = Wqkv rmsnorm(x) * attn_norm.
-// Heads (heads_fold): one dispatch a type (op_matvec_fused), which also adds the biases, norms and rotates q and k
-// and stores K and V in the caches (q to b.q; qkv_rope's stage is gone).
-// Folded (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x
-// by Q's dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
+// Heads (heads_fold): one dispatch a type (op_matvec_fused), which also adds the biases, norms and
+// rotates q and k and stores K and V in the caches (q to b.q; qkv_rope's stage is gone). Folded
+// (fold_in): x = xb + rmsnorm(u) * the previous layer's post_ffw_norm first, written to x by Q's
+// dispatch (the step's tmp zeroed there too: nothing reads it before Wo stores into it).
 Status qkv(Recorder& rec, const DeviceModel& m, const Buffers& b, uint32_t l,
            const DeviceLayer* fold_in) {
     const DeviceLayer& L = m.layers[l];
