@@ -127,6 +127,16 @@ TEST(FloatHelpers, MatchScalarAtEveryIsa) {
             EXPECT_NEAR(out[i], s * b[i], 1e-6 * std::max(1.0, std::fabs(s * b[i])))
                 << isa << " g=" << g[i];
         }
+        // Gemma 2's soft-caps (scores at 50, logits at 30): about 1e-7 of the cap apart, the
+        // far ends at +-cap.
+        for (const float cap : {50.0f, 30.0f}) {
+            for (int i = 0; i < 77; ++i) g[i] = i < 38 ? (i - 19) * 40.0f : (i - 57) * 1.3f;
+            std::vector<float> x = g;
+            k.softcap(x.data(), 77, cap);
+            for (int i = 0; i < 77; ++i)
+                EXPECT_NEAR(x[i], cap * std::tanh(double(g[i]) / cap), 1e-6 * cap)
+                    << isa << " x=" << g[i];
+        }
     }
     select_isa(nullptr);
 }

@@ -106,6 +106,8 @@ struct KernelSet {
                            int16_t* bsums) = nullptr;
     // out[i] = gelu_tanh(gate[i]) * up[i], GELU's tanh form (Gemma's gate)
     void (*gelu_tanh_mul)(const float* gate, const float* up, float* out, int n) = nullptr;
+    // x[i] = cap * tanh(x[i] / cap): Gemma 2's soft-caps of attention scores and logits
+    void (*softcap)(float* x, int n, float cap) = nullptr;
 };
 
 // The kernel set in use (see select_isa).

@@ -25,7 +25,8 @@ const KernelSet kAvx2 = {"avx2",
                          0,
                          avx2::kquant_rows,
                          avx2::quantize_act_k,
-                         avx2::gelu_tanh_mul};
+                         avx2::gelu_tanh_mul,
+                         avx2::softcap};
 }  // namespace
 
 const KernelSet* kernels_avx2() {

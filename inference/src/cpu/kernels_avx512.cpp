@@ -19,7 +19,8 @@ namespace {
 const KernelSet kAvx512 = {"avx512_vnni",        avx512::quant_rows,     avx512::float_rows,
                            avx512::quantize_act, avx512::packed_rows,    avx512::dot,
                            avx512::axpy,         avx512::silu_mul,       128,
-                           avx512::kquant_rows,  avx512::quantize_act_k, avx512::gelu_tanh_mul};
+                           avx512::kquant_rows,  avx512::quantize_act_k, avx512::gelu_tanh_mul,
+                           avx512::softcap};
 }  // namespace
 
 const KernelSet* kernels_avx512() {

@@ -683,6 +683,19 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
     }
 }
 
+// x[i] = cap tanh(x[i] / cap), with tanh(y) = 2 sigmoid(2y) - 1 (the clamp in exp_ps gives
+// +-cap far out).
+void softcap(float* x, int n, float cap) {
+    const __m256 k = _mm256_set1_ps(2.0f / cap), c = _mm256_set1_ps(cap),
+                 c2 = _mm256_set1_ps(2.0f * cap), one = _mm256_set1_ps(1.0f);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 s = x_sigmoid(one, _mm256_mul_ps(k, _mm256_loadu_ps(x + i)));
+        _mm256_storeu_ps(x + i, _mm256_fmsub_ps(c2, s, c));
+    }
+    for (; i < n; ++i) x[i] = cap * __builtin_tanhf(x[i] / cap);
+}
+
 // ---- activation quantization (matches quantize_act_scalar bit for bit) ----
 
 void quantize_act(const float* x, int64_t cols, int8_t* qs, float* d, float* s) {

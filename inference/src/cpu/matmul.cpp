@@ -80,9 +80,23 @@ void gelu_tanh_mul_portable(const float* gate, const float* up, float* out, int 
     }
 }
 
-const KernelSet kPortable = {"portable", nullptr,      portable_rows, quantize_act_scalar,
-                             nullptr,    dot_portable, axpy_portable, silu_mul_portable,
-                             0,          nullptr,      nullptr,       gelu_tanh_mul_portable};
+void softcap_portable(float* x, int n, float cap) {
+    for (int i = 0; i < n; i++) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+const KernelSet kPortable = {"portable",
+                             nullptr,
+                             portable_rows,
+                             quantize_act_scalar,
+                             nullptr,
+                             dot_portable,
+                             axpy_portable,
+                             silu_mul_portable,
+                             0,
+                             nullptr,
+                             nullptr,
+                             gelu_tanh_mul_portable,
+                             softcap_portable};
 
 // ---- ISA selection ----
 

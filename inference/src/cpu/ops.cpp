@@ -73,7 +73,7 @@ void gelu_tanh_mul(const float* gate, const float* up, float* out, int n) {
 }
 
 void softcap(float* x, int n, float cap) {
-    for (int i = 0; i < n; i++) x[i] = cap * std::tanh(x[i] / cap);
+    active_kernels().softcap(x, n, cap);
 }
 
 void add_inplace(float* y, const float* x, int n) {
@@ -132,11 +132,10 @@ struct AttnJob {
         float max_s = -INFINITY;
         for (int p = first; p < n_keys; p++) {
             const KV* kp = k_cache + size_t(p) * kv_dim + size_t(kvh) * head_dim;
-            float s = dot_kv(ks, qh, kp, head_dim) * scale;
-            if (softcap > 0.0f) s = softcap * std::tanh(s / softcap);
-            att[p] = s;
-            if (s > max_s) max_s = s;
+            att[p] = dot_kv(ks, qh, kp, head_dim) * scale;
         }
+        if (softcap > 0.0f) ks.softcap(att + first, n_keys - first, softcap);
+        for (int p = first; p < n_keys; p++) max_s = std::max(max_s, att[p]);
         float sum = 0.0f;
         for (int p = first; p < n_keys; p++) {
             att[p] = std::exp(att[p] - max_s);
