@@ -54,7 +54,6 @@ void head_out_rotated(uint sm, uint base, uint h, uvec2 d, float a, float b, vec
     head_out(sm, base, h, d.y, a * cs.y + b * cs.x);
 }
 
-
 // Row r of Wq or Wk as group r / 2 reads it in pairs: with NEOX, the group's slot s takes
 // dimension j + s n_rot / 2 (j < n_rot / 2), the unrotated dimensions past n_rot in order.
 uint heads_pair_row(uint r) {
