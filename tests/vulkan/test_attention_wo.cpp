@@ -5,6 +5,7 @@
 // Q4_K), with many heads and with few (more workgroups a head, Plan::attn_wo_min_groups).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "cpu/ops.h"
@@ -44,7 +45,7 @@ struct WoCase {
 
 // x = x0 + Wo attention(q, K, V) in one dispatch against x0 + Wo (the CPU's attention) in double.
 // Cache rows outside the window hold NaN: reading one fails. qk_norm: q and the step's key come
-// undivided by their heads' rms (undivided_qk), the key's cache row NaN until it is stored.
+// undivided by their heads' rms (DeferredQkNorm), the key's cache row NaN until it is stored.
 void check(const WoCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd, n_kv = c.pos0 + 1;
@@ -59,12 +60,10 @@ void check(const WoCase& c) {
                              vr = floats_of_f16(vh.data(), vh.size());
     const int first = c.window > 0 ? std::max(0, n_kv - c.window) : 0;
     hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
-    const float eps = 1e-6f;
-    const UndividedQk u =
-        undivided_qk(q, &k[size_t(c.pos0) * KVD], c.n_head, c.n_head_kv, hd, eps, seed + 6);
-    const size_t step_row = size_t(c.ring ? c.pos0 % c.ring : c.pos0) * KVD;
-    const std::vector<uint16_t> want_key(kh.begin() + step_row, kh.begin() + step_row + KVD);
-    if (c.qk_norm) std::fill_n(kh.begin() + step_row, KVD, kHalfNan);
+    std::optional<DeferredQkNorm> qkn;
+    if (c.qk_norm)
+        qkn.emplace(ctx, q, kh, size_t(c.ring ? c.pos0 % c.ring : c.pos0), c.n_head, c.n_head_kv,
+                    hd, seed + 6);
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
     // Not 1 / sqrt(hd) for the families: Gemma's query_pre_attn_scalar.
@@ -97,10 +96,8 @@ void check(const WoCase& c) {
                          << c.describe();
     }
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
-        bx(ctx, x0.size()), step(ctx, 3), bkey(ctx, u.key.size()), bss(ctx, u.ss.size());
-    bq.fill(c.qk_norm ? u.q.data() : q.data(), q.size() * 4);
-    bkey.fill(u.key.data(), u.key.size() * 4);
-    bss.fill(u.ss.data(), u.ss.size() * 4);
+        bx(ctx, x0.size()), step(ctx, 3);
+    bq.fill(qkn ? qkn->q().data() : q.data(), q.size() * 4);
     bk.fill(kh.data(), kh.size() * 2);
     bv.fill(vh.data(), vh.size() * 2);
     bx.fill(x0.data(), x0.size() * 4);
@@ -108,7 +105,7 @@ void check(const WoCase& c) {
     step.words()[1] = 1;
     DecodeAttentionFamily f;
     f.softcap = c.softcap, f.window = uint32_t(c.window), f.kv_ring = uint32_t(c.ring);
-    if (c.qk_norm) f.qk_norm = true, f.k_new = bkey.range(), f.qk_ss = bss.range(), f.qk_eps = eps;
+    if (qkn) qkn->set(f);
     auto st = run_ops(ctx, plan, [&](Recorder& r) {
         return op_attention_wo(r, bq.range(), bk.range(), bv.range(), bx.range(), step.range(), s,
                                dw, c.family ? &f : nullptr);
@@ -116,11 +113,7 @@ void check(const WoCase& c) {
     ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
     // The head's output is rounded to F16 (scaled) for the products, as in matvec_fused_h.comp.
     EXPECT_LT(nmse(bx.f32(), want.data(), want.size()), 2e-6) << c.describe();
-    if (c.qk_norm) {
-        const std::vector<float> got = floats_of_f16(bk.f16() + step_row, size_t(KVD)),
-                                 key = floats_of_f16(want_key.data(), want_key.size());
-        EXPECT_LT(nmse(got.data(), key.data(), key.size()), 1e-7) << c.describe();
-    }
+    if (qkn) EXPECT_LT(qkn->stored_key_nmse(bk.f16()), 1e-7) << c.describe();
     EXPECT_TRUE(bx.guard_intact()) << c.describe();
     EXPECT_TRUE(bq.guard_intact() && bk.guard_intact() && bv.guard_intact()) << c.describe();
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "cpu/ops.h"
@@ -275,7 +276,7 @@ struct AttnCase {
 // reading one fails. Run twice in one command buffer (the counters must be left at zero),
 // launched with n_split runs per head and with decode_attention_grid's grid for the whole
 // context (an indirect dispatch). qk_norm: q and the step's key come undivided by their heads'
-// rms (undivided_qk), the key apart and its cache row NaN until the attention stores it there.
+// rms (DeferredQkNorm), the key apart and its cache row NaN until the attention stores it there.
 void check_attention(const AttnCase& c) {
     Context& ctx = shared_context();
     const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd, n_kv = c.pos0 + 1;
@@ -290,12 +291,10 @@ void check_attention(const AttnCase& c) {
                              vr = floats_of_f16(vh.data(), vh.size());
     const int first = c.window > 0 ? std::max(0, n_kv - c.window) : 0;
     hide_unread_cache_rows(kh, vh, KVD, first, n_kv, c.ring);
-    const float eps = 1e-6f;
-    const UndividedQk u =
-        undivided_qk(q, &k[size_t(c.pos0) * KVD], c.n_head, c.n_head_kv, hd, eps, seed + 4);
-    const size_t step_row = size_t(c.ring ? c.pos0 % c.ring : c.pos0) * KVD;
-    const std::vector<uint16_t> want_key(kh.begin() + step_row, kh.begin() + step_row + KVD);
-    if (c.qk_norm) std::fill_n(kh.begin() + step_row, KVD, kHalfNan);
+    std::optional<DeferredQkNorm> qkn;
+    if (c.qk_norm)
+        qkn.emplace(ctx, q, kh, size_t(c.ring ? c.pos0 % c.ring : c.pos0), c.n_head, c.n_head_kv,
+                    hd, seed + 4);
     cpu::AttentionSpec spec;
     spec.n_head = c.n_head, spec.n_head_kv = c.n_head_kv, spec.head_dim = hd;
     spec.scale = 0.7f / std::sqrt(float(hd));  // not 1 / sqrt(hd): Gemma's query_pre_attn_scalar
@@ -309,11 +308,9 @@ void check_attention(const AttnCase& c) {
     ASSERT_TRUE(decode_attention_supported(make_plan(ctx.adapter()), s, true)) << c.describe();
     HostBuffer bq(ctx, q.size()), bk(ctx, (kh.size() + 1) / 2), bv(ctx, (vh.size() + 1) / 2),
         bo(ctx, q.size()), step(ctx, 3), part(ctx, decode_attention_partials(s, c.n_split)),
-        count(ctx, size_t(c.n_head)), grid(ctx, 3), bkey(ctx, u.key.size()), bss(ctx, u.ss.size());
-    bq.fill(c.qk_norm ? u.q.data() : q.data(), q.size() * 4);
+        count(ctx, size_t(c.n_head)), grid(ctx, 3);
+    bq.fill(qkn ? qkn->q().data() : q.data(), q.size() * 4);
     bk.fill(kh.data(), kh.size() * 2);
-    bkey.fill(u.key.data(), u.key.size() * 4);
-    bss.fill(u.ss.data(), u.ss.size() * 4);
     bv.fill(vh.data(), vh.size() * 2);
     step.words()[0] = uint32_t(c.pos0);
     step.words()[1] = 1;
@@ -322,7 +319,7 @@ void check_attention(const AttnCase& c) {
     std::copy(g.begin(), g.end(), grid.words());
     DecodeAttentionFamily f;
     f.softcap = c.softcap, f.window = uint32_t(c.window), f.kv_ring = uint32_t(c.ring);
-    if (c.qk_norm) f.qk_norm = true, f.k_new = bkey.range(), f.qk_ss = bss.range(), f.qk_eps = eps;
+    if (qkn) qkn->set(f);
     for (const bool indirect : {false, true}) {
         std::fill_n(bo.f32(), q.size(), -7.0f);
         auto st = run_ops(ctx, [&](Recorder& r) -> Status {
@@ -340,11 +337,7 @@ void check_attention(const AttnCase& c) {
         // and there.)
         EXPECT_LT(nmse(bo.f32(), want.data(), want.size()), c.qk_norm ? 1e-8 : 1e-10)
             << c.describe() << (indirect ? " indirect" : "");
-        if (c.qk_norm) {
-            const std::vector<float> got = floats_of_f16(bk.f16() + step_row, size_t(KVD)),
-                                     key = floats_of_f16(want_key.data(), want_key.size());
-            EXPECT_LT(nmse(got.data(), key.data(), key.size()), 1e-7) << c.describe();
-        }
+        if (qkn) EXPECT_LT(qkn->stored_key_nmse(bk.f16()), 1e-7) << c.describe();
         for (int h = 0; h < c.n_head; ++h)
             ASSERT_EQ(count.words()[h], 0u) << c.describe() << " counter " << h;
     }

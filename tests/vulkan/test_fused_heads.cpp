@@ -229,31 +229,35 @@ TEST_F(FusedHeads, BiasesAndNeox) {
                  .bias = true});
 }
 
-// Qwen 3 and Gemma 3: per-head q/k norms; Gemma's 256-wide heads with a Q6_K V (two dispatches)
-// and its post-FFN norm folded into the input; a sliding-window layer's ring.
+// Qwen 3 and Gemma 3: per-head q/k norms (also over the unrotated dimensions of a partial
+// rotary); Gemma's 256-wide heads with a Q6_K V (one dispatch beside Q4_K, two beside Q8_0) and
+// its post-FFN norm folded into the input; a sliding-window layer's ring.
+const HeadsCase kQkNormCases[] = {
+    {.n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_rot = 128, .qk_norm = true},
+    {.head_dim = 96, .n_rot = 32, .pos = 12, .qk_norm = true},
+    {.tv = GgmlType::Q6_K,
+     .n_head = 2,
+     .n_head_kv = 1,
+     .head_dim = 256,
+     .n_rot = 256,
+     .pos = 40,
+     .qk_norm = true,
+     .fold = true,
+     .ring = 16},
+    {.tq = GgmlType::Q8_0,
+     .tv = GgmlType::Q6_K,
+     .n_embd = 256,
+     .n_head = 8,
+     .n_head_kv = 4,
+     .head_dim = 32,
+     .n_rot = 32,
+     .pos = 1,
+     .qk_norm = true,
+     .fold = true},
+};
+
 TEST_F(FusedHeads, QkNormsAndMixedTypes) {
-    check_heads({.n_head = 4, .n_head_kv = 2, .head_dim = 128, .n_rot = 128, .qk_norm = true});
-    // The norm also over the unrotated dimensions of a partial rotary.
-    check_heads({.head_dim = 96, .n_rot = 32, .pos = 12, .qk_norm = true});
-    check_heads({.tv = GgmlType::Q6_K,
-                 .n_head = 2,
-                 .n_head_kv = 1,
-                 .head_dim = 256,
-                 .n_rot = 256,
-                 .pos = 40,
-                 .qk_norm = true,
-                 .fold = true,
-                 .ring = 16});
-    check_heads({.tq = GgmlType::Q8_0,
-                 .tv = GgmlType::Q6_K,
-                 .n_embd = 256,
-                 .n_head = 8,
-                 .n_head_kv = 4,
-                 .head_dim = 32,
-                 .n_rot = 32,
-                 .pos = 1,
-                 .qk_norm = true,
-                 .fold = true});
+    for (const HeadsCase& c : kQkNormCases) check_heads(c);
 }
 
 // Llama 3 (adjacent pairs, frequency factors), partial rotary, linear scaling, YaRN and
@@ -273,26 +277,14 @@ TEST_F(FusedHeads, RopeVariants) {
 }
 
 // The q/k norms left to the attention, as Qwen 3 and Gemma 3 decode on the split attention:
-// over the whole head and a partial rotary, adjacent pairs, biases, the fold, a Q6_K V, rounds.
+// QkNormsAndMixedTypes' cases, then biases over a partial rotary, adjacent pairs and rounds.
 TEST_F(FusedHeads, QkNormsDeferredToTheAttention) {
-    check_heads({.n_head = 4,
-                 .n_head_kv = 2,
-                 .head_dim = 128,
-                 .n_rot = 128,
-                 .qk_norm = true,
-                 .defer = true});
+    for (HeadsCase c : kQkNormCases) {
+        c.defer = true;
+        check_heads(c);
+    }
     check_heads(
         {.head_dim = 96, .n_rot = 32, .pos = 12, .bias = true, .qk_norm = true, .defer = true});
-    check_heads({.tv = GgmlType::Q6_K,
-                 .n_head = 2,
-                 .n_head_kv = 1,
-                 .head_dim = 256,
-                 .n_rot = 256,
-                 .pos = 40,
-                 .qk_norm = true,
-                 .fold = true,
-                 .defer = true,
-                 .ring = 16});
     check_heads({.tq = GgmlType::Q8_0,
                  .n_embd = 256,
                  .head_dim = 64,

@@ -144,24 +144,52 @@ inline std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0
 }
 
 // A decode attention's q/k norms left to it (DecodeAttentionFamily::qk_norm), for a test that
-// wants it to see the query q and the step's key `key` (n_head_kv * head_dim floats): the heads'
-// sums of squares in head_dim / 2 random pieces, and q and key divided by the rms they give, as
-// the Q/K/V leaves them.
-struct UndividedQk {
-    std::vector<float> q, key, ss;
-};
-inline UndividedQk undivided_qk(const std::vector<float>& q, const float* key, int n_head,
-                                int n_head_kv, int head_dim, float eps, uint64_t seed) {
-    UndividedQk u{q, std::vector<float>(key, key + size_t(n_head_kv) * head_dim),
-                  random_floats(size_t(n_head + n_head_kv) * head_dim / 2, seed, 0.5f, 4.0f)};
-    for (int s = 0; s < n_head + n_head_kv; ++s) {
-        double t = 0;
-        for (int i = 0; i < head_dim / 2; ++i) t += u.ss[size_t(s) * head_dim / 2 + i];
-        const double rms = std::sqrt(t / head_dim + eps);
-        float* v = s < n_head ? &u.q[size_t(s) * head_dim] : &u.key[size_t(s - n_head) * head_dim];
-        for (int d = 0; d < head_dim; ++d) v[d] = float(v[d] * rms);
+// wants it to see the query q and the step's key (row `row` of the F16 cache kh, n_head_kv *
+// head_dim halfs): the heads' sums of squares in head_dim / 2 random pieces, q and the key times
+// the rms those give (what the Q/K/V leaves: not yet divided), and the key's cache row set to NaN,
+// which the attention must fill with the key.
+class DeferredQkNorm {
+public:
+    DeferredQkNorm(Context& ctx, const std::vector<float>& q, std::vector<uint16_t>& kh, size_t row,
+                   int n_head, int n_head_kv, int head_dim, uint64_t seed)
+        : m_q(q),
+          m_kv_dim(size_t(n_head_kv) * head_dim),
+          m_row(row),
+          m_want(kh.begin() + row * m_kv_dim, kh.begin() + (row + 1) * m_kv_dim),
+          m_key_buf(ctx, m_kv_dim),
+          m_ss_buf(ctx, size_t(n_head + n_head_kv) * head_dim / 2) {
+        const auto ss = random_floats(size_t(n_head + n_head_kv) * head_dim / 2, seed, 0.5f, 4.0f);
+        std::vector<float> key = floats_of_f16(m_want.data(), m_kv_dim);
+        for (int s = 0; s < n_head + n_head_kv; ++s) {
+            double t = 0;
+            for (int i = 0; i < head_dim / 2; ++i) t += ss[size_t(s) * head_dim / 2 + i];
+            const double rms = std::sqrt(t / head_dim + kEps);
+            float* v =
+                s < n_head ? &m_q[size_t(s) * head_dim] : &key[size_t(s - n_head) * head_dim];
+            for (int d = 0; d < head_dim; ++d) v[d] = float(v[d] * rms);
+        }
+        m_key_buf.fill(key.data(), key.size() * 4);
+        m_ss_buf.fill(ss.data(), ss.size() * 4);
+        std::fill_n(kh.begin() + row * m_kv_dim, m_kv_dim, kHalfNan);
     }
-    return u;
-}
+    // What the q buffer holds.
+    const std::vector<float>& q() const { return m_q; }
+    void set(DecodeAttentionFamily& f) {
+        f.qk_norm = true, f.k_new = m_key_buf.range(), f.qk_ss = m_ss_buf.range(), f.qk_eps = kEps;
+    }
+    // NMSE of the key the attention stored in the cache `cache` against the one it should see.
+    double stored_key_nmse(const uint16_t* cache) const {
+        const std::vector<float> got = floats_of_f16(cache + m_row * m_kv_dim, m_kv_dim),
+                                 want = floats_of_f16(m_want.data(), m_kv_dim);
+        return nmse(got.data(), want.data(), m_kv_dim);
+    }
+
+private:
+    static constexpr float kEps = 1e-6f;
+    std::vector<float> m_q;
+    size_t m_kv_dim, m_row;
+    std::vector<uint16_t> m_want;  // the key as the cache held it
+    HostBuffer m_key_buf, m_ss_buf;
+};
 
 }  // namespace ember::vulkan::test
