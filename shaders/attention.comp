@@ -243,139 +243,106 @@ float head_inv_rms(uint s) {
 #endif
 }
 
-void main() {
-    const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM;
-    // Heads h0 .. h0 + G - 1 of KV head hk.
-#if defined(WO)
-    const uint h0 = gl_WorkGroupID.x, sp = 0u, hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
-#else
-    const uint h0 = gl_WorkGroupID.x * G, sp = gl_WorkGroupID.y;
-    const uint hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
-#endif
-    const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
-#if defined(WO)
-    // Wo's first loads do not depend on the attention: in flight during it.
-    load_wo(h0, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NL);
-#endif
-    const uint n_kv = step_pos0 + 1u;
-    uint per;
-#if defined(FAMILY)
-    // A sliding window: runs over its positions [j_lo, n_kv) alone.
-    const uint j_lo = pc.window > 0u && n_kv > pc.window ? n_kv - pc.window : 0u;
-    const uint n_run = runs((n_kv - j_lo + P - 1u) / P, per);
-    if (sp >= n_run) return;
-    const uint j_begin = j_lo + sp * per * P, j_end = min(j_begin + per * P, n_kv);
-#else
-    const uint n_run = runs((n_kv + P - 1u) / P, per);
-    if (sp >= n_run) return;
-    const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
-#endif
-    const uint row = tid / TPP, seg = tid % TPP;
-    const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
-    // QK_NORM: the step's key (this thread's 8 dimensions, rounded to F16 as the cache holds
-    // it), which the first workgroup of the KV head stores.
+// QK_NORM: the step's key, this thread's 8 dimensions of KV head hk scaled by 1 / rms and
+// rounded to F16 as the cache holds it; the first workgroup of each KV head stores it there.
+uvec4 step_key(uint h0, uint hk, uint row, uint seg, uint cache_off) {
     uvec4 knew = uvec4(0u);
 #if defined(FAMILY)
     if (QK_NORM != 0u) {
         const float r = head_inv_rms(P_N_HEAD + hk);
-        const uint kb = (hk * hd) / 4u + 2u * seg;
+        const uint kb = (hk * P_HEAD_DIM) / 4u + 2u * seg;
         const vec4 a = knew4[kb] * r, b = knew4[kb + 1u] * r;
         knew = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy),
                      packHalf2x16(b.zw));
         if (h0 % (P_N_HEAD / P_N_HEAD_KV) == 0u && gl_WorkGroupID.y == 0u && row == 0u)
-            kcw4[CACHE_ROW(n_kv - 1u) * stride4 + kv0] = knew;
+            kcw4[cache_off] = knew;
     }
 #endif
-    vec4 qa[G], qc[G];  // this thread's 8 dimensions of each head's query, scaled
-    float m[G], l[G];
-    vec4 acc_a[G], acc_b[G];  // dimensions 8 seg .. 8 seg + 7 of each head's output
-    [[unroll]] for (uint g = 0; g < G; ++g) {
-        const uint qb = ((h0 + g) * hd) / 4u + 2u * seg;
-        const float sc = QK_NORM != 0u ? P_SCALE * head_inv_rms(h0 + g) : P_SCALE;
-        qa[g] = q4[qb] * sc;
-        qc[g] = q4[qb + 1u] * sc;
-        m[g] = -1e30;
-        l[g] = 0.0;
-        acc_a[g] = vec4(0.0);
-        acc_b[g] = vec4(0.0);
+    return knew;
+}
+
+// One pass over positions [p0, p0 + n) of the context (n_kv positions): thread (row, seg)
+// loads its K and V pieces of positions row, row + R, ..., the G heads' scores meet in sh, and
+// each head's online softmax (maximum m, sum l) rescales and adds to its output (acc_a, acc_b:
+// this thread's 8 dimensions). QK_NORM: the step's own key is knew (step_key), not the cache's.
+void attend_pass(uint p0, uint n, uint n_kv, uint row, uint kv0, uvec4 knew, vec4 qa[G],
+                 vec4 qc[G], inout float m[G], inout float l[G], inout vec4 acc_a[G],
+                 inout vec4 acc_b[G]) {
+    const uint tid = gl_LocalInvocationID.x, TPP = P_HEAD_DIM / 8u, R = WG_SIZE / TPP;
+    const uint P = R * PT, stride4 = P_KV_STRIDE / 8u;
+    uvec4 kw[PT], vw[PT];
+    [[unroll]] for (uint k = 0; k < PT; ++k) {
+        const uint jp = p0 + min(row + k * R, n - 1u);  // clamped: loads unconditional
+        const uint j = CACHE_ROW(jp);
+        kw[k] = kc4[j * stride4 + kv0];
+        vw[k] = vc4[j * stride4 + kv0];
+        if (QK_NORM != 0u && jp == n_kv - 1u) kw[k] = knew;
     }
-#if defined(WO)
-    const uint j_stop = (ADIAG & 2u) != 0u ? j_begin : j_end;
-    if ((ADIAG & 2u) != 0u) l[0] = 1.0;
-#else
-    const uint j_stop = j_end;
-#endif
-    for (uint p0 = j_begin; p0 < j_stop; p0 += P) {
-        const uint n = min(P, j_end - p0);
-        uvec4 kw[PT], vw[PT];
-        [[unroll]] for (uint k = 0; k < PT; ++k) {
-            const uint jp = p0 + min(row + k * R, n - 1u);  // clamped: loads unconditional
-            const uint j = CACHE_ROW(jp);
-            kw[k] = kc4[j * stride4 + kv0];
-            vw[k] = vc4[j * stride4 + kv0];
-            if (QK_NORM != 0u && jp == n_kv - 1u) kw[k] = knew;
-        }
-        [[unroll]] for (uint k = 0; k < PT; ++k) {
-            vec4 ka = vec4(unpackHalf2x16(kw[k].x), unpackHalf2x16(kw[k].y));
-            vec4 kb = vec4(unpackHalf2x16(kw[k].z), unpackHalf2x16(kw[k].w));
-            [[unroll]] for (uint g = 0; g < G; ++g)
-                sh[(g * PT + k) * WG_SIZE + tid] = dot(qa[g], ka) + dot(qc[g], kb);
-        }
-        barrier();
-        // Score f = g P + i (position i = r + k R of the pass, head g) has its pieces at
-        // sh[(g PT + k) WG_SIZE + r TPP ..]; the weights go to sh[SH_W + f].
-        float mx[G];
-        [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = -1e30;
-        for (uint f = tid; f < G * P; f += WG_SIZE) {
-            const uint g = f / P, i = f % P;
-            if (i >= n) continue;
-            uint b = (g * PT + i / R) * WG_SIZE + (i % R) * TPP;
-            float sc = 0.0;
-            for (uint t = 0; t < TPP; ++t) sc += sh[b + t];
+    [[unroll]] for (uint k = 0; k < PT; ++k) {
+        vec4 ka = vec4(unpackHalf2x16(kw[k].x), unpackHalf2x16(kw[k].y));
+        vec4 kb = vec4(unpackHalf2x16(kw[k].z), unpackHalf2x16(kw[k].w));
+        [[unroll]] for (uint g = 0; g < G; ++g)
+            sh[(g * PT + k) * WG_SIZE + tid] = dot(qa[g], ka) + dot(qc[g], kb);
+    }
+    barrier();
+    // Score f = g P + i (position i = r + k R of the pass, head g) has its pieces at
+    // sh[(g PT + k) WG_SIZE + r TPP ..]; the weights go to sh[SH_W + f].
+    float mx[G];
+    [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = -1e30;
+    for (uint f = tid; f < G * P; f += WG_SIZE) {
+        const uint g = f / P, i = f % P;
+        if (i >= n) continue;
+        uint b = (g * PT + i / R) * WG_SIZE + (i % R) * TPP;
+        float sc = 0.0;
+        for (uint t = 0; t < TPP; ++t) sc += sh[b + t];
 #if defined(FAMILY)
-            // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
-            if (pc.softcap > 0.0) sc = pc.softcap * tanh(clamp(sc / pc.softcap, -10.0, 10.0));
+        // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
+        if (pc.softcap > 0.0) sc = pc.softcap * tanh(clamp(sc / pc.softcap, -10.0, 10.0));
 #endif
-            sh[SH_W + f] = sc;
-            [[unroll]] for (uint gg = 0; gg < G; ++gg)
-                if (gg == g) mx[gg] = max(mx[gg], sc);
-        }
-        WG_REDUCE_G(mx, max, subgroupMax)  // its barriers also publish the scores
-        float sum[G];
-        [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = max(m[g], mx[g]), sum[g] = 0.0;
-        for (uint f = tid; f < G * P; f += WG_SIZE) {
-            const uint g = f / P;
-            if (f % P >= n) continue;
-            float mg = mx[0];
-            [[unroll]] for (uint gg = 1; gg < G; ++gg)
-                if (gg == g) mg = mx[gg];
-            float e = exp(sh[SH_W + f] - mg);
-            sh[SH_W + f] = e;
-            [[unroll]] for (uint gg = 0; gg < G; ++gg)
-                if (gg == g) sum[gg] += e;
-        }
-        WG_REDUCE_G(sum, add_f, subgroupAdd)
-        [[unroll]] for (uint g = 0; g < G; ++g) {
-            const float c = exp(m[g] - mx[g]);
-            l[g] = l[g] * c + sum[g];
-            m[g] = mx[g];
-            acc_a[g] *= c;
-            acc_b[g] *= c;
-        }
-        [[unroll]] for (uint k = 0; k < PT; ++k) {
-            const uint i = row + k * R;
-            const vec4 va = vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
-            const vec4 vb = vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
-            [[unroll]] for (uint g = 0; g < G; ++g) {
-                float p = i < n ? sh[SH_W + g * P + i] : 0.0;
-                acc_a[g] += p * va;
-                acc_b[g] += p * vb;
-            }
-        }
-        barrier();  // sh is rewritten by the next pass
+        sh[SH_W + f] = sc;
+        [[unroll]] for (uint gg = 0; gg < G; ++gg)
+            if (gg == g) mx[gg] = max(mx[gg], sc);
     }
-    // Each head's rows hold partial outputs of the same dimensions (R hd <= 8 WG_SIZE floats).
-    // One run: the output; several: this run's partials (max, sum, unnormalized output).
+    WG_REDUCE_G(mx, max, subgroupMax)  // its barriers also publish the scores
+    float sum[G];
+    [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = max(m[g], mx[g]), sum[g] = 0.0;
+    for (uint f = tid; f < G * P; f += WG_SIZE) {
+        const uint g = f / P;
+        if (f % P >= n) continue;
+        float mg = mx[0];
+        [[unroll]] for (uint gg = 1; gg < G; ++gg)
+            if (gg == g) mg = mx[gg];
+        float e = exp(sh[SH_W + f] - mg);
+        sh[SH_W + f] = e;
+        [[unroll]] for (uint gg = 0; gg < G; ++gg)
+            if (gg == g) sum[gg] += e;
+    }
+    WG_REDUCE_G(sum, add_f, subgroupAdd)
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        const float c = exp(m[g] - mx[g]);
+        l[g] = l[g] * c + sum[g];
+        m[g] = mx[g];
+        acc_a[g] *= c;
+        acc_b[g] *= c;
+    }
+    [[unroll]] for (uint k = 0; k < PT; ++k) {
+        const uint i = row + k * R;
+        const vec4 va = vec4(unpackHalf2x16(vw[k].x), unpackHalf2x16(vw[k].y));
+        const vec4 vb = vec4(unpackHalf2x16(vw[k].z), unpackHalf2x16(vw[k].w));
+        [[unroll]] for (uint g = 0; g < G; ++g) {
+            float p = i < n ? sh[SH_W + g * P + i] : 0.0;
+            acc_a[g] += p * va;
+            acc_b[g] += p * vb;
+        }
+    }
+    barrier();  // sh is rewritten by the next pass
+}
+
+// Each head's output, the sum of its rows' partials (R hd <= 8 WG_SIZE floats): with WO into
+// oh; else the output itself (one run) or this run's unnormalized partials.
+void write_heads(uint h0, uint sp, uint n_run, uint row, uint seg, float l[G], vec4 acc_a[G],
+                 vec4 acc_b[G]) {
+    const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM, R = WG_SIZE / (hd / 8u);
     const uint row_len = 2u + hd, vb = row * hd + seg * 8u;
     [[unroll]] for (uint g = 0; g < G; ++g) {
         [[unroll]] for (uint d = 0; d < 4u; ++d)
@@ -394,14 +361,15 @@ void main() {
         }
         barrier();
     }
-#if defined(WO)
-    if ((ADIAG & 4u) != 0u) {
-        if (tid == 0u) xr[h0] += oh[0] + wo_keep();  // keeps the attention and one Wo load
-        return;
-    }
-    project_out(h0);
-#else
-    if (n_run == 1u) return;
+}
+
+#if !defined(WO)
+// A run of several: its maxima and sums beside its partials; the last run of the group to
+// finish (the counter, left at zero) combines its heads' partials: each run's weight exp(m_r -
+// max) and the sums first, all runs at once (sh: [g][run] maxima, then weights; [G n_run + ..]
+// the sums, 2 G n_split <= 8 WG_SIZE), then each output over the runs, 16 loads at a time.
+void combine_runs(uint h0, uint sp, uint n_run, float m[G], float l[G]) {
+    const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM, row_len = 2u + hd;
     if (tid == 0u) {
         [[unroll]] for (uint g = 0; g < G; ++g) {
             const uint base = ((h0 + g) * P_N_SPLIT + sp) * row_len;
@@ -415,10 +383,6 @@ void main() {
     barrier();
     if (last_s == 0u) return;
     memoryBarrierBuffer();
-
-    // The last run of this group combines its heads' partials: each run's weight exp(m_r - max)
-    // and the sums first, all runs at once (sh: [g][run] maxima, then weights; [G n_run + ..]
-    // the sums, 2 G n_split <= 8 WG_SIZE), then each output over the runs, 16 loads at a time.
     float mx[G], den[G];
     [[unroll]] for (uint g = 0; g < G; ++g) mx[g] = -1e30, den[g] = 0.0;
     for (uint f = tid; f < G * n_run; f += WG_SIZE) {
@@ -457,6 +421,70 @@ void main() {
         o[h * hd + d] = num / dg;
     }
     if (tid == 0u) counter[hg] = 0u;
+}
+#endif
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x, hd = P_HEAD_DIM;
+    // Heads h0 .. h0 + G - 1 of KV head hk.
+#if defined(WO)
+    const uint h0 = gl_WorkGroupID.x, sp = 0u, hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
+#else
+    const uint h0 = gl_WorkGroupID.x * G, sp = gl_WorkGroupID.y;
+    const uint hk = h0 / (P_N_HEAD / P_N_HEAD_KV);
+#endif
+    const uint TPP = hd / 8u, R = WG_SIZE / TPP, P = R * PT;  // positions per pass
+#if defined(WO)
+    // Wo's first loads do not depend on the attention: in flight during it.
+    load_wo(h0, gl_WorkGroupID.y * P_SLICE_ROWS + tid / NL);
+#endif
+    // This workgroup's run of passes: positions [j_begin, j_end).
+    const uint n_kv = step_pos0 + 1u;
+    uint per;
+#if defined(FAMILY)
+    // A sliding window: runs over its positions [j_lo, n_kv) alone.
+    const uint j_lo = pc.window > 0u && n_kv > pc.window ? n_kv - pc.window : 0u;
+    const uint n_run = runs((n_kv - j_lo + P - 1u) / P, per);
+    if (sp >= n_run) return;
+    const uint j_begin = j_lo + sp * per * P, j_end = min(j_begin + per * P, n_kv);
+#else
+    const uint n_run = runs((n_kv + P - 1u) / P, per);
+    if (sp >= n_run) return;
+    const uint j_begin = sp * per * P, j_end = min(j_begin + per * P, n_kv);
+#endif
+    const uint row = tid / TPP, seg = tid % TPP;
+    const uint stride4 = P_KV_STRIDE / 8u, kv0 = (hk * hd) / 8u + seg;
+    const uvec4 knew = step_key(h0, hk, row, seg, CACHE_ROW(n_kv - 1u) * stride4 + kv0);
+    vec4 qa[G], qc[G];  // this thread's 8 dimensions of each head's query, scaled
+    float m[G], l[G];
+    vec4 acc_a[G], acc_b[G];  // dimensions 8 seg .. 8 seg + 7 of each head's output
+    [[unroll]] for (uint g = 0; g < G; ++g) {
+        const uint qb = ((h0 + g) * hd) / 4u + 2u * seg;
+        const float sc = QK_NORM != 0u ? P_SCALE * head_inv_rms(h0 + g) : P_SCALE;
+        qa[g] = q4[qb] * sc;
+        qc[g] = q4[qb + 1u] * sc;
+        m[g] = -1e30;
+        l[g] = 0.0;
+        acc_a[g] = vec4(0.0);
+        acc_b[g] = vec4(0.0);
+    }
+#if defined(WO)
+    const uint j_stop = (ADIAG & 2u) != 0u ? j_begin : j_end;
+    if ((ADIAG & 2u) != 0u) l[0] = 1.0;
+#else
+    const uint j_stop = j_end;
+#endif
+    for (uint p0 = j_begin; p0 < j_stop; p0 += P)
+        attend_pass(p0, min(P, j_end - p0), n_kv, row, kv0, knew, qa, qc, m, l, acc_a, acc_b);
+    write_heads(h0, sp, n_run, row, seg, l, acc_a, acc_b);
+#if defined(WO)
+    if ((ADIAG & 4u) != 0u) {
+        if (tid == 0u) xr[h0] += oh[0] + wo_keep();  // keeps the attention and one Wo load
+        return;
+    }
+    project_out(h0);
+#else
+    if (n_run > 1u) combine_runs(h0, sp, n_run, m, l);
 #endif
 }
 

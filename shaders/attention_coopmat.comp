@@ -135,6 +135,88 @@ void stage(uint buf, uvec4 k[4], uvec4 v[4]) {
 }
 #endif
 
+// Dimensions [8 c0, 8 c0 + 128) of Q of the workgroup's queries (from tw) of head h, scaled and
+// rounded to F16 (zeros past the batch), into the K/V buffers for the subgroups to load.
+void stage_q(uint tw, uint h, uint c0) {
+    const uint QW = min(HFK, 16u);  // uvec4 of a row a pass
+    if (c0 > 0u) barrier();         // the previous pass is loaded
+    for (uint i = gl_LocalInvocationID.x; i < SG * BQ * QW; i += WG_SIZE) {
+        uint r = i / QW, c = i - r * QW, t = tw + r;
+        uvec4 v = uvec4(0u);
+        if (t < pc.n_tokens && c0 + c < HFK) {
+            uint b = (Q_OFF + t * pc.q_stride + h * HD) / 4u + (c0 + c) * 2u;
+            vec4 x = q4[b] * pc.scale, y = q4[b + 1u] * pc.scale;
+            v = uvec4(packHalf2x16(x.xy), packHalf2x16(x.zw), packHalf2x16(y.xy),
+                      packHalf2x16(y.zw));
+        }
+        skv[r * LQ + c] = v;
+    }
+    barrier();
+}
+
+// Lane (row, part)'s 16 scores of the tile whose columns start at key j0 (soft-capped), from
+// the subgroup's score space at sb; returns their visible maximum over the row's two lanes
+// (query position qpos sees keys qfirst .. qpos).
+float read_scores(uint j0, uint sb, uint row, uint part, uint qpos, uint qfirst,
+                  out float sv[16]) {
+    float mt = -1e30;
+    [[unroll]] for (uint c = 0; c < 16u; ++c) {
+        float x = ss[sb + row * LDS + part * 16u + c];
+#ifdef FAMILY
+        // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
+        if (pc.softcap > 0.0) x = pc.softcap * tanh(clamp(x / pc.softcap, -10.0, 10.0));
+#endif
+        sv[c] = x;
+        if (j0 + c <= qpos && j0 + c >= qfirst) mt = max(mt, x);
+    }
+    return max(mt, subgroupShuffleXor(mt, 1u));
+}
+
+// P = exp(S - m) of those 16 scores as F16 pairs into the subgroup's P rows at pb; l adds what
+// P V will multiply (the rounded values).
+void write_p(uint j0, uint pb, uint row, uint part, uint qpos, uint qfirst, float m,
+             float sv[16], inout float l) {
+    uint w[8];
+    [[unroll]] for (uint c = 0; c < 16u; c += 2u) {
+        float p0 = j0 + c <= qpos && j0 + c >= qfirst ? exp(sv[c] - m) : 0.0;
+        float p1 = j0 + c + 1u <= qpos && j0 + c + 1u >= qfirst ? exp(sv[c + 1u] - m) : 0.0;
+        w[c / 2u] = packHalf2x16(vec2(p0, p1));
+        vec2 r = unpackHalf2x16(w[c / 2u]);
+        l += r.x + r.y;
+    }
+    sp[pb + row * LDP + part * 2u] = uvec4(w[0], w[1], w[2], w[3]);
+    sp[pb + row * LDP + part * 2u + 1u] = uvec4(w[4], w[5], w[6], w[7]);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+}
+
+// A fragment of O times alpha, through the subgroup's score space at sb (its scores are read).
+void rescale_frag(inout fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> a, uint sb, float alpha) {
+    coopMatStoreNV(a, ss, sb, 8u, false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    [[unroll]] for (uint e = 0; e < 4u; ++e) ss[sb + gl_SubgroupInvocationID * 4u + e] *= alpha;
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    coopMatLoadNV(a, ss, sb, 8u, false);
+    subgroupBarrier();
+}
+
+// Output fragment f (8 columns) of query t, divided by its row's denominator l, through the
+// subgroup's score space; lane (row, part) holds columns part * 4 .. + 4 (rows past the batch
+// are dropped).
+void write_frag(fcoopmatNV<32, gl_ScopeSubgroup, 16, 8> a, uint f, uint sb, uint t, uint h,
+                float l) {
+    const uint lane = gl_SubgroupInvocationID, part = lane & 1u;
+    coopMatStoreNV(a, ss, sb, 8u, false);
+    subgroupMemoryBarrierShared();
+    subgroupBarrier();
+    vec4 v = vec4(ss[sb + lane * 4u], ss[sb + lane * 4u + 1u], ss[sb + lane * 4u + 2u],
+                  ss[sb + lane * 4u + 3u]);
+    if (t < pc.n_tokens) o4[(t * pc.o_stride + h * HD) / 4u + vo * 2u + f * 2u + part] = v / l;
+    subgroupBarrier();
+}
+
 void main() {
     const uint sg = gl_SubgroupID, lane = gl_SubgroupInvocationID, tid = gl_LocalInvocationID.x;
     const uint n_blocks = (pc.n_tokens + SG * BQ - 1u) / (SG * BQ);
@@ -149,24 +231,10 @@ void main() {
     const uint n_tiles = (n_keys + BK - 1u) / BK, kt0 = key0 / BK;
     const uint sb = sg * BQ * LDS, pb = sg * BQ * LDP;
 
-    // Q in, scaled and rounded to F16 (zeros past the batch), through the K/V buffers into
-    // each subgroup's registers, 128 dimensions (QW uvec4) a pass.
-    const uint QW = min(HFK, 16u);
+    // Q into each subgroup's registers, 128 dimensions a pass.
     fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> qa[DF];
     [[unroll]] for (uint c0 = 0; c0 < HFK; c0 += 16u) {
-        if (c0 > 0u) barrier();  // the previous pass is loaded
-        for (uint i = tid; i < SG * BQ * QW; i += WG_SIZE) {
-            uint r = i / QW, c = i - r * QW, t = tw + r;
-            uvec4 v = uvec4(0u);
-            if (t < pc.n_tokens && c0 + c < HFK) {
-                uint b = (Q_OFF + t * pc.q_stride + h * HD) / 4u + (c0 + c) * 2u;
-                vec4 x = q4[b] * pc.scale, y = q4[b + 1u] * pc.scale;
-                v = uvec4(packHalf2x16(x.xy), packHalf2x16(x.zw), packHalf2x16(y.xy),
-                          packHalf2x16(y.zw));
-            }
-            skv[r * LQ + c] = v;
-        }
-        barrier();
+        stage_q(tw, h, c0);
         [[unroll]] for (uint d = c0 / 2u; d < min(DF, c0 / 2u + 8u); ++d)
             coopMatLoadNV(qa[d], skv, sg * BQ * LQ + d * 2u - c0, LQ, false);
     }
@@ -220,17 +288,7 @@ void main() {
             // by more than LAZY, then P = exp(S - m) as F16.
             const uint j0 = k0 + part * 16u;
             float sv[16];
-            float mt = -1e30;
-            [[unroll]] for (uint c = 0; c < 16u; ++c) {
-                float x = ss[sb + row * LDS + part * 16u + c];
-#ifdef FAMILY
-                // tanh is 1 in float well before 10; clamping keeps it from inf / inf.
-                if (pc.softcap > 0.0) x = pc.softcap * tanh(clamp(x / pc.softcap, -10.0, 10.0));
-#endif
-                sv[c] = x;
-                if (j0 + c <= qpos && j0 + c >= qfirst) mt = max(mt, x);
-            }
-            mt = max(mt, subgroupShuffleXor(mt, 1u));
+            const float mt = read_scores(j0, sb, row, part, qpos, qfirst, sv);
             const bool grow = mt > m + LAZY;
             if (subgroupAny(grow)) {
                 const float alpha = grow ? exp(m - mt) : 1.0;  // 0 while m is the initial -1e30
@@ -238,30 +296,10 @@ void main() {
                 l *= alpha;
                 if (kt > kt0) {  // O is still zero after no tile
                     subgroupBarrier();  // the scores are read: their space takes a fragment
-                    [[unroll]] for (uint f = 0; f < HF; ++f) {
-                        coopMatStoreNV(acc[f], ss, sb, 8u, false);
-                        subgroupMemoryBarrierShared();
-                        subgroupBarrier();
-                        [[unroll]] for (uint e = 0; e < 4u; ++e) ss[sb + lane * 4u + e] *= alpha;
-                        subgroupMemoryBarrierShared();
-                        subgroupBarrier();
-                        coopMatLoadNV(acc[f], ss, sb, 8u, false);
-                        subgroupBarrier();
-                    }
+                    [[unroll]] for (uint f = 0; f < HF; ++f) rescale_frag(acc[f], sb, alpha);
                 }
             }
-            uint w[8];
-            [[unroll]] for (uint c = 0; c < 16u; c += 2u) {
-                float p0 = j0 + c <= qpos && j0 + c >= qfirst ? exp(sv[c] - m) : 0.0;
-                float p1 = j0 + c + 1u <= qpos && j0 + c + 1u >= qfirst ? exp(sv[c + 1u] - m) : 0.0;
-                w[c / 2u] = packHalf2x16(vec2(p0, p1));
-                vec2 r = unpackHalf2x16(w[c / 2u]);  // the denominator sums what P V multiplies
-                l += r.x + r.y;
-            }
-            sp[pb + row * LDP + part * 2u] = uvec4(w[0], w[1], w[2], w[3]);
-            sp[pb + row * LDP + part * 2u + 1u] = uvec4(w[4], w[5], w[6], w[7]);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
+            write_p(j0, pb, row, part, qpos, qfirst, m, sv, l);
 
             // O [16 x OD] += P [16 x BK] V [BK x OD]
             [[unroll]] for (uint k = 0; k < BK; k += 16u) {
@@ -282,17 +320,6 @@ void main() {
     }
     if (!in_batch) return;
 
-    // Out through a fragment in the subgroup's score space, divided by the row's denominator;
-    // rows past the batch are dropped. Lane (row, part) holds columns part * 4 .. + 4.
     l += subgroupShuffleXor(l, 1u);
-    const uint t = t0 + row;
-    [[unroll]] for (uint f = 0; f < HF; ++f) {
-        coopMatStoreNV(acc[f], ss, sb, 8u, false);
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        vec4 v = vec4(ss[sb + lane * 4u], ss[sb + lane * 4u + 1u], ss[sb + lane * 4u + 2u],
-                      ss[sb + lane * 4u + 3u]);
-        if (t < pc.n_tokens) o4[(t * pc.o_stride + h * HD) / 4u + vo * 2u + f * 2u + part] = v / l;
-        subgroupBarrier();
-    }
+    [[unroll]] for (uint f = 0; f < HF; ++f) write_frag(acc[f], f, sb, t0 + row, h, l);
 }
