@@ -181,15 +181,11 @@ layout(constant_id = 1) const uint MODE_CONST = 8;
 
 #include "include/rope_pair.glsl"
 
-void main() {
-    uint wg = linear_workgroup();
-    uint tid = gl_LocalInvocationID.x;
-    uint mode = MODE_CONST < 8u ? MODE_CONST : pc.mode;
-    uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
-
-    // Each slot: matrix, row within it, first unit of the row, and whether it exists.
-    uint sm[SLOTS], srow[SLOTS], sbase[SLOTS];
-    bool sok[SLOTS];
+// Workgroup wg's slots: each one's matrix (QKV: 0, 1, 2 for Wq, Wk, Wv; SILU: gate, up), row
+// within it, first unit of the row, and whether it exists.
+void slot_rows(uint wg, uint mode, out uint sm[SLOTS], out uint srow[SLOTS],
+               out uint sbase[SLOTS], out bool sok[SLOTS]) {
+    const uint n_rows = mode == MODE_QKV ? pc.rows0 + 2u * pc.rows1 : pc.rows0;
     for (uint s = 0; s < SLOTS; ++s) {
         uint m = 0u, r;
         if (mode == MODE_SILU) {
@@ -213,6 +209,77 @@ void main() {
         srow[s] = r;
         sbase[s] = r * pc.stride;
     }
+}
+
+// The slots' sums over the workgroup, times 1 / rms(x) where has_norm (ss: this thread's share
+// of sum(x^2)); valid in threads below SLOTS.
+void row_sums(float acc[SLOTS], float ss, out float tot[SLOTS]) {
+    const uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
+    for (uint s = 0; s < SLOTS; ++s) {
+        float v = subgroupAdd(acc[s]);
+        if (subgroupElect()) partial[s * 128 + sg] = v;
+    }
+    if (pc.has_norm != 0u) {
+        float v = subgroupAdd(ss);
+        if (subgroupElect()) partial[SLOTS * 128 + sg] = v;
+    }
+    barrier();
+    float scale = 1.0;
+    if (pc.has_norm != 0u) {
+        float t = 0.0;
+        for (uint i = 0; i < nsg; ++i) t += partial[SLOTS * 128 + i];
+        scale = inversesqrt(t / float(pc.ncols) + pc.eps);
+    }
+    for (uint s = 0; s < SLOTS; ++s) {
+        float t = 0.0;
+        for (uint i = 0; i < nsg; ++i) t += partial[s * 128 + i];
+        tot[s] = t * scale;
+    }
+}
+
+// Thread tid's share of the outputs: its slot's row (STORE, ADD), SiLU(gate) * up (SILU), or a
+// RoPE pair of q into y, of k or v into the cache (QKV).
+void write_rows(uint mode, uint tid, float tot[SLOTS], uint sm[SLOTS], uint srow[SLOTS],
+                bool sok[SLOTS]) {
+    if (mode == MODE_STORE || mode == MODE_ADD) {
+        if (!sok[tid]) return;
+        uint o = pc.y_off + srow[tid];
+        if (mode == MODE_ADD) y[o] += tot[tid];
+        else y[o] = tot[tid];
+    } else if (mode == MODE_SILU) {
+        if (tid >= 2u || !sok[tid]) return;
+        float g = tot[tid];
+        y[pc.y_off + srow[tid]] = g / (1.0 + exp(-g)) * tot[tid + 2u];
+    } else {
+        // QKV: thread p handles the pair of slots 2p, 2p+1 (rows 2i, 2i+1 of one matrix).
+        if (tid >= 2u) return;
+        uint s0 = 2u * tid;
+        if (!sok[s0]) return;
+        float v0 = tot[s0], v1 = tot[s0 + 1u];
+        uint r = srow[s0], m = sm[s0];
+        if (m < 2u) rope_pair(r % pc.head_dim, step_pos0, v0, v1);
+        if (m == 0u) {
+            y[pc.y_off + r] = v0;
+            y[pc.y_off + r + 1u] = v1;
+        } else {
+            uint o = step_pos0 * pc.kv_dim + r;
+            if (m == 1u) {
+                kc[o] = float16_t(v0);
+                kc[o + 1u] = float16_t(v1);
+            } else {
+                vc[o] = float16_t(v0);
+                vc[o + 1u] = float16_t(v1);
+            }
+        }
+    }
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint mode = MODE_CONST < 8u ? MODE_CONST : pc.mode;
+    uint sm[SLOTS], srow[SLOTS], sbase[SLOTS];
+    bool sok[SLOTS];
+    slot_rows(linear_workgroup(), mode, sm, srow, sbase, sok);
 
     float acc[SLOTS];
     for (uint s = 0; s < SLOTS; ++s) acc[s] = 0.0;
@@ -245,60 +312,7 @@ void main() {
         for (uint s = 0; s < SLOTS; ++s) acc[s] += chunk_dot(sm[s], sbase[s], c, xv);
     }
 #endif
-
-    uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
-    for (uint s = 0; s < SLOTS; ++s) {
-        float v = subgroupAdd(acc[s]);
-        if (subgroupElect()) partial[s * 128 + sg] = v;
-    }
-    if (pc.has_norm != 0u) {
-        float v = subgroupAdd(ss);
-        if (subgroupElect()) partial[SLOTS * 128 + sg] = v;
-    }
-    barrier();
-    if (tid >= SLOTS) return;
-    float scale = 1.0;
-    if (pc.has_norm != 0u) {
-        float t = 0.0;
-        for (uint i = 0; i < nsg; ++i) t += partial[SLOTS * 128 + i];
-        scale = inversesqrt(t / float(pc.ncols) + pc.eps);
-    }
     float tot[SLOTS];
-    for (uint s = 0; s < SLOTS; ++s) {
-        float t = 0.0;
-        for (uint i = 0; i < nsg; ++i) t += partial[s * 128 + i];
-        tot[s] = t * scale;
-    }
-
-    if (mode == MODE_STORE || mode == MODE_ADD) {
-        if (!sok[tid]) return;
-        uint o = pc.y_off + srow[tid];
-        if (mode == MODE_ADD) y[o] += tot[tid];
-        else y[o] = tot[tid];
-    } else if (mode == MODE_SILU) {
-        if (tid >= 2u || !sok[tid]) return;
-        float g = tot[tid];
-        y[pc.y_off + srow[tid]] = g / (1.0 + exp(-g)) * tot[tid + 2u];
-    } else {
-        // QKV: thread p handles the pair of slots 2p, 2p+1 (rows 2i, 2i+1 of one matrix).
-        if (tid >= 2u) return;
-        uint s0 = 2u * tid;
-        if (!sok[s0]) return;
-        float v0 = tot[s0], v1 = tot[s0 + 1u];
-        uint r = srow[s0], m = sm[s0];
-        if (m < 2u) rope_pair(r % pc.head_dim, step_pos0, v0, v1);
-        if (m == 0u) {
-            y[pc.y_off + r] = v0;
-            y[pc.y_off + r + 1u] = v1;
-        } else {
-            uint o = step_pos0 * pc.kv_dim + r;
-            if (m == 1u) {
-                kc[o] = float16_t(v0);
-                kc[o + 1u] = float16_t(v1);
-            } else {
-                vc[o] = float16_t(v0);
-                vc[o + 1u] = float16_t(v1);
-            }
-        }
-    }
+    row_sums(acc, ss, tot);
+    if (tid < SLOTS) write_rows(mode, tid, tot, sm, srow, sok);
 }
