@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "cpu/ops.h"
@@ -64,6 +65,172 @@ struct HeadsCase {
     }
 };
 
+// A case's random inputs: x, the folded post-norm's input u and weight uw, the norm weight, the
+// biases, the q/k norm weights and the rope frequency factors.
+struct HeadsInputs {
+    std::vector<float> x, u, nw, uw, bq, bk, bv, qn, kn, ff;
+};
+HeadsInputs make_inputs(const HeadsCase& c, uint64_t seed) {
+    const size_t E = size_t(c.n_embd), QD = size_t(c.n_head) * c.head_dim,
+                 KVD = size_t(c.n_head_kv) * c.head_dim, hd = size_t(c.head_dim);
+    return {random_floats(E, seed + 4, -3, 3),
+            random_floats(E, seed + 5, -40, 40),
+            random_floats(E, seed + 6, 0.5f, 1.5f),
+            random_floats(E, seed + 7, 0.5f, 1.5f),
+            random_floats(QD, seed + 8),
+            random_floats(KVD, seed + 9),
+            random_floats(KVD, seed + 10),
+            random_floats(hd, seed + 11, 0.5f, 1.5f),
+            random_floats(hd, seed + 12, 0.5f, 1.5f),
+            random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 13, 1.0f, 4.0f)};
+}
+
+// The CPU: x' = x (+ rmsnorm(u) * uw folded), xn = rmsnorm(x') * nw, the three products, the
+// biases, the q/k norms, the rope.
+struct HeadsWant {
+    std::vector<float> xin, q, k, v;
+};
+HeadsWant cpu_heads(const HeadsCase& c, const HeadsInputs& in, const Weight& wq, const Weight& wk,
+                    const Weight& wv, float eps) {
+    const int E = c.n_embd, hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    HeadsWant w;
+    w.xin = in.x;
+    if (c.fold) {
+        std::vector<float> t(static_cast<size_t>(E));
+        cpu::rms_norm(in.u.data(), in.uw.data(), t.data(), E, eps);
+        for (int i = 0; i < E; ++i) w.xin[i] += t[i];
+    }
+    double ss = 0;
+    for (float v : w.xin) ss += double(v) * v;
+    const double inv = 1.0 / std::sqrt(ss / E + eps);
+    std::vector<double> xn(static_cast<size_t>(E));
+    for (int i = 0; i < E; ++i) xn[i] = w.xin[i] * inv * in.nw[i];
+    w.q = product(wq, xn), w.k = product(wk, xn), w.v = product(wv, xn);
+    if (c.bias) {
+        cpu::add_inplace(w.q.data(), in.bq.data(), QD);
+        cpu::add_inplace(w.k.data(), in.bk.data(), KVD);
+        cpu::add_inplace(w.v.data(), in.bv.data(), KVD);
+    }
+    if (c.qk_norm) {
+        for (int h = 0; h < c.n_head; ++h)
+            cpu::rms_norm(&w.q[h * hd], in.qn.data(), &w.q[h * hd], hd, eps);
+        for (int h = 0; h < c.n_head_kv; ++h)
+            cpu::rms_norm(&w.k[h * hd], in.kn.data(), &w.k[h * hd], hd, eps);
+    }
+    cpu::RopeSpec spec;
+    spec.n_rot = c.n_rot;
+    spec.freq_base = 10000.0f;
+    spec.freq_scale = c.scale;
+    spec.freq_factors = c.ff ? in.ff.data() : nullptr;
+    spec.neox = c.neox;
+    spec.attn_factor = c.attn_factor;
+    spec.ext_factor = c.ext_factor;
+    spec.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
+    cpu::rope(w.q.data(), c.n_head, hd, c.pos, spec);
+    cpu::rope(w.k.data(), c.n_head_kv, hd, c.pos, spec);
+    return w;
+}
+
+// The device buffers of a case: inputs as made, outputs and caches poisoned or zeroed.
+struct HeadsBuffers {
+    HostBuffer x, u, nw, uw, xo, z, bq, bk, bv, qn, kn, ff, q_out, k_raw, kc, vc, count, step, sums;
+    HeadsBuffers(Context& ctx, const HeadsCase& c, const HeadsInputs& in, int n_ctx)
+        : x(ctx, in.x.size()),
+          u(ctx, in.u.size()),
+          nw(ctx, in.nw.size()),
+          uw(ctx, in.uw.size()),
+          xo(ctx, in.x.size()),
+          z(ctx, in.x.size()),
+          bq(ctx, in.bq.size()),
+          bk(ctx, in.bk.size()),
+          bv(ctx, in.bv.size()),
+          qn(ctx, in.qn.size()),
+          kn(ctx, in.kn.size()),
+          ff(ctx, in.ff.size()),
+          q_out(ctx, in.bq.size()),
+          k_raw(ctx, in.bk.size()),
+          kc(ctx, size_t(n_ctx) * in.bk.size() / 2 + 1),
+          vc(ctx, size_t(n_ctx) * in.bk.size() / 2 + 1),
+          count(ctx, size_t(c.n_head + c.n_head_kv)),
+          step(ctx, 3),
+          sums(ctx, size_t(c.n_head + c.n_head_kv) * c.head_dim / 2) {
+        for (auto [b, v] : {std::pair{&x, &in.x},
+                            {&u, &in.u},
+                            {&nw, &in.nw},
+                            {&uw, &in.uw},
+                            {&bq, &in.bq},
+                            {&bk, &in.bk},
+                            {&bv, &in.bv},
+                            {&qn, &in.qn},
+                            {&kn, &in.kn},
+                            {&ff, &in.ff}})
+            b->fill(v->data(), v->size() * 4);
+        std::fill_n(kc.f16(), size_t(n_ctx) * in.bk.size(), kHalfNan);
+        std::fill_n(vc.f16(), size_t(n_ctx) * in.bk.size(), kHalfNan);
+        std::fill_n(count.words(), size_t(c.n_head + c.n_head_kv), 0u);
+        step.words()[0] = uint32_t(c.pos);
+        step.words()[1] = 1;
+    }
+};
+
+// The Heads dispatch of a case over its buffers.
+Status run_heads(Context& ctx, const HeadsCase& c, HeadsBuffers& b, const DeviceTensor* w[3],
+                 float eps) {
+    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    QkvRope r;
+    r.q = {b.q_out.range(), 0, uint32_t(QD)};
+    r.k = {b.k_raw.range(), 0, uint32_t(KVD)};
+    if (c.bias) r.bq = b.bq.range(), r.bk = b.bk.range(), r.bv = b.bv.range();
+    if (c.qk_norm) r.q_norm = b.qn.range(), r.k_norm = b.kn.range();
+    if (c.ff) r.ff = b.ff.range();
+    r.eps = eps;
+    r.k_cache = b.kc.range(), r.v_cache = b.vc.range(), r.step = b.step.range();
+    r.n_tokens = 1, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
+    r.head_dim = hd, r.n_rot = c.n_rot, r.freq_scale = c.scale, r.neox = c.neox;
+    r.attn_factor = c.attn_factor, r.ext_factor = c.ext_factor;
+    r.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
+    r.kv_ring = uint32_t(c.ring);
+    FusedMatvec f;
+    f.mode = FusedMode::Heads;
+    f.w[0] = w[0], f.w[1] = w[1], f.w[2] = w[2];
+    f.x = b.x.range(), f.norm = b.nw.range(), f.eps = eps;
+    f.heads = &r, f.head_count = b.count.range();
+    f.defer_qk_norm = c.defer, f.qk_ss = b.sums.range();
+    if (c.fold) {
+        f.fold = true, f.resid = b.u.range(), f.resid_norm = b.uw.range();
+        f.x_out = b.xo.range(), f.zero = b.z.range();
+    }
+    Plan plan = make_plan(ctx.adapter());
+    if (c.grid) plan.matvec_grid = c.grid, plan.matvec_threads = c.threads;
+    return run_ops(ctx, plan, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+}
+
+// K and V in the caches: only the step's row written (deferred q/k norms: no K row), near the
+// CPU's values.
+void check_caches(const HeadsCase& c, HeadsBuffers& b, const HeadsWant& want, int n_ctx) {
+    const int KVD = c.n_head_kv * c.head_dim;
+    const uint32_t row = uint32_t(c.ring ? c.pos % c.ring : c.pos);
+    for (auto [cache, w, name] :
+         {std::tuple{&b.kc, &want.k, "K"}, std::tuple{&b.vc, &want.v, "V"}}) {
+        const bool written = !(c.defer && cache == &b.kc);
+        std::vector<float> got(static_cast<size_t>(KVD));
+        for (int rw = 0; rw < n_ctx; ++rw)
+            for (int i = 0; i < KVD; ++i) {
+                const uint16_t h = cache->f16()[size_t(rw) * KVD + i];
+                if (uint32_t(rw) == row && written)
+                    got[size_t(i)] = fp16_to_fp32(h);
+                else
+                    ASSERT_EQ(h, kHalfNan)
+                        << name << " cache written at row " << rw << ", " << c.describe();
+            }
+        // F16 rounding of values of about 1: NMSE near 1e-7.
+        if (written)
+            EXPECT_LT(nmse(got.data(), w->data(), got.size()), 4e-6)
+                << name << ", " << c.describe();
+        EXPECT_TRUE(cache->guard_intact()) << name << ", " << c.describe();
+    }
+}
+
 void check_heads(const HeadsCase& c) {
     Context& ctx = shared_context();
     const int E = c.n_embd, hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
@@ -75,145 +242,38 @@ void check_heads(const HeadsCase& c) {
     const Tensor tq = wq.tensor("wq"), tk = wk.tensor("wk"), tv = wv.tensor("wv");
     auto store = WeightStore::upload(ctx, {&tq, &tk, &tv}, nullptr, nullptr);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    const auto x = random_floats(size_t(E), seed + 4, -3, 3),
-               u = random_floats(size_t(E), seed + 5, -40, 40);
-    const auto nw = random_floats(size_t(E), seed + 6, 0.5f, 1.5f),
-               uw = random_floats(size_t(E), seed + 7, 0.5f, 1.5f);
-    const auto bq = random_floats(size_t(QD), seed + 8), bk = random_floats(size_t(KVD), seed + 9),
-               bv = random_floats(size_t(KVD), seed + 10);
-    const auto qn = random_floats(size_t(hd), seed + 11, 0.5f, 1.5f),
-               kn = random_floats(size_t(hd), seed + 12, 0.5f, 1.5f);
-    const auto ff = random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 13, 1.0f, 4.0f);
+    const HeadsInputs in = make_inputs(c, seed);
+    const HeadsWant want = cpu_heads(c, in, wq, wk, wv, eps);
 
-    // The CPU: x' = x (+ rmsnorm(u) * uw folded), xn = rmsnorm(x') * nw, the three products,
-    // the biases, the q/k norms, the rope.
-    std::vector<float> xin = x;
-    if (c.fold) {
-        std::vector<float> t(static_cast<size_t>(E));
-        cpu::rms_norm(u.data(), uw.data(), t.data(), E, eps);
-        for (int i = 0; i < E; ++i) xin[i] += t[i];
-    }
-    double ss = 0;
-    for (float v : xin) ss += double(v) * v;
-    const double inv = 1.0 / std::sqrt(ss / E + eps);
-    std::vector<double> xn(static_cast<size_t>(E));
-    for (int i = 0; i < E; ++i) xn[i] = xin[i] * inv * nw[i];
-    std::vector<float> want_q = product(wq, xn), want_k = product(wk, xn), want_v = product(wv, xn);
-    if (c.bias) {
-        cpu::add_inplace(want_q.data(), bq.data(), QD);
-        cpu::add_inplace(want_k.data(), bk.data(), KVD);
-        cpu::add_inplace(want_v.data(), bv.data(), KVD);
-    }
-    if (c.qk_norm) {
-        for (int h = 0; h < c.n_head; ++h)
-            cpu::rms_norm(&want_q[h * hd], qn.data(), &want_q[h * hd], hd, eps);
-        for (int h = 0; h < c.n_head_kv; ++h)
-            cpu::rms_norm(&want_k[h * hd], kn.data(), &want_k[h * hd], hd, eps);
-    }
-    cpu::RopeSpec spec;
-    spec.n_rot = c.n_rot;
-    spec.freq_base = 10000.0f;
-    spec.freq_scale = c.scale;
-    spec.freq_factors = c.ff ? ff.data() : nullptr;
-    spec.neox = c.neox;
-    spec.attn_factor = c.attn_factor;
-    spec.ext_factor = c.ext_factor;
-    spec.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
-    cpu::rope(want_q.data(), c.n_head, hd, c.pos, spec);
-    cpu::rope(want_k.data(), c.n_head_kv, hd, c.pos, spec);
-
-    HostBuffer bx(ctx, size_t(E)), bu(ctx, size_t(E)), bnw(ctx, size_t(E)), buw(ctx, size_t(E)),
-        bxo(ctx, size_t(E)), bz(ctx, size_t(E)), bbq(ctx, bq.size()), bbk(ctx, bk.size()),
-        bbv(ctx, bv.size()), bqn(ctx, qn.size()), bkn(ctx, kn.size()), bff(ctx, ff.size()),
-        bq_out(ctx, size_t(QD)), bk_raw(ctx, size_t(KVD)), bkc(ctx, size_t(n_ctx) * KVD / 2 + 1),
-        bvc(ctx, size_t(n_ctx) * KVD / 2 + 1), count(ctx, size_t(c.n_head + c.n_head_kv)),
-        step(ctx, 3), sums(ctx, size_t(c.n_head + c.n_head_kv) * hd / 2);
-    bx.fill(x.data(), x.size() * 4);
-    bu.fill(u.data(), u.size() * 4);
-    bnw.fill(nw.data(), nw.size() * 4);
-    buw.fill(uw.data(), uw.size() * 4);
-    bbq.fill(bq.data(), bq.size() * 4);
-    bbk.fill(bk.data(), bk.size() * 4);
-    bbv.fill(bv.data(), bv.size() * 4);
-    bqn.fill(qn.data(), qn.size() * 4);
-    bkn.fill(kn.data(), kn.size() * 4);
-    bff.fill(ff.data(), ff.size() * 4);
-    std::fill_n(bkc.f16(), size_t(n_ctx) * KVD, kHalfNan);
-    std::fill_n(bvc.f16(), size_t(n_ctx) * KVD, kHalfNan);
-    std::fill_n(count.words(), size_t(c.n_head + c.n_head_kv), 0u);
-    step.words()[0] = uint32_t(c.pos);
-    step.words()[1] = 1;
-
-    QkvRope r;
-    r.q = {bq_out.range(), 0, uint32_t(QD)};
-    r.k = {bk_raw.range(), 0, uint32_t(KVD)};
-    if (c.bias) r.bq = bbq.range(), r.bk = bbk.range(), r.bv = bbv.range();
-    if (c.qk_norm) r.q_norm = bqn.range(), r.k_norm = bkn.range();
-    if (c.ff) r.ff = bff.range();
-    r.eps = eps;
-    r.k_cache = bkc.range(), r.v_cache = bvc.range(), r.step = step.range();
-    r.n_tokens = 1, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
-    r.head_dim = hd, r.n_rot = c.n_rot, r.freq_scale = c.scale, r.neox = c.neox;
-    r.attn_factor = c.attn_factor, r.ext_factor = c.ext_factor;
-    r.n_ctx_orig = c.ext_factor != 0.0f ? 4096 : 0;
-    r.kv_ring = uint32_t(c.ring);
-    FusedMatvec f;
-    f.mode = FusedMode::Heads;
-    f.w[0] = (*store)->find(tq), f.w[1] = (*store)->find(tk), f.w[2] = (*store)->find(tv);
-    f.x = bx.range(), f.norm = bnw.range(), f.eps = eps;
-    f.heads = &r, f.head_count = count.range();
-    f.defer_qk_norm = c.defer, f.qk_ss = sums.range();
-    if (c.fold) {
-        f.fold = true, f.resid = bu.range(), f.resid_norm = buw.range();
-        f.x_out = bxo.range(), f.zero = bz.range();
-    }
-    Plan plan = make_plan(ctx.adapter());
-    if (c.grid) plan.matvec_grid = c.grid, plan.matvec_threads = c.threads;
-    auto st = run_ops(ctx, plan, [&](Recorder& rec) { return op_matvec_fused(rec, f); });
+    HeadsBuffers b(ctx, c, in, n_ctx);
+    const DeviceTensor* w[3] = {(*store)->find(tq), (*store)->find(tk), (*store)->find(tv)};
+    auto st = run_heads(ctx, c, b, w, eps);
     ASSERT_TRUE(st.ok()) << c.describe() << ": " << st.error().message;
 
     if (c.defer) {
         // q and k (not in the cache) divided here by the rms of their heads' sums of squares.
         auto divided = [&](float* v, int slot) {
             double t = 0;
-            for (int i = 0; i < hd / 2; ++i) t += sums.f32()[size_t(slot) * hd / 2 + i];
+            for (int i = 0; i < hd / 2; ++i) t += b.sums.f32()[size_t(slot) * hd / 2 + i];
             for (int d = 0; d < hd; ++d) v[d] = float(v[d] / std::sqrt(t / hd + eps));
         };
-        for (int h = 0; h < c.n_head; ++h) divided(bq_out.f32() + size_t(h) * hd, h);
-        for (int h = 0; h < c.n_head_kv; ++h) divided(bk_raw.f32() + size_t(h) * hd, c.n_head + h);
-        EXPECT_LT(nmse(bk_raw.f32(), want_k.data(), want_k.size()), 2e-6) << "k, " << c.describe();
-        EXPECT_TRUE(sums.guard_intact()) << c.describe();
+        for (int h = 0; h < c.n_head; ++h) divided(b.q_out.f32() + size_t(h) * hd, h);
+        for (int h = 0; h < c.n_head_kv; ++h) divided(b.k_raw.f32() + size_t(h) * hd, c.n_head + h);
+        EXPECT_LT(nmse(b.k_raw.f32(), want.k.data(), want.k.size()), 2e-6) << "k, " << c.describe();
+        EXPECT_TRUE(b.sums.guard_intact()) << c.describe();
     }
-    EXPECT_LT(nmse(bq_out.f32(), want_q.data(), want_q.size()), 2e-6) << "q, " << c.describe();
-    const uint32_t row = uint32_t(c.ring ? c.pos % c.ring : c.pos);
-    for (auto [cache, want, name] :
-         {std::tuple{&bkc, &want_k, "K"}, std::tuple{&bvc, &want_v, "V"}}) {
-        std::vector<float> got(static_cast<size_t>(KVD));
-        for (int rw = 0; rw < n_ctx; ++rw)
-            for (int i = 0; i < KVD; ++i) {
-                const uint16_t h = cache->f16()[size_t(rw) * KVD + i];
-                if (uint32_t(rw) == row && !(c.defer && cache == &bkc))
-                    got[size_t(i)] = fp16_to_fp32(h);
-                else
-                    ASSERT_EQ(h, kHalfNan)
-                        << name << " cache written at row " << rw << ", " << c.describe();
-            }
-        // F16 rounding of values of about 1: NMSE near 1e-7. (Deferred: no K row to compare.)
-        if (!(c.defer && cache == &bkc))
-            EXPECT_LT(nmse(got.data(), want->data(), got.size()), 4e-6)
-                << name << ", " << c.describe();
-        EXPECT_TRUE(cache->guard_intact()) << name << ", " << c.describe();
-    }
-    EXPECT_EQ(std::count(count.words(), count.words() + c.n_head + c.n_head_kv, 0u),
+    EXPECT_LT(nmse(b.q_out.f32(), want.q.data(), want.q.size()), 2e-6) << "q, " << c.describe();
+    check_caches(c, b, want, n_ctx);
+    EXPECT_EQ(std::count(b.count.words(), b.count.words() + c.n_head + c.n_head_kv, 0u),
               c.n_head + c.n_head_kv)
         << "counts not left at zero, " << c.describe();
-    EXPECT_EQ(std::memcmp(bx.f32(), x.data(), x.size() * 4), 0) << c.describe();
+    EXPECT_EQ(std::memcmp(b.x.f32(), in.x.data(), in.x.size() * 4), 0) << c.describe();
     if (c.fold) {
-        EXPECT_LT(nmse(bxo.f32(), xin.data(), xin.size()), 1e-12) << c.describe();
-        EXPECT_EQ(std::count(bz.f32(), bz.f32() + E, 0.0f), E) << c.describe();
+        EXPECT_LT(nmse(b.xo.f32(), want.xin.data(), want.xin.size()), 1e-12) << c.describe();
+        EXPECT_EQ(std::count(b.z.f32(), b.z.f32() + E, 0.0f), E) << c.describe();
     }
-    for (HostBuffer* b : {&bq_out, &bk_raw, &bxo, &bz, &count})
-        EXPECT_TRUE(b->guard_intact()) << c.describe();
+    for (HostBuffer* hb : {&b.q_out, &b.k_raw, &b.xo, &b.z, &b.count})
+        EXPECT_TRUE(hb->guard_intact()) << c.describe();
 }
 
 // Qwen 2: biases, NEOX over the whole head.

@@ -1,6 +1,10 @@
 // Mat-vec, mat-mat and embedding lookup for every weight type, against the CPU.
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "cpu/matmul.h"
 #include "host_weight.h"
@@ -259,52 +263,171 @@ TEST(MatmulPieces, SplitTensorsMatch) {
 // of 2 rows and 4 blocks a lane), and the other settings, whose code does not depend on the
 // type, run on one type of each reader kind: Q4_0 (32-column blocks), Q4_K (256-column
 // super-blocks with min terms) and Q6_K (without; its sums start negative).
+// The plan's mat-vec fields (vulkan/plan.h) that reach each variant.
+struct MatvecKernel {
+    const char* h;     // "0": FusedKernel::Plain, "1": FusedKernel::Staged
+    const char* rows;  // matvec_rows
+    const char* wgs;   // matvec_grid: workgroups, each looping over row groups
+    double tol;
+    const char* warp = "0";  // matvec_max_unroll: most blocks per lane a step, 0 = off
+    const char* wg = "256";  // matvec_threads (subgroup mode)
+    // matvec_ksplit: column parts of a group in Add mode, added atomically where the device has
+    // float atomics (0 = ops_matvec.cpp's rule; at most one part per 2 blocks a lane, so 32-wide
+    // subgroups take 160 blocks in at most 2 parts).
+    const char* ksplit = "0";
+    // Every type, or only Q4_0, Q4_K and Q6_K (see below); every shape, or only the rows x
+    // columns that the setting is about (many row groups, or many blocks a row).
+    bool every_type = false;
+    int64_t only_cols = 0;
+
+    std::string describe() const {
+        return std::string(" staged ") + h + " rows " + rows + " workgroups " + wgs + " warp " +
+               warp + " wg " + wg + " ksplit " + ksplit;
+    }
+    // Whether this setting runs a matrix of the type and width in the mode.
+    bool takes(GgmlType type, int64_t cols, FusedMode mode, bool silu_in) const {
+        if (fused_matvec_f16_only(type) && std::string(h) == "0") return false;
+        if (!every_type && type != GgmlType::Q4_0 && type != GgmlType::Q4_K &&
+            type != GgmlType::Q6_K)
+            return false;
+        if (only_cols && only_cols != cols) return false;
+        // Column parts are an Add's alone.
+        if (std::string(ksplit) != "0" && mode != FusedMode::Add) return false;
+        // Gate and up apart, and SiLU on the input, run only in the subgroup mode.
+        return !((mode == FusedMode::GateUp || silu_in) && std::string(warp) == "0");
+    }
+    Plan plan(const Adapter& a) const {
+        Plan p = make_plan(a);
+        p.fused_kernel = std::string(h) == "1" ? FusedKernel::Staged : FusedKernel::Plain;
+        p.matvec_rows = uint32_t(std::atoi(rows));
+        p.matvec_grid = uint32_t(std::atoi(wgs));
+        p.matvec_max_unroll = uint32_t(std::atoi(warp));
+        p.matvec_threads = uint32_t(std::atoi(wg));
+        p.matvec_ksplit = uint32_t(std::atoi(ksplit));
+        return p;
+    }
+};
+
+// (64 workgroups and 1,196 rows: as many rounds of row groups as 512 and 9,004 rows, the same
+// partial last group, and an eighth of the workgroups, each of which stages and normalizes x: on
+// lavapipe on a loaded 2-core machine one dispatch of 512 took 9 s.)
+std::vector<MatvecKernel> matvec_kernels(const Adapter& a) {
+    std::vector<MatvecKernel> k = {{"0", "8", "64", 1e-10, "0", "256", "0", true}};
+    if (!a.float16) return k;
+    k.push_back({"1", "8", "64", 2e-6, "0", "256", "0", true});
+    for (const char* r : {"4", "16"})
+        k.push_back({"1", r, "64", 2e-6, "0", "256", "0", false, 256});
+    k.push_back({"1", "8", "3", 2e-6, "0", "256", "0", false, 256});
+    // Subgroups owning their rows: at most 1-4 blocks per lane a step, 2-8 rows, 3 workgroups of
+    // 64 threads looping over every group.
+    k.push_back({"1", "2", "64", 2e-6, "4", "256", "0", true});
+    k.push_back({"1", "4", "64", 2e-6, "1", "256", "0", false, 5120});
+    k.push_back({"1", "8", "64", 2e-6, "2", "128"});
+    k.push_back({"1", "2", "3", 2e-6, "3", "64", "0", false, 256});
+    // Workgroups of a size that is no power of two (7B's gate/up on NVIDIA: 448 threads).
+    k.push_back({"1", "2", "5", 2e-6, "4", "448"});
+    // Uneven column parts where subgroups are narrow (5120 columns: 54, 54 and 52 blocks; 5
+    // parts of 32), one step or several.
+    k.push_back({"1", "2", "64", 2e-6, "2", "256", "3", false, 5120});
+    k.push_back({"1", "2", "7", 2e-6, "1", "64", "5", false, 5120});
+    return k;
+}
+
+// One tall matrix pair (wa, wb: gate and up where there are two) and its inputs, in double.
+struct MatvecCase {
+    const Weight &wa, &wb;
+    std::vector<float> nw, y0, x, xgu, xsilu;  // xgu: [gate; up]; xsilu = SiLU(gate) * up
+    double inv = 0;                            // 1 / rms(x)
+
+    MatvecCase(const Weight& a, const Weight& b, float x_scale, float eps) : wa(a), wb(b) {
+        const int64_t cols = a.cols;
+        nw = random_floats(size_t(cols), 64, 0.5f, 1.5f);
+        y0 = random_floats(size_t(a.rows), 65, -1, 1);
+        x = random_floats(size_t(cols), 63, -x_scale, x_scale);
+        xgu = random_floats(size_t(2 * cols), 66, -x_scale / 100, x_scale / 100);
+        xsilu.resize(size_t(cols));
+        for (int64_t c = 0; c < cols; ++c) {
+            const double g = xgu[c];
+            xsilu[c] = float(g / (1 + std::exp(-g)) * xgu[cols + c]);
+        }
+        double ss = 0;
+        for (float v : x) ss += double(v) * v;
+        inv = 1.0 / std::sqrt(ss / double(cols) + eps);
+    }
+    double dot(const Weight& w, int64_t r, bool norm, const std::vector<float>& xv) const {
+        double s = 0;
+        for (int64_t c = 0; c < w.cols; ++c)
+            s += double(w.f[r * w.cols + c]) * xv[c] * (norm ? inv * nw[c] : 1.0);
+        return s;
+    }
+    // The mode's output (Add: onto y0; silu_in: reading xsilu).
+    std::vector<float> want(FusedMode mode, bool silu_in) const {
+        const int64_t rows = wa.rows;
+        std::vector<float> w(size_t(mode == FusedMode::GateUp ? 2 * rows : rows));
+        for (int64_t r = 0; r < rows; ++r) {
+            if (mode == FusedMode::Store) w[r] = float(dot(wa, r, true, x));
+            if (mode == FusedMode::Add)
+                w[r] = float(y0[r] + dot(wa, r, false, silu_in ? xsilu : x));
+            if (mode == FusedMode::Silu) {
+                double g = dot(wa, r, true, x);
+                w[r] = float(g / (1 + std::exp(-g)) * dot(wb, r, true, x));
+            }
+            if (mode == FusedMode::GateUp) {
+                w[r] = float(dot(wa, r, true, x));
+                w[rows + r] = float(dot(wb, r, true, x));
+            }
+        }
+        return w;
+    }
+};
+
+// The mode on the device with the setting's plan, against want.
+void check_fused(Context& ctx, const MatvecKernel& k, const MatvecCase& c, const DeviceTensor* a,
+                 const DeviceTensor* b, FusedMode mode, bool silu_in, float eps) {
+    const std::vector<float> want = c.want(mode, silu_in);
+    std::vector<float> y_init(want.size(), 0.5f);
+    std::copy(c.y0.begin(), c.y0.end(), y_init.begin());
+    const std::vector<float>& xin = silu_in ? c.xgu : c.x;
+    HostBuffer bx(ctx, xin.size()), bn(ctx, c.nw.size()), by(ctx, want.size());
+    bx.fill(xin.data(), xin.size() * 4);
+    bn.fill(c.nw.data(), c.nw.size() * 4);
+    by.fill(y_init.data(), y_init.size() * 4);
+    FusedMatvec f;
+    f.mode = mode;
+    f.w[0] = a;
+    f.w[1] = mode == FusedMode::Silu || mode == FusedMode::GateUp ? b : nullptr;
+    f.x = bx.range();
+    f.y = by.range();
+    f.silu_in = silu_in;
+    if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
+    auto st =
+        run_ops(ctx, k.plan(ctx.adapter()), [&](Recorder& r) { return op_matvec_fused(r, f); });
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
+    EXPECT_TRUE(by.guard_intact());
+}
+
+// The fused decode mat-vecs on a tall matrix (more row groups than the 64 workgroups, so that
+// each loops over several, the last group partial), with the norm folded in (Store, Silu, GateUp)
+// and without (Add, also with SiLU(gate) * up as its input), against the dequantized weights in
+// double: matvec_fused.comp (F32 arithmetic, near exact) and, where the device has F16
+// arithmetic, matvec_fused_h.comp with 4, 8 and 16 rows a group, and with 3 workgroups that
+// loop over all the groups (F16 dot products over x scaled below 1; x of magnitude 3000 checks
+// that scaling).
+//
+// Every variant is a pipeline of its own (the shape is in its specialization constants), and
+// compiling them is most of this test's time on a real GPU. So every type runs every mode on
+// each kernel's main settings (the F32 kernel, the staged one with 8 rows a group, subgroups
+// of 2 rows and 4 blocks a lane), and the other settings, whose code does not depend on the
+// type, run on one type of each reader kind: Q4_0 (32-column blocks), Q4_K (256-column
+// super-blocks with min terms) and Q6_K (without; its sums start negative).
 TEST(FusedMatvec, ManyRowGroupsMatchExact) {
     EMBER_VK_REQUIRE_DEVICE();
     Context& ctx = shared_context();
     const float eps = 1e-5f;
-    // The plan's mat-vec fields (vulkan/plan.h) that reach each variant.
-    struct Kernel {
-        const char* h;     // "0": FusedKernel::Plain, "1": FusedKernel::Staged
-        const char* rows;  // matvec_rows
-        const char* wgs;   // matvec_grid: workgroups, each looping over row groups
-        double tol;
-        const char* warp = "0";  // matvec_max_unroll: most blocks per lane a step, 0 = off
-        const char* wg = "256";  // matvec_threads (subgroup mode)
-        // matvec_ksplit: column parts of a group in Add mode, added atomically where the
-        // device has float atomics (0 = ops_matvec.cpp's rule; at most one part per 2 blocks
-        // a lane, so 32-wide subgroups take 160 blocks in at most 2 parts).
-        const char* ksplit = "0";
-        // Every type, or only Q4_0, Q4_K and Q6_K (see above); every shape, or only the rows
-        // x columns that the setting is about (many row groups, or many blocks a row).
-        bool every_type = false;
-        int64_t only_cols = 0;
-    };
-    // (64 workgroups and 1,196 rows: as many rounds of row groups as 512 and 9,004 rows, the
-    // same partial last group, and an eighth of the workgroups, each of which stages and
-    // normalizes x: on lavapipe on a loaded 2-core machine one dispatch of 512 took 9 s.)
-    std::vector<Kernel> kernels = {{"0", "8", "64", 1e-10, "0", "256", "0", true}};
-    if (ctx.adapter().float16) {
-        kernels.push_back({"1", "8", "64", 2e-6, "0", "256", "0", true});
-        for (const char* r : {"4", "16"})
-            kernels.push_back({"1", r, "64", 2e-6, "0", "256", "0", false, 256});
-        kernels.push_back({"1", "8", "3", 2e-6, "0", "256", "0", false, 256});
-        // Subgroups owning their rows: at most 1-4 blocks per lane a step, 2-8 rows, 3
-        // workgroups of 64 threads looping over every group.
-        kernels.push_back({"1", "2", "64", 2e-6, "4", "256", "0", true});
-        kernels.push_back({"1", "4", "64", 2e-6, "1", "256", "0", false, 5120});
-        kernels.push_back({"1", "8", "64", 2e-6, "2", "128"});
-        kernels.push_back({"1", "2", "3", 2e-6, "3", "64", "0", false, 256});
-        // Workgroups of a size that is no power of two (7B's gate/up on NVIDIA: 448 threads).
-        kernels.push_back({"1", "2", "5", 2e-6, "4", "448"});
-        // Uneven column parts where subgroups are narrow (5120 columns: 54, 54 and 52 blocks;
-        // 5 parts of 32), one step or several.
-        kernels.push_back({"1", "2", "64", 2e-6, "2", "256", "3", false, 5120});
-        kernels.push_back({"1", "2", "7", 2e-6, "1", "64", "5", false, 5120});
-    }
+    const std::vector<MatvecKernel> kernels = matvec_kernels(ctx.adapter());
     // Also 160 blocks a row: more blocks than threads (a thread takes several). Types other
-    // than Q4_0 and Q8_0 run only in matvec_fused_h.comp's subgroup mode (MATVEC_WARP=0 takes
-    // its default there).
+    // than Q4_0 and Q8_0 run only in matvec_fused_h.comp's subgroup mode.
     for (auto [type, rows, cols] : {std::tuple{GgmlType::Q4_0, int64_t(1196), int64_t(256)},
                                     std::tuple{GgmlType::Q8_0, int64_t(1196), int64_t(256)},
                                     std::tuple{GgmlType::Q4_K, int64_t(1196), int64_t(256)},
@@ -319,98 +442,25 @@ TEST(FusedMatvec, ManyRowGroupsMatchExact) {
                                     std::tuple{GgmlType::Q4_1, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q5_0, int64_t(300), int64_t(5120)},
                                     std::tuple{GgmlType::Q5_1, int64_t(300), int64_t(5120)}}) {
-        const bool f16_only = fused_matvec_f16_only(type);
-        if (f16_only && !ctx.adapter().float16) continue;
+        if (fused_matvec_f16_only(type) && !ctx.adapter().float16) continue;
         auto wa = make_weight(type, rows, cols, 61), wb = make_weight(type, rows, cols, 62);
         Tensor ta = wa.tensor("w"), tb = wb.tensor("w2");
         auto store = WeightStore::upload(ctx, {&ta, &tb}, nullptr, nullptr);
         ASSERT_TRUE(store.ok()) << store.error().message;
-        auto nw = random_floats(size_t(cols), 64, 0.5f, 1.5f);
-        auto y0 = random_floats(size_t(rows), 65, -1, 1);
-        const auto &fa = wa.f, &fb = wb.f;
         for (float x_scale : {1.0f, 3000.0f}) {
-            auto x = random_floats(size_t(cols), 63, -x_scale, x_scale);
-            // silu_in: x is [gate; up] and the product reads SiLU(gate) * up.
-            auto xgu = random_floats(size_t(2 * cols), 66, -x_scale / 100, x_scale / 100);
-            std::vector<float> xsilu(static_cast<size_t>(cols));
-            for (int64_t c = 0; c < cols; ++c) {
-                const double g = xgu[c];
-                xsilu[c] = float(g / (1 + std::exp(-g)) * xgu[cols + c]);
-            }
-            double ss = 0;
-            for (float v : x) ss += double(v) * v;
-            const double inv = 1.0 / std::sqrt(ss / double(cols) + eps);
-            auto dot = [&](const std::vector<float>& w, int64_t r, bool norm,
-                           const std::vector<float>& xv) {
-                double s = 0;
-                for (int64_t c = 0; c < cols; ++c)
-                    s += double(w[r * cols + c]) * xv[c] * (norm ? inv * nw[c] : 1.0);
-                return s;
-            };
+            const MatvecCase c(wa, wb, x_scale, eps);
             for (int m = 0; m < 6; ++m) {
                 // (5: Add with silu_in)
                 const FusedMode mode = m == 5 ? FusedMode::Add : FusedMode(m);
                 const bool silu_in = m == 5;
                 if (mode == FusedMode::Qkv) continue;  // (Forward.FusedDecodeMatchesUnfused)
-                const int64_t n_out = mode == FusedMode::GateUp ? 2 * rows : rows;
-                std::vector<float> want(static_cast<size_t>(n_out)), y_init(want.size(), 0.5f);
-                std::copy(y0.begin(), y0.end(), y_init.begin());
-                for (int64_t r = 0; r < rows; ++r) {
-                    if (mode == FusedMode::Store) want[r] = float(dot(fa, r, true, x));
-                    if (mode == FusedMode::Add)
-                        want[r] = float(y0[r] + dot(fa, r, false, silu_in ? xsilu : x));
-                    if (mode == FusedMode::Silu) {
-                        double g = dot(fa, r, true, x);
-                        want[r] = float(g / (1 + std::exp(-g)) * dot(fb, r, true, x));
-                    }
-                    if (mode == FusedMode::GateUp) {
-                        want[r] = float(dot(fa, r, true, x));
-                        want[rows + r] = float(dot(fb, r, true, x));
-                    }
-                }
-                for (const Kernel& k : kernels) {
-                    if (f16_only && std::string(k.h) == "0") continue;
-                    if (!k.every_type && type != GgmlType::Q4_0 && type != GgmlType::Q4_K &&
-                        type != GgmlType::Q6_K)
-                        continue;
-                    if (k.only_cols && k.only_cols != cols) continue;
-                    // Column parts are an Add's alone.
-                    if (std::string(k.ksplit) != "0" && mode != FusedMode::Add) continue;
-                    // Gate and up apart, and SiLU on the input, run only in the subgroup mode.
-                    if ((mode == FusedMode::GateUp || silu_in) && std::string(k.warp) == "0")
-                        continue;
+                for (const MatvecKernel& k : kernels) {
+                    if (!k.takes(type, cols, mode, silu_in)) continue;
                     SCOPED_TRACE(std::string(type_traits(type)->name) + " cols " +
                                  std::to_string(cols) + " mode " + std::to_string(m) + " x_scale " +
-                                 std::to_string(x_scale) + " staged " + k.h + " rows " + k.rows +
-                                 " workgroups " + k.wgs + " warp " + k.warp + " wg " + k.wg +
-                                 " ksplit " + k.ksplit);
-                    Plan plan = make_plan(ctx.adapter());
-                    plan.fused_kernel =
-                        std::string(k.h) == "1" ? FusedKernel::Staged : FusedKernel::Plain;
-                    plan.matvec_rows = uint32_t(std::atoi(k.rows));
-                    plan.matvec_grid = uint32_t(std::atoi(k.wgs));
-                    plan.matvec_max_unroll = uint32_t(std::atoi(k.warp));
-                    plan.matvec_threads = uint32_t(std::atoi(k.wg));
-                    plan.matvec_ksplit = uint32_t(std::atoi(k.ksplit));
-                    const std::vector<float>& xin = silu_in ? xgu : x;
-                    HostBuffer bx(ctx, xin.size()), bn(ctx, nw.size()), by(ctx, want.size());
-                    bx.fill(xin.data(), xin.size() * 4);
-                    bn.fill(nw.data(), nw.size() * 4);
-                    by.fill(y_init.data(), y_init.size() * 4);
-                    FusedMatvec f;
-                    f.mode = mode;
-                    f.w[0] = (*store)->find(ta);
-                    const bool two = mode == FusedMode::Silu || mode == FusedMode::GateUp;
-                    f.w[1] = two ? (*store)->find(tb) : nullptr;
-                    f.x = bx.range();
-                    f.y = by.range();
-                    f.silu_in = silu_in;
-                    if (mode != FusedMode::Add) f.norm = bn.range(), f.eps = eps;
-                    auto st =
-                        run_ops(ctx, plan, [&](Recorder& r) { return op_matvec_fused(r, f); });
-                    ASSERT_TRUE(st.ok()) << st.error().message;
-                    EXPECT_LT(nmse(by.f32(), want.data(), want.size()), k.tol);
-                    EXPECT_TRUE(by.guard_intact());
+                                 std::to_string(x_scale) + k.describe());
+                    check_fused(ctx, k, c, (*store)->find(ta), (*store)->find(tb), mode, silu_in,
+                                eps);
                 }
             }
         }

@@ -4,7 +4,11 @@
 // windows and 256-wide heads (batches of 16+ tokens on the tensor cores where the device has
 // them); the gated FFN products; soft-capping and scaling.
 #include <algorithm>
+#include <cmath>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "cpu/ops.h"
 #include "cpu/threadpool.h"
@@ -41,31 +45,36 @@ struct RopeCase {
     }
 };
 
-// op_qkv_rope against the CPU's bias add, rms_norm and rope; the caches written only at the
-// step's positions. Q, K and V are one [n][QD + 2 KVD] buffer when fused, else three.
-void check_qkv_rope(const RopeCase& c) {
-    Context& ctx = shared_context();
-    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
-    const int row = c.fused ? QD + 2 * KVD : 0;
-    const int n_ctx = c.ring ? c.ring : c.pos0 + c.n_tokens + 2;  // rows of the caches
+// A rope case's random inputs: q, k, v rows, the biases, the q/k norm weights and the rope
+// frequency factors.
+struct RopeInputs {
+    std::vector<float> q, k, v, bq, bk, bv, qn, kn, ff;
+};
+RopeInputs make_rope_inputs(const RopeCase& c) {
+    const size_t hd = size_t(c.head_dim), QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    const size_t n = size_t(c.n_tokens);
     const uint64_t seed = uint64_t(c.pos0) * 7 + uint64_t(hd);
-    auto q = random_floats(size_t(c.n_tokens) * QD, seed + 1, -2, 2);
-    auto k = random_floats(size_t(c.n_tokens) * KVD, seed + 2, -2, 2);
-    auto v = random_floats(size_t(c.n_tokens) * KVD, seed + 3, -2, 2);
-    auto bq = random_floats(size_t(QD), seed + 4), bk = random_floats(size_t(KVD), seed + 5),
-         bv = random_floats(size_t(KVD), seed + 6);
-    auto qn = random_floats(size_t(hd), seed + 7, 0.5f, 1.5f),
-         kn = random_floats(size_t(hd), seed + 8, 0.5f, 1.5f);
-    auto ff = random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 9, 1.0f, 4.0f);
-    const float eps = 1e-6f;
+    return {random_floats(n * QD, seed + 1, -2, 2),
+            random_floats(n * KVD, seed + 2, -2, 2),
+            random_floats(n * KVD, seed + 3, -2, 2),
+            random_floats(QD, seed + 4),
+            random_floats(KVD, seed + 5),
+            random_floats(KVD, seed + 6),
+            random_floats(hd, seed + 7, 0.5f, 1.5f),
+            random_floats(hd, seed + 8, 0.5f, 1.5f),
+            random_floats(size_t(std::max(1, c.n_rot / 2)), seed + 9, 1.0f, 4.0f)};
+}
 
-    // The expected q, k, v rows.
-    std::vector<float> wq = q, wk = k, wv = v;
+// The expected q, k, v rows: the CPU's bias add, rms_norm and rope, in place.
+void cpu_qkv_rope(const RopeCase& c, const RopeInputs& in, std::vector<float>& wq,
+                  std::vector<float>& wk, std::vector<float>& wv, float eps) {
+    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    wq = in.q, wk = in.k, wv = in.v;
     cpu::RopeSpec spec;
     spec.n_rot = c.n_rot;
     spec.freq_base = c.base;
     spec.freq_scale = c.scale;
-    spec.freq_factors = c.ff ? ff.data() : nullptr;
+    spec.freq_factors = c.ff ? in.ff.data() : nullptr;
     spec.neox = c.neox;
     spec.attn_factor = c.attn_factor;
     spec.ext_factor = c.ext_factor;
@@ -73,45 +82,84 @@ void check_qkv_rope(const RopeCase& c) {
     for (int t = 0; t < c.n_tokens; ++t) {
         float *tq = &wq[size_t(t) * QD], *tk = &wk[size_t(t) * KVD], *tv = &wv[size_t(t) * KVD];
         if (c.bias) {
-            cpu::add_inplace(tq, bq.data(), QD);
-            cpu::add_inplace(tk, bk.data(), KVD);
-            cpu::add_inplace(tv, bv.data(), KVD);
+            cpu::add_inplace(tq, in.bq.data(), QD);
+            cpu::add_inplace(tk, in.bk.data(), KVD);
+            cpu::add_inplace(tv, in.bv.data(), KVD);
         }
         if (c.qk_norm) {
             for (int h = 0; h < c.n_head; ++h)
-                cpu::rms_norm(tq + h * hd, qn.data(), tq + h * hd, hd, eps);
+                cpu::rms_norm(tq + h * hd, in.qn.data(), tq + h * hd, hd, eps);
             for (int h = 0; h < c.n_head_kv; ++h)
-                cpu::rms_norm(tk + h * hd, kn.data(), tk + h * hd, hd, eps);
+                cpu::rms_norm(tk + h * hd, in.kn.data(), tk + h * hd, hd, eps);
         }
         cpu::rope(tq, c.n_head, hd, c.pos0 + t, spec);
         cpu::rope(tk, c.n_head_kv, hd, c.pos0 + t, spec);
     }
+}
+
+// The caches (n_ctx rows of F16, a ring where the case has one): the step's positions hold the
+// expected k and v, every other row is untouched.
+void check_rope_caches(const RopeCase& c, HostBuffer& kc, HostBuffer& vc,
+                       const std::vector<float>& wk, const std::vector<float>& wv, int n_ctx) {
+    const int KVD = c.n_head_kv * c.head_dim;
+    for (auto [cache, want, name] : {std::tuple{&kc, &wk, "K"}, std::tuple{&vc, &wv, "V"}}) {
+        for (int rw = 0; rw < n_ctx; ++rw)
+            for (int i = 0; i < KVD; ++i) {
+                const uint16_t got = cache->f16()[size_t(rw) * KVD + i];
+                // The step's position held in this row, if any.
+                int p = rw;
+                if (c.ring) p = c.pos0 + ((rw - c.pos0 % c.ring) + c.ring) % c.ring;
+                if (p < c.pos0 || p >= c.pos0 + c.n_tokens) {
+                    ASSERT_EQ(got, kHalfNan)
+                        << name << " cache written at row " << rw << ", " << c.describe();
+                } else {
+                    const float w = (*want)[size_t(p - c.pos0) * KVD + i];
+                    ASSERT_NEAR(fp16_to_fp32(got), w, std::abs(w) / 1024.0f + 1e-3f)
+                        << name << " cache at row " << rw << ", " << c.describe();
+                }
+            }
+        EXPECT_TRUE(cache->guard_intact()) << name;
+    }
+}
+
+// op_qkv_rope against the CPU's bias add, rms_norm and rope; the caches written only at the
+// step's positions. Q, K and V are one [n][QD + 2 KVD] buffer when fused, else three.
+void check_qkv_rope(const RopeCase& c) {
+    Context& ctx = shared_context();
+    const int hd = c.head_dim, QD = c.n_head * hd, KVD = c.n_head_kv * hd;
+    const int row = c.fused ? QD + 2 * KVD : 0;
+    const int n_ctx = c.ring ? c.ring : c.pos0 + c.n_tokens + 2;  // rows of the caches
+    const float eps = 1e-6f;
+    const RopeInputs in = make_rope_inputs(c);
+    std::vector<float> wq, wk, wv;
+    cpu_qkv_rope(c, in, wq, wk, wv, eps);
 
     // The device buffers: one fused row [q | k | v] per token, or three.
     std::vector<float> qkv;
     if (c.fused) {
         qkv.resize(size_t(c.n_tokens) * row);
         for (int t = 0; t < c.n_tokens; ++t) {
-            std::copy_n(&q[size_t(t) * QD], QD, &qkv[size_t(t) * row]);
-            std::copy_n(&k[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD]);
-            std::copy_n(&v[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD + KVD]);
+            std::copy_n(&in.q[size_t(t) * QD], QD, &qkv[size_t(t) * row]);
+            std::copy_n(&in.k[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD]);
+            std::copy_n(&in.v[size_t(t) * KVD], KVD, &qkv[size_t(t) * row + QD + KVD]);
         }
     }
-    HostBuffer bbq(ctx, q.size()), bbk(ctx, k.size()), bbv(ctx, v.size()),
-        bqkv(ctx, qkv.size() + 1), b_bq(ctx, bq.size()), b_bk(ctx, bk.size()), b_bv(ctx, bv.size()),
-        bqn(ctx, qn.size()), bkn(ctx, kn.size()), bff(ctx, ff.size()),
-        bkc(ctx, size_t(n_ctx) * KVD / 2 + 1), bvc(ctx, size_t(n_ctx) * KVD / 2 + 1),
-        step(ctx, 2 + size_t(c.n_tokens));
-    bbq.fill(q.data(), q.size() * 4);
-    bbk.fill(k.data(), k.size() * 4);
-    bbv.fill(v.data(), v.size() * 4);
-    bqkv.fill(qkv.data(), qkv.size() * 4);
-    b_bq.fill(bq.data(), bq.size() * 4);
-    b_bk.fill(bk.data(), bk.size() * 4);
-    b_bv.fill(bv.data(), bv.size() * 4);
-    bqn.fill(qn.data(), qn.size() * 4);
-    bkn.fill(kn.data(), kn.size() * 4);
-    bff.fill(ff.data(), ff.size() * 4);
+    HostBuffer bbq(ctx, in.q.size()), bbk(ctx, in.k.size()), bbv(ctx, in.v.size()),
+        bqkv(ctx, qkv.size() + 1), b_bq(ctx, in.bq.size()), b_bk(ctx, in.bk.size()),
+        b_bv(ctx, in.bv.size()), bqn(ctx, in.qn.size()), bkn(ctx, in.kn.size()),
+        bff(ctx, in.ff.size()), bkc(ctx, size_t(n_ctx) * KVD / 2 + 1),
+        bvc(ctx, size_t(n_ctx) * KVD / 2 + 1), step(ctx, 2 + size_t(c.n_tokens));
+    for (auto [b, v] : {std::pair{&bbq, &in.q},
+                        {&bbk, &in.k},
+                        {&bbv, &in.v},
+                        {&bqkv, &qkv},
+                        {&b_bq, &in.bq},
+                        {&b_bk, &in.bk},
+                        {&b_bv, &in.bv},
+                        {&bqn, &in.qn},
+                        {&bkn, &in.kn},
+                        {&bff, &in.ff}})
+        b->fill(v->data(), v->size() * 4);
     std::fill_n(bkc.f16(), size_t(n_ctx) * KVD, kHalfNan);
     std::fill_n(bvc.f16(), size_t(n_ctx) * KVD, kHalfNan);
     step.words()[0] = uint32_t(c.pos0);
@@ -131,9 +179,7 @@ void check_qkv_rope(const RopeCase& c) {
     if (c.qk_norm) r.q_norm = bqn.range(), r.k_norm = bkn.range();
     if (c.ff) r.ff = bff.range();
     r.eps = eps;
-    r.k_cache = bkc.range();
-    r.v_cache = bvc.range();
-    r.step = step.range();
+    r.k_cache = bkc.range(), r.v_cache = bvc.range(), r.step = step.range();
     r.n_tokens = c.n_tokens, r.n_head = c.n_head, r.n_head_kv = c.n_head_kv;
     r.head_dim = hd, r.n_rot = c.n_rot;
     r.freq_base = c.base, r.freq_scale = c.scale, r.neox = c.neox;
@@ -145,36 +191,16 @@ void check_qkv_rope(const RopeCase& c) {
     // q and k in place; v in place too (it changes only with a bias).
     std::vector<float> gq(wq.size()), gk(wk.size()), gv(wv.size());
     for (int t = 0; t < c.n_tokens; ++t) {
-        const float* src_q = c.fused ? bqkv.f32() + size_t(t) * row : bbq.f32() + size_t(t) * QD;
-        const float* src_k =
-            c.fused ? bqkv.f32() + size_t(t) * row + QD : bbk.f32() + size_t(t) * KVD;
-        const float* src_v =
-            c.fused ? bqkv.f32() + size_t(t) * row + QD + KVD : bbv.f32() + size_t(t) * KVD;
-        std::copy_n(src_q, QD, &gq[size_t(t) * QD]);
-        std::copy_n(src_k, KVD, &gk[size_t(t) * KVD]);
-        std::copy_n(src_v, KVD, &gv[size_t(t) * KVD]);
+        const float* f = bqkv.f32() + size_t(t) * row;
+        std::copy_n(c.fused ? f : bbq.f32() + size_t(t) * QD, QD, &gq[size_t(t) * QD]);
+        std::copy_n(c.fused ? f + QD : bbk.f32() + size_t(t) * KVD, KVD, &gk[size_t(t) * KVD]);
+        std::copy_n(c.fused ? f + QD + KVD : bbv.f32() + size_t(t) * KVD, KVD,
+                    &gv[size_t(t) * KVD]);
     }
     EXPECT_LT(nmse(gq.data(), wq.data(), wq.size()), 1e-9) << "q, " << c.describe();
     EXPECT_LT(nmse(gk.data(), wk.data(), wk.size()), 1e-9) << "k, " << c.describe();
     EXPECT_LT(nmse(gv.data(), wv.data(), wv.size()), 1e-12) << "v, " << c.describe();
-    for (auto [cache, want, name] : {std::tuple{&bkc, &wk, "K"}, std::tuple{&bvc, &wv, "V"}}) {
-        for (int rw = 0; rw < n_ctx; ++rw)
-            for (int i = 0; i < KVD; ++i) {
-                const uint16_t got = cache->f16()[size_t(rw) * KVD + i];
-                // The step's position held in this row, if any.
-                int p = rw;
-                if (c.ring) p = c.pos0 + ((rw - c.pos0 % c.ring) + c.ring) % c.ring;
-                if (p < c.pos0 || p >= c.pos0 + c.n_tokens) {
-                    ASSERT_EQ(got, kHalfNan)
-                        << name << " cache written at row " << rw << ", " << c.describe();
-                } else {
-                    const float w = (*want)[size_t(p - c.pos0) * KVD + i];
-                    ASSERT_NEAR(fp16_to_fp32(got), w, std::abs(w) / 1024.0f + 1e-3f)
-                        << name << " cache at row " << rw << ", " << c.describe();
-                }
-            }
-        EXPECT_TRUE(cache->guard_intact()) << name;
-    }
+    check_rope_caches(c, bkc, bvc, wk, wv, n_ctx);
     for (HostBuffer* b : {&bbq, &bbk, &bbv, &bqkv}) EXPECT_TRUE(b->guard_intact()) << c.describe();
 }
 
