@@ -228,6 +228,30 @@ def load():
               f"{g(pk('llama_warm'))} / {g(st('llama_steady'))} GiB | {f(et and et.get('ttft_ms'), 0)} / {f(lt, 0)} ms |")
 
 
-for part in (i49, base, families, offload, long_chats, load):
+def cpu():  # the cpu job: Ember's CPU backend on the GPU machine's host, 2 threads
+    rows = [("t-q4_0", "TinyLlama-1.1B Q4_0"), ("t-q8_0", "TinyLlama-1.1B Q8_0"),
+            ("t-q4_k_m", "TinyLlama-1.1B Q4_K_M")]
+    runs = {(n, isa): ej(f"c_{n}_{isa}.json") for n, _ in rows for isa in ("host", "avx2")}
+    if not any(runs.values()):
+        return
+    model = "-"
+    try:
+        m = re.search(r"^Model name:\s*(.+)$", open(path("lscpu.txt")).read(), re.M)
+        model = m.group(1).strip() if m else model
+    except (TypeError, OSError):
+        pass
+    print(f"CPU: {model}; `ember-cli bench --backend cpu --threads 2 -p 64 -n 32 -r 2`")
+    print()
+    print("| file | pp64 / tg32, the host's ISA | pp64 / tg32, EMBER_CPU_ISA=avx2 |")
+    print("| --- | ---: | ---: |")
+    for n, label in rows:
+        cells = []
+        for isa in ("host", "avx2"):
+            r = runs[(n, isa)]
+            cells.append(f"{f(r and r.get('pp_tok_s'))} / {f(r and r.get('tg_tok_s'))}")
+        print(f"| {label} | {cells[0]} | {cells[1]} |")
+
+
+for part in (i49, base, families, offload, long_chats, load, cpu):
     part()
     print()
