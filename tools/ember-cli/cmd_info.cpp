@@ -44,6 +44,45 @@ nlohmann::json value_json(const gguf::Value& v, bool summarize) {
     return nullptr;
 }
 
+// The shape and conventions the loader read, for --json.
+nlohmann::json hparams_json(const LlamaModel& m) {
+    const auto& hp = m.hp;
+    std::vector<uint32_t> swa_layers;
+    for (uint32_t l = 0; l < hp.n_layer; l++)
+        if (hp.layer_hp(l).swa) swa_layers.push_back(l);
+    return {{"n_vocab", hp.n_vocab},
+            {"n_ctx_train", hp.n_ctx_train},
+            {"n_ctx_max", hp.max_ctx()},
+            {"n_embd", hp.n_embd},
+            {"n_layer", hp.n_layer},
+            {"n_head", hp.n_head},
+            {"n_head_kv", hp.n_head_kv},
+            {"n_ff", hp.n_ff},
+            {"n_rot", hp.n_rot},
+            {"head_dim", hp.head_dim},
+            {"rope_freq_base", hp.rope_freq_base},
+            {"rope_freq_scale", hp.rope_freq_scale},
+            {"rms_eps", hp.rms_eps},
+            {"attn_scale", hp.attention_scale()},
+            {"attn_softcap", hp.attn_softcap},
+            {"final_softcap", hp.final_softcap},
+            {"sliding_window", hp.n_swa},
+            {"swa_layers", swa_layers},
+            {"tied_output", m.tied_output}};
+}
+
+// The shape line and what follows from it, for the text output.
+void print_shape(const LlamaHParams& hp) {
+    std::printf(
+        "shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "
+        "FFN %u, vocabulary %u, context %u\n",
+        hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot, hp.n_ff, hp.n_vocab,
+        hp.n_ctx_train);
+    if (hp.max_ctx() > hp.n_ctx_train)
+        std::printf("long context:  up to %u tokens with its RoPE scaling\n", hp.max_ctx());
+    if (hp.n_swa > 0) std::printf("sliding window: %u keys\n", hp.n_swa);
+}
+
 }  // namespace
 
 int cmd_info(int argc, char** argv) {
@@ -84,31 +123,8 @@ int cmd_info(int argc, char** argv) {
     j["supported"] = llama.ok();
     if (!llama)
         j["unsupported_reason"] = llama.error().message;
-    else {
-        const auto& hp = llama->hp;
-        std::vector<uint32_t> swa_layers;
-        for (uint32_t l = 0; l < hp.n_layer; l++)
-            if (hp.layer_hp(l).swa) swa_layers.push_back(l);
-        j["hparams"] = {{"n_vocab", hp.n_vocab},
-                        {"n_ctx_train", hp.n_ctx_train},
-                        {"n_ctx_max", hp.max_ctx()},
-                        {"n_embd", hp.n_embd},
-                        {"n_layer", hp.n_layer},
-                        {"n_head", hp.n_head},
-                        {"n_head_kv", hp.n_head_kv},
-                        {"n_ff", hp.n_ff},
-                        {"n_rot", hp.n_rot},
-                        {"head_dim", hp.head_dim},
-                        {"rope_freq_base", hp.rope_freq_base},
-                        {"rope_freq_scale", hp.rope_freq_scale},
-                        {"rms_eps", hp.rms_eps},
-                        {"attn_scale", hp.attention_scale()},
-                        {"attn_softcap", hp.attn_softcap},
-                        {"final_softcap", hp.final_softcap},
-                        {"sliding_window", hp.n_swa},
-                        {"swa_layers", swa_layers},
-                        {"tied_output", llama->tied_output}};
-    }
+    else
+        j["hparams"] = hparams_json(*llama);
     // Where it would run: the loader's own estimate, with the split a partial offload would use.
     auto fit = estimate_fit(*path, int(*n_ctx), a.get_or("--device", ""), limits);
     if (fit)
@@ -136,17 +152,7 @@ int cmd_info(int argc, char** argv) {
         std::printf("  %-8s     %.2f MiB\n", type.c_str(), bytes / 1048576.0);
     std::printf("supported:     %s\n", llama ? "yes" : llama.error().message.c_str());
     std::printf("fit:           %s\n", j["fit"]["message"].get<std::string>().c_str());
-    if (llama) {
-        const auto& hp = llama->hp;
-        std::printf(
-            "shape:         %u layers, embedding %u, %u heads (%u KV) of %u, rope %u dims, "
-            "FFN %u, vocabulary %u, context %u\n",
-            hp.n_layer, hp.n_embd, hp.n_head, hp.n_head_kv, hp.head_dim, hp.n_rot, hp.n_ff,
-            hp.n_vocab, hp.n_ctx_train);
-        if (hp.max_ctx() > hp.n_ctx_train)
-            std::printf("long context:  up to %u tokens with its RoPE scaling\n", hp.max_ctx());
-        if (hp.n_swa > 0) std::printf("sliding window: %u keys\n", hp.n_swa);
-    }
+    if (llama) print_shape(llama->hp);
     std::printf("metadata:\n");
     for (const auto& kv : f.metadata())
         std::printf("  %s = %s\n", kv.key.c_str(), safe_dump(value_json(kv.value, true)).c_str());
