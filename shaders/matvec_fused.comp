@@ -212,8 +212,8 @@ void slot_rows(uint wg, uint mode, out uint sm[SLOTS], out uint srow[SLOTS],
 }
 
 // The slots' sums over the workgroup, times 1 / rms(x) where has_norm (ss: this thread's share
-// of sum(x^2)); valid in threads below SLOTS.
-void row_sums(float acc[SLOTS], float ss, out float tot[SLOTS]) {
+// of sum(x^2)); only threads below SLOTS add them up (false for the others, which write nothing).
+bool row_sums(float acc[SLOTS], float ss, out float tot[SLOTS]) {
     const uint sg = gl_SubgroupID, nsg = gl_NumSubgroups;
     for (uint s = 0; s < SLOTS; ++s) {
         float v = subgroupAdd(acc[s]);
@@ -224,6 +224,7 @@ void row_sums(float acc[SLOTS], float ss, out float tot[SLOTS]) {
         if (subgroupElect()) partial[SLOTS * 128 + sg] = v;
     }
     barrier();
+    if (gl_LocalInvocationID.x >= SLOTS) return false;
     float scale = 1.0;
     if (pc.has_norm != 0u) {
         float t = 0.0;
@@ -235,6 +236,7 @@ void row_sums(float acc[SLOTS], float ss, out float tot[SLOTS]) {
         for (uint i = 0; i < nsg; ++i) t += partial[s * 128 + i];
         tot[s] = t * scale;
     }
+    return true;
 }
 
 // Thread tid's share of the outputs: its slot's row (STORE, ADD), SiLU(gate) * up (SILU), or a
@@ -313,6 +315,5 @@ void main() {
     }
 #endif
     float tot[SLOTS];
-    row_sums(acc, ss, tot);
-    if (tid < SLOTS) write_rows(mode, tid, tot, sm, srow, sok);
+    if (row_sums(acc, ss, tot)) write_rows(mode, tid, tot, sm, srow, sok);
 }
