@@ -224,9 +224,10 @@ void check_caches(const HeadsCase& c, HeadsBuffers& b, const HeadsWant& want, in
                         << name << " cache written at row " << rw << ", " << c.describe();
             }
         // F16 rounding of values of about 1: NMSE near 1e-7.
-        if (written)
+        if (written) {
             EXPECT_LT(nmse(got.data(), w->data(), got.size()), 4e-6)
                 << name << ", " << c.describe();
+        }
         EXPECT_TRUE(cache->guard_intact()) << name << ", " << c.describe();
     }
 }
